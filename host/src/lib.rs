@@ -1,0 +1,1 @@
+//! prompt-host: a WebAssembly plugin host for an LLM agent's system prompt.

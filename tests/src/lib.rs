@@ -1,0 +1,1 @@
+//! Integration tests for prompt-host live in `tests/`.
