@@ -1,0 +1,46 @@
+//! The domain core: registry (layers, scopes, fibers), assembly, strict rendering, tool
+//! order, the assembly waterfall and its invariants.
+//!
+//! Nothing in this module names a wasmtime type. Wasm plugins (see `crate::wasm`) and native
+//! Rust closures implement the same provider traits (`provider.rs`), so the core is tested
+//! with native providers and the sandbox is glue on top.
+
+pub mod assembly;
+pub mod config;
+pub mod context;
+pub mod error;
+pub mod errors;
+pub mod provider;
+pub mod registry;
+
+pub use assembly::{Assembly, NamedText, ToolSchema};
+pub use config::PromptConfig;
+pub use context::AssembleContext;
+pub use errors::{AssembleError, ConfigError, RegisterError, ScopeError};
+pub use registry::{EntryId, Fiber, FiberId, ListenerOptions, ObserverId, Registry, SectionDef};
+pub use error::{ProviderError, ProviderErrorKind};
+pub use provider::{
+    AssembleListener, ContextText, Next, SectionText, TextProvider, TextSource, ToolProvider,
+    ToolSet, ToolSource, VariableProvider,
+};
+
+/// Name of the built-in identity section (order -100).
+pub const IDENTITY_SECTION: &str = "harness:identity";
+/// Order of the built-in identity section.
+pub const IDENTITY_ORDER: f64 = -100.0;
+/// The default identity text (SPEC binding decision 1: the seed README's opener).
+pub const DEFAULT_IDENTITY: &str = "You are an AI agent powered by the DeepSeek Harness SDK.";
+/// Name of the built-in persona section.
+pub const PERSONA_SECTION: &str = "deployment:persona";
+/// Order of the built-in persona section.
+pub const PERSONA_ORDER: f64 = 0.0;
+/// The rest marker of `tool_order`: where tools not listed are inserted.
+pub const TOOL_ORDER_REST: &str = "<unlisted-tools>";
+/// Prefix of a runtime-context snapshot; followed by `\n\n` and the body.
+pub const CONTEXT_SNAPSHOT_PREFIX: &str =
+    "Current runtime context. This snapshot supersedes earlier runtime-context snapshots.";
+/// The text that says no runtime context applies any more.
+pub const CONTEXT_CLEARED: &str =
+    "Current runtime context: none. Earlier runtime-context snapshots no longer apply.";
+/// Source plugin id of system messages and runtime-context snapshots.
+pub const SYSTEM_PROMPT_PLUGIN_ID: &str = "@deepseek-ai/dsh-system-prompt";

@@ -1,0 +1,90 @@
+//! The assembly: sections, contexts, tools and variables for one step, before rendering.
+
+use serde::{Deserialize, Serialize};
+
+/// A resolved section or context: its name and its (not yet interpolated) text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamedText {
+    /// The section or context name.
+    pub name: String,
+    /// The resolved text; `{{variable}}` references are resolved only at render time.
+    pub text: String,
+}
+
+impl NamedText {
+    /// Convenience constructor.
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+}
+
+/// One tool schema as the model sees it. Only these three fields survive assembly (SPEC §3
+/// step 5): extra fields a provider returns are dropped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSchema {
+    /// The tool name the model calls.
+    pub name: String,
+    /// What the tool does.
+    pub description: String,
+    /// A JSON Schema object describing the arguments.
+    pub parameters: serde_json::Value,
+}
+
+/// The result of `assemble` (SPEC §1.2). `variables` keeps first-insertion order: global
+/// names first, then scoped names; `None` means "registered, no value for this assembly".
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Assembly {
+    /// Sections in render order.
+    pub sections: Vec<NamedText>,
+    /// Runtime contexts in render order (empty under suppression).
+    pub contexts: Vec<NamedText>,
+    /// Tools in canonical order.
+    pub tools: Vec<ToolSchema>,
+    /// Every visible variable, in first-insertion order.
+    pub variables: Vec<(String, Option<String>)>,
+}
+
+impl Assembly {
+    /// The value of variable `name`: `None` when not registered, `Some(None)` when registered
+    /// without a value.
+    pub fn variable(&self, name: &str) -> Option<Option<&str>> {
+        self.variables
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_deref())
+    }
+
+    /// Set (or add at the end) variable `name`.
+    pub fn set_variable(&mut self, name: &str, value: Option<String>) {
+        match self.variables.iter_mut().find(|(k, _)| k == name) {
+            Some(slot) => slot.1 = value,
+            None => self.variables.push((name.to_string(), value)),
+        }
+    }
+
+    /// The stable JSON shape of the command line:
+    /// `{"sections":[{"name","text"}],"contexts":[…],"tools":[…],"variables":{"k":"v"|null}}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let variables: serde_json::Map<String, serde_json::Value> = self
+            .variables
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    v.clone()
+                        .map(serde_json::Value::String)
+                        .unwrap_or(serde_json::Value::Null),
+                )
+            })
+            .collect();
+        serde_json::json!({
+            "sections": self.sections,
+            "contexts": self.contexts,
+            "tools": self.tools,
+            "variables": variables,
+        })
+    }
+}

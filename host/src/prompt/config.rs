@@ -1,0 +1,31 @@
+//! Configuration of the prompt core (SPEC §1.5).
+
+use serde::{Deserialize, Serialize};
+
+/// The `[prompt]` table of host.toml.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PromptConfig {
+    /// Register `harness:identity` at order -100.
+    pub include_harness_identity: bool,
+    /// The identity text; `None` = the default sentence (SPEC binding decision 1).
+    pub identity: Option<String>,
+    /// When false, a permanent global runtime-context suppressor is registered.
+    pub include_runtime_context: bool,
+    /// Template text of the always-registered `deployment:persona` section.
+    pub persona: String,
+    /// Tool order with exactly one `<unlisted-tools>` rest entry; `None` = plain order.
+    pub tool_order: Option<Vec<String>>,
+}
+
+impl Default for PromptConfig {
+    fn default() -> Self {
+        Self {
+            include_harness_identity: true,
+            identity: None,
+            include_runtime_context: true,
+            persona: String::new(),
+            tool_order: None,
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! The context one assembly runs with: which scope it is for, and the caller's facts.
+
+use std::sync::Arc;
+
+/// What an assembly is for. Every provider and listener of one assembly sees the same
+/// context (SPEC §1.3).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AssembleContext {
+    /// The scope chain, nearest first (`[agent:7, preset:coder]`); empty for an unscoped
+    /// assembly. Filled by the registry from the requested scope key.
+    pub scope_chain: Vec<Arc<str>>,
+    /// Caller facts in the order given, e.g. `("model", "deepseek-v4")`, `("cwd", "/work")`.
+    pub facts: Vec<(String, String)>,
+}
+
+impl AssembleContext {
+    /// A context with caller facts and no scope (the registry fills the chain).
+    pub fn with_facts<K: Into<String>, V: Into<String>>(
+        facts: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        Self {
+            scope_chain: Vec::new(),
+            facts: facts
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        }
+    }
+
+    /// The scope this assembly is for (nearest key of the chain), if any.
+    pub fn scope(&self) -> Option<&str> {
+        self.scope_chain.first().map(|s| &**s)
+    }
+
+    /// The last fact named `key`, if the caller gave one.
+    pub fn fact(&self, key: &str) -> Option<&str> {
+        self.facts
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}

@@ -1,0 +1,220 @@
+//! The provider traits every contributor implements: Wasm plugins through `crate::wasm`,
+//! embedders through native closures. Providers are synchronous: a Wasm call is synchronous
+//! under a wall-clock deadline, and the async `assemble` runs the whole pass off the async
+//! executor.
+
+use std::sync::Arc;
+
+use super::assembly::{Assembly, ToolSchema};
+use super::context::AssembleContext;
+use super::error::{ProviderError, ProviderErrorKind};
+
+/// A dynamic section or context text: called once per assembly that uses it.
+pub trait TextProvider: Send + Sync {
+    /// The text for this assembly (not yet interpolated).
+    fn text(&self, ctx: &AssembleContext) -> Result<String, ProviderError>;
+}
+
+/// Dynamic section text (alias kept for readability at call sites).
+pub use TextProvider as SectionText;
+/// Dynamic context text (alias kept for readability at call sites).
+pub use TextProvider as ContextText;
+
+impl<F> TextProvider for F
+where
+    F: Fn(&AssembleContext) -> Result<String, ProviderError> + Send + Sync,
+{
+    fn text(&self, ctx: &AssembleContext) -> Result<String, ProviderError> {
+        self(ctx)
+    }
+}
+
+/// Where a section's or context's text comes from. Static text is data: an assembly never
+/// crosses into a plugin for it.
+#[derive(Clone)]
+pub enum TextSource {
+    /// Fixed text, declared at registration.
+    Static(Arc<str>),
+    /// Computed per assembly.
+    Dynamic(Arc<dyn TextProvider>),
+}
+
+impl TextSource {
+    /// Fixed text.
+    pub fn fixed(text: impl Into<Arc<str>>) -> Self {
+        Self::Static(text.into())
+    }
+
+    /// Text computed by a closure.
+    pub fn dynamic(
+        f: impl Fn(&AssembleContext) -> Result<String, ProviderError> + Send + Sync + 'static,
+    ) -> Self {
+        Self::Dynamic(Arc::new(f))
+    }
+
+    /// Resolve the text for one assembly.
+    pub fn resolve(&self, ctx: &AssembleContext) -> Result<String, ProviderError> {
+        match self {
+            Self::Static(text) => Ok(text.to_string()),
+            Self::Dynamic(provider) => provider.text(ctx),
+        }
+    }
+
+    /// Whether resolving calls a provider.
+    pub fn is_dynamic(&self) -> bool {
+        matches!(self, Self::Dynamic(_))
+    }
+}
+
+impl std::fmt::Debug for TextSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Static(text) => f.debug_tuple("Static").field(text).finish(),
+            Self::Dynamic(_) => f.write_str("Dynamic(..)"),
+        }
+    }
+}
+
+/// A variable's value per assembly. `Ok(None)` = registered, no value for this assembly.
+pub trait VariableProvider: Send + Sync {
+    /// The value for this assembly.
+    fn value(&self, ctx: &AssembleContext) -> Result<Option<String>, ProviderError>;
+}
+
+impl<F> VariableProvider for F
+where
+    F: Fn(&AssembleContext) -> Result<Option<String>, ProviderError> + Send + Sync,
+{
+    fn value(&self, ctx: &AssembleContext) -> Result<Option<String>, ProviderError> {
+        self(ctx)
+    }
+}
+
+/// What a tool provider returns for one assembly (SPEC §1.1).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolSet {
+    /// The tools visible in this assembly (after any restriction).
+    pub schemas: Vec<ToolSchema>,
+    /// The name universe before restriction, used only to validate `tool_order`; `None`
+    /// means "the names in `schemas`".
+    pub known_names: Option<Vec<String>>,
+}
+
+/// A tool provider called once per assembly.
+pub trait ToolProvider: Send + Sync {
+    /// The tools for this assembly.
+    fn tools(&self, ctx: &AssembleContext) -> Result<ToolSet, ProviderError>;
+}
+
+impl<F> ToolProvider for F
+where
+    F: Fn(&AssembleContext) -> Result<ToolSet, ProviderError> + Send + Sync,
+{
+    fn tools(&self, ctx: &AssembleContext) -> Result<ToolSet, ProviderError> {
+        self(ctx)
+    }
+}
+
+/// Where a tool registration's schemas come from. Static sets are declared once and cost
+/// no plugin call per assembly.
+#[derive(Clone)]
+pub enum ToolSource {
+    /// Schemas fixed at registration.
+    Static(Arc<ToolSet>),
+    /// Schemas computed per assembly.
+    Dynamic(Arc<dyn ToolProvider>),
+}
+
+impl ToolSource {
+    /// Resolve the set for one assembly.
+    pub fn resolve(&self, ctx: &AssembleContext) -> Result<ToolSet, ProviderError> {
+        match self {
+            Self::Static(set) => Ok(ToolSet::clone(set)),
+            Self::Dynamic(provider) => provider.tools(ctx),
+        }
+    }
+}
+
+impl std::fmt::Debug for ToolSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Static(set) => f.debug_tuple("Static").field(set).finish(),
+            Self::Dynamic(_) => f.write_str("Dynamic(..)"),
+        }
+    }
+}
+
+/// The continuation a waterfall listener calls to run the rest of the chain (SPEC §3.8).
+///
+/// The chain works on one assembly in place: inner listeners see what outer listeners did
+/// before calling `run`, and after `run` returns the assembly holds the inner chain's result
+/// (an inner listener may have replaced it wholesale). Not calling `run` short-circuits.
+/// `run` may be called once; an error of the inner chain is also kept by the waterfall, so a
+/// listener cannot swallow another plugin's failure.
+pub struct Next {
+    run: Option<Box<dyn FnOnce(&mut Assembly) -> Result<(), ProviderError> + Send>>,
+}
+
+impl Next {
+    /// A continuation that runs `f` on the assembly.
+    pub fn new(f: impl FnOnce(&mut Assembly) -> Result<(), ProviderError> + Send + 'static) -> Self {
+        Self {
+            run: Some(Box::new(f)),
+        }
+    }
+
+    /// A continuation that does nothing (the innermost one).
+    pub fn done() -> Self {
+        Self::new(|_| Ok(()))
+    }
+
+    /// Run the rest of the chain on `assembly`.
+    pub fn run(&mut self, assembly: &mut Assembly) -> Result<(), ProviderError> {
+        match self.run.take() {
+            Some(f) => f(assembly),
+            None => Err(ProviderError::new(
+                ProviderErrorKind::InvalidInput,
+                "next() may be called only once per on-assemble call",
+            )),
+        }
+    }
+
+    /// Whether `run` was called.
+    pub fn was_called(&self) -> bool {
+        self.run.is_none()
+    }
+}
+
+impl std::fmt::Debug for Next {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Next")
+            .field("called", &self.was_called())
+            .finish()
+    }
+}
+
+/// A waterfall listener on assembly (SPEC §3.8): reads and changes the assembly, and calls
+/// `next.run` to let inner listeners run.
+pub trait AssembleListener: Send + Sync {
+    /// Handle one assembly.
+    fn on_assemble(
+        &self,
+        assembly: &mut Assembly,
+        ctx: &AssembleContext,
+        next: &mut Next,
+    ) -> Result<(), ProviderError>;
+}
+
+impl<F> AssembleListener for F
+where
+    F: Fn(&mut Assembly, &AssembleContext, &mut Next) -> Result<(), ProviderError> + Send + Sync,
+{
+    fn on_assemble(
+        &self,
+        assembly: &mut Assembly,
+        ctx: &AssembleContext,
+        next: &mut Next,
+    ) -> Result<(), ProviderError> {
+        self(assembly, ctx, next)
+    }
+}
