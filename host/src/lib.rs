@@ -4,3 +4,4 @@
 //! sandboxed components implement the core's provider traits.
 
 pub mod prompt;
+pub mod wasm;
