@@ -1,0 +1,374 @@
+//! `host.toml`: the deployment a host runs (prompt settings, scopes, plugins, MCP servers).
+//!
+//! Everything is checked at load, before any plugin runs: unknown keys, wrong types, missing
+//! wasm files, undeclared or cyclic scopes and sha256 mismatches are refused with a message
+//! that names the file, the key and what was expected. Relative paths are relative to the
+//! file.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+use crate::prompt::PromptConfig;
+
+/// A parsed and validated host.toml.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostConfig {
+    /// The file it was read from (`None` when built in memory).
+    pub path: Option<PathBuf>,
+    /// The `[prompt]` table.
+    pub prompt: PromptConfig,
+    /// The `[host]` table.
+    pub host: HostSettings,
+    /// Scopes in declaration order; parents are declared before use or later in the file.
+    pub scopes: Vec<ScopeConfig>,
+    /// Plugins in load order.
+    pub plugins: Vec<PluginConfig>,
+    /// MCP servers.
+    pub mcp: Vec<McpConfig>,
+}
+
+/// The `[host]` table: process-level settings.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HostSettings {
+    /// Where compiled components are cached; default: the user cache directory.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// One `[[scope]]` entry.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeConfig {
+    /// The scope key, e.g. `preset:coder` or `agent:7`.
+    pub name: String,
+    /// The parent scope key, declared in another `[[scope]]` entry.
+    #[serde(default)]
+    pub parent: Option<String>,
+}
+
+/// What a plugin's failure does to an assembly.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    /// Fail the assembly with an error naming the plugin (the default).
+    #[default]
+    Fail,
+    /// Drop only this plugin's contributions for that assembly; quarantine it after
+    /// repeated failures.
+    Skip,
+}
+
+/// One `[[plugin]]` entry.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginConfig {
+    /// The plugin's name, used in errors and `inspect`; unique per scope.
+    pub name: String,
+    /// Path of the component (`.wasm`), resolved against the config file's directory.
+    pub wasm: PathBuf,
+    /// The scope it is loaded into; absent = global.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// Handed to the plugin's `init` as JSON.
+    #[serde(default = "empty_table")]
+    pub config: toml::Table,
+    /// Sandbox limit overrides (see the `wasm` module's `Limits`).
+    #[serde(default)]
+    pub limits: toml::Table,
+    /// Failure policy.
+    #[serde(default)]
+    pub on_error: OnError,
+    /// If set, the wasm file's sha256 (hex) must match.
+    #[serde(default)]
+    pub sha256: Option<String>,
+}
+
+/// One `[[mcp]]` entry: an MCP server spawned over stdio.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpConfig {
+    /// Server name (`^[A-Za-z0-9_-]{1,32}$`), unique across the file.
+    pub name: String,
+    /// The program to run.
+    pub command: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment for the server process.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// The scope its contributions land in; absent = global.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// An instruction-provider plugin replacing the default one.
+    #[serde(default)]
+    pub provider: Option<PathBuf>,
+    /// Handed to the provider plugin's `init` as JSON.
+    #[serde(default = "empty_table")]
+    pub config: toml::Table,
+    /// Timeout for `initialize` and each `tools/list` page, in milliseconds.
+    #[serde(default = "default_mcp_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+fn empty_table() -> toml::Table {
+    toml::Table::new()
+}
+
+fn default_mcp_timeout_ms() -> u64 {
+    10_000
+}
+
+/// Why a host.toml was refused. Every message names the file.
+#[derive(Debug, Error)]
+pub enum ConfigFileError {
+    /// The file could not be read.
+    #[error("{path}: cannot read the configuration file: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// TOML syntax, an unknown key or a wrong type (the message names key and expectation).
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// What the parser said, with the line and the key.
+        message: String,
+    },
+    /// A semantically invalid entry.
+    #[error("{path}: {key}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// The offending key, e.g. `plugin[2].wasm`.
+        key: String,
+        /// What was expected.
+        message: String,
+    },
+}
+
+/// The raw shape, before validation.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    prompt: PromptConfig,
+    #[serde(default)]
+    host: HostSettings,
+    #[serde(default)]
+    scope: Vec<ScopeConfig>,
+    #[serde(default)]
+    plugin: Vec<PluginConfig>,
+    #[serde(default)]
+    mcp: Vec<McpConfig>,
+}
+
+impl HostConfig {
+    /// Read and validate a host.toml file.
+    pub fn load(path: &Path) -> Result<Self, ConfigFileError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigFileError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        Self::parse(&text, &shown, base).map(|mut c| {
+            c.path = Some(path.to_path_buf());
+            c
+        })
+    }
+
+    /// Parse and validate host.toml text; `shown` names it in errors, `base` resolves paths.
+    pub fn parse(text: &str, shown: &str, base: &Path) -> Result<Self, ConfigFileError> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigFileError::Parse {
+            path: shown.to_string(),
+            message: e.to_string().trim_end().replace('\n', " "),
+        })?;
+        let invalid = |key: String, message: String| ConfigFileError::Invalid {
+            path: shown.to_string(),
+            key,
+            message,
+        };
+        let mut config = HostConfig {
+            path: None,
+            prompt: raw.prompt,
+            host: raw.host,
+            scopes: raw.scope,
+            plugins: raw.plugin,
+            mcp: raw.mcp,
+        };
+        if let Some(dir) = &config.host.cache_dir {
+            config.host.cache_dir = Some(base.join(dir));
+        }
+        validate_scopes(&config.scopes).map_err(|(k, m)| invalid(k, m))?;
+        let declared: HashMap<&str, ()> = config
+            .scopes
+            .iter()
+            .map(|s| (s.name.as_str(), ()))
+            .collect();
+        let check_scope = |key: String, scope: &Option<String>| match scope {
+            Some(s) if !declared.contains_key(s.as_str()) => Err(invalid(
+                key,
+                format!("scope \"{s}\" is not declared; add a [[scope]] entry named \"{s}\""),
+            )),
+            _ => Ok(()),
+        };
+        let mut seen = HashMap::new();
+        for (i, plugin) in config.plugins.iter_mut().enumerate() {
+            check_scope(format!("plugin[{i}].scope"), &plugin.scope)?;
+            if plugin.name.is_empty() {
+                return Err(invalid(
+                    format!("plugin[{i}].name"),
+                    "expected a non-empty plugin name".into(),
+                ));
+            }
+            let slot = (plugin.scope.clone(), plugin.name.clone());
+            if seen.insert(slot, i).is_some() {
+                return Err(invalid(
+                    format!("plugin[{i}].name"),
+                    format!(
+                        "plugin \"{}\" is loaded twice into the same scope; names must be unique per scope",
+                        plugin.name
+                    ),
+                ));
+            }
+            plugin.wasm = base.join(&plugin.wasm);
+            let bytes = std::fs::read(&plugin.wasm).map_err(|e| {
+                invalid(
+                    format!("plugin[{i}].wasm"),
+                    format!(
+                        "expected a readable component file for plugin \"{}\", but {} cannot be read: {e}",
+                        plugin.name,
+                        plugin.wasm.display()
+                    ),
+                )
+            })?;
+            if let Some(pin) = &plugin.sha256 {
+                let actual = sha256_hex(&bytes);
+                if !pin.eq_ignore_ascii_case(&actual) {
+                    return Err(invalid(
+                        format!("plugin[{i}].sha256"),
+                        format!(
+                            "plugin \"{}\": {} has sha256 {actual}, expected {pin}",
+                            plugin.name,
+                            plugin.wasm.display()
+                        ),
+                    ));
+                }
+            }
+        }
+        let mut names = HashMap::new();
+        for (i, mcp) in config.mcp.iter_mut().enumerate() {
+            check_scope(format!("mcp[{i}].scope"), &mcp.scope)?;
+            if !valid_server_name(&mcp.name) {
+                return Err(invalid(
+                    format!("mcp[{i}].name"),
+                    format!(
+                        "expected a server name matching ^[A-Za-z0-9_-]{{1,32}}$, got \"{}\"",
+                        mcp.name
+                    ),
+                ));
+            }
+            if names.insert(mcp.name.clone(), i).is_some() {
+                return Err(invalid(
+                    format!("mcp[{i}].name"),
+                    format!("MCP server name \"{}\" is used twice", mcp.name),
+                ));
+            }
+            if let Some(p) = &mcp.provider {
+                let p = base.join(p);
+                if !p.is_file() {
+                    return Err(invalid(
+                        format!("mcp[{i}].provider"),
+                        format!(
+                            "expected a readable instruction-provider component, {} does not exist",
+                            p.display()
+                        ),
+                    ));
+                }
+                mcp.provider = Some(p);
+            }
+        }
+        Ok(config)
+    }
+
+    /// The `config` table of a plugin as JSON text for its `init`.
+    pub fn plugin_config_json(table: &toml::Table) -> String {
+        serde_json::to_string(table).unwrap_or_else(|_| "{}".to_string())
+    }
+}
+
+/// Hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn valid_server_name(name: &str) -> bool {
+    (1..=32).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Scope names unique and non-empty, parents declared, no cycles.
+fn validate_scopes(scopes: &[ScopeConfig]) -> Result<(), (String, String)> {
+    let mut index = HashMap::new();
+    for (i, scope) in scopes.iter().enumerate() {
+        if scope.name.is_empty() {
+            return Err((
+                format!("scope[{i}].name"),
+                "expected a non-empty scope key".into(),
+            ));
+        }
+        if index.insert(scope.name.as_str(), i).is_some() {
+            return Err((
+                format!("scope[{i}].name"),
+                format!("scope \"{}\" is declared twice", scope.name),
+            ));
+        }
+    }
+    for (i, scope) in scopes.iter().enumerate() {
+        let Some(parent) = &scope.parent else {
+            continue;
+        };
+        if !index.contains_key(parent.as_str()) {
+            return Err((
+                format!("scope[{i}].parent"),
+                format!(
+                    "parent \"{parent}\" of scope \"{}\" is not declared in any [[scope]] entry",
+                    scope.name
+                ),
+            ));
+        }
+        // Walk up from the parent; reaching this scope again closes a cycle.
+        let mut cursor = Some(parent.as_str());
+        let mut steps = 0;
+        while let Some(key) = cursor {
+            if key == scope.name || steps > scopes.len() {
+                return Err((
+                    format!("scope[{i}].parent"),
+                    format!(
+                        "scope parent link \"{}\" -> \"{parent}\" would form a cycle",
+                        scope.name
+                    ),
+                ));
+            }
+            cursor = index.get(key).and_then(|&j| scopes[j].parent.as_deref());
+            steps += 1;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,127 @@
+use super::*;
+
+fn parse(text: &str) -> Result<HostConfig, ConfigFileError> {
+    HostConfig::parse(text, "host.toml", Path::new("."))
+}
+
+#[test]
+fn empty_file_gives_defaults() {
+    let c = parse("").unwrap();
+    assert_eq!(c.prompt, PromptConfig::default());
+    assert!(c.scopes.is_empty() && c.plugins.is_empty() && c.mcp.is_empty());
+}
+
+#[test]
+fn prompt_table_is_read() {
+    let c = parse(
+        "[prompt]\npersona = \"P1\"\ninclude_harness_identity = false\ntool_order = [\"bash\", \"<unlisted-tools>\"]\n",
+    )
+    .unwrap();
+    assert_eq!(c.prompt.persona, "P1");
+    assert!(!c.prompt.include_harness_identity);
+    assert_eq!(c.prompt.tool_order.as_deref().map(|v| v.len()), Some(2));
+}
+
+#[test]
+fn unknown_key_names_file_and_key() {
+    let e = parse("[prompt]\npersonna = \"x\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("host.toml: "), "{e}");
+    assert!(e.contains("personna"), "{e}");
+    assert!(e.contains("expected one of"), "{e}");
+}
+
+#[test]
+fn wrong_type_is_refused() {
+    let e = parse("[prompt]\npersona = 3\n").unwrap_err().to_string();
+    assert!(e.contains("persona") && e.contains("string"), "{e}");
+}
+
+#[test]
+fn undeclared_parent_is_refused() {
+    let e = parse("[[scope]]\nname = \"agent:1\"\nparent = \"preset:x\"\n")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "host.toml: scope[0].parent: parent \"preset:x\" of scope \"agent:1\" is not declared in any [[scope]] entry"
+    );
+}
+
+#[test]
+fn cycle_is_refused() {
+    let e =
+        parse("[[scope]]\nname = \"a\"\nparent = \"b\"\n[[scope]]\nname = \"b\"\nparent = \"a\"\n")
+            .unwrap_err()
+            .to_string();
+    assert!(e.contains("scope[0].parent") && e.contains("cycle"), "{e}");
+    let e = parse("[[scope]]\nname = \"a\"\nparent = \"a\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cycle"), "{e}");
+}
+
+#[test]
+fn missing_wasm_is_refused() {
+    let e = parse("[[plugin]]\nname = \"p\"\nwasm = \"nope.wasm\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(
+            "host.toml: plugin[0].wasm: expected a readable component file for plugin \"p\""
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn sha256_pin_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.wasm"), b"bytes").unwrap();
+    let good = sha256_hex(b"bytes");
+    let text = format!("[[plugin]]\nname = \"p\"\nwasm = \"p.wasm\"\nsha256 = \"{good}\"\n");
+    HostConfig::parse(&text, "h.toml", dir.path()).unwrap();
+    let text = "[[plugin]]\nname = \"p\"\nwasm = \"p.wasm\"\nsha256 = \"00\"\n";
+    let e = HostConfig::parse(text, "h.toml", dir.path())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("plugin[0].sha256") && e.contains("expected 00"),
+        "{e}"
+    );
+}
+
+#[test]
+fn plugin_scope_must_be_declared() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.wasm"), b"x").unwrap();
+    let text = "[[plugin]]\nname = \"p\"\nwasm = \"p.wasm\"\nscope = \"agent:9\"\n";
+    let e = HostConfig::parse(text, "h.toml", dir.path())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("plugin[0].scope") && e.contains("agent:9"),
+        "{e}"
+    );
+}
+
+#[test]
+fn mcp_name_is_checked() {
+    let e = parse("[[mcp]]\nname = \"bad name\"\ncommand = \"x\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("mcp[0].name"), "{e}");
+}
+
+#[test]
+fn plugin_config_becomes_json() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.wasm"), b"x").unwrap();
+    let text = "[[plugin]]\nname = \"p\"\nwasm = \"p.wasm\"\nconfig = { text = \"hi\", n = 2 }\n";
+    let c = HostConfig::parse(text, "h.toml", dir.path()).unwrap();
+    let json = HostConfig::plugin_config_json(&c.plugins[0].config);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["text"], "hi");
+    assert_eq!(v["n"], 2);
+}
