@@ -5,3 +5,4 @@
 
 pub mod prompt;
 pub mod wasm;
+pub mod config;
