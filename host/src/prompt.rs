@@ -5,24 +5,39 @@
 //! Rust closures implement the same provider traits (`provider.rs`), so the core is tested
 //! with native providers and the sandbox is glue on top.
 
+mod assemble;
 pub mod assembly;
 pub mod config;
 pub mod context;
 pub mod error;
 pub mod errors;
+mod invariant;
+pub mod names;
 pub mod provider;
 pub mod registry;
+pub mod render;
+pub mod tool_order;
+mod waterfall;
 
 pub use assembly::{Assembly, NamedText, ToolSchema};
 pub use config::PromptConfig;
 pub use context::AssembleContext;
-pub use errors::{AssembleError, ConfigError, RegisterError, ScopeError};
-pub use registry::{EntryId, Fiber, FiberId, ListenerOptions, ObserverId, Registry, SectionDef};
 pub use error::{ProviderError, ProviderErrorKind};
+pub use errors::{AssembleError, ConfigError, EntryKind, RegisterError, ScopeError};
+pub use names::{is_variable_name, utf16_cmp};
 pub use provider::{
     AssembleListener, ContextText, Next, SectionText, TextProvider, TextSource, ToolProvider,
     ToolSet, ToolSource, VariableProvider,
 };
+pub use registry::{
+    EntryId, EntryInfo, Fiber, FiberId, ListenerOptions, ObserverId, Registry, SectionDef,
+    BUILT_IN_OWNER,
+};
+pub use render::{
+    join_context_sections, render_context_sections, render_context_snapshot, render_prompt,
+    RenderError,
+};
+pub use tool_order::validate_tool_order;
 
 /// Name of the built-in identity section (order -100).
 pub const IDENTITY_SECTION: &str = "harness:identity";
@@ -44,3 +59,6 @@ pub const CONTEXT_CLEARED: &str =
     "Current runtime context: none. Earlier runtime-context snapshots no longer apply.";
 /// Source plugin id of system messages and runtime-context snapshots.
 pub const SYSTEM_PROMPT_PLUGIN_ID: &str = "@deepseek-ai/dsh-system-prompt";
+
+#[cfg(test)]
+mod tests;

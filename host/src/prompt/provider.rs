@@ -152,12 +152,17 @@ impl std::fmt::Debug for ToolSource {
 /// `run` may be called once; an error of the inner chain is also kept by the waterfall, so a
 /// listener cannot swallow another plugin's failure.
 pub struct Next {
-    run: Option<Box<dyn FnOnce(&mut Assembly) -> Result<(), ProviderError> + Send>>,
+    run: Option<Continuation>,
 }
+
+/// The rest of the chain, run at most once.
+type Continuation = Box<dyn FnOnce(&mut Assembly) -> Result<(), ProviderError> + Send>;
 
 impl Next {
     /// A continuation that runs `f` on the assembly.
-    pub fn new(f: impl FnOnce(&mut Assembly) -> Result<(), ProviderError> + Send + 'static) -> Self {
+    pub fn new(
+        f: impl FnOnce(&mut Assembly) -> Result<(), ProviderError> + Send + 'static,
+    ) -> Self {
         Self {
             run: Some(Box::new(f)),
         }

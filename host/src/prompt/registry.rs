@@ -1,15 +1,39 @@
 //! The registry: one global layer, one layer per scope key, the scope parent relation, and
 //! the fibers that own every entry (SPEC §1.6, §2, §5).
 //!
-//! SKELETON: signatures are the contract other modules code against; bodies to be written.
+//! State is copy-on-write (`state.rs`): an assembly clones an `Arc` under a read lock and
+//! runs with no lock held, so assemblies are concurrent and a provider may even register
+//! (the change shows up in the next assembly, binding decision 6). Change observers are
+//! host-side: they run after the change committed and the lock is released, so the
+//! upstream "observer throws, registration rolls back" corner does not exist here.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use super::assembly::Assembly;
 use super::config::PromptConfig;
 use super::context::AssembleContext;
-use super::errors::{AssembleError, ConfigError, RegisterError, ScopeError};
+use super::errors::{AssembleError, ConfigError, EntryKind, RegisterError, ScopeError};
+use super::names::is_variable_name;
 use super::provider::{AssembleListener, TextSource, ToolSource, VariableProvider};
+use super::tool_order::validate_tool_order;
+use super::{DEFAULT_IDENTITY, IDENTITY_ORDER, IDENTITY_SECTION, PERSONA_ORDER, PERSONA_SECTION};
+
+mod fiber;
+mod inspect;
+pub(crate) mod state;
+
+pub use fiber::Fiber;
+pub use inspect::EntryInfo;
+
+use state::{ListenerEntry, Meta, State, TextEntry, ToolEntry, VariableEntry};
+
+/// Owner name of the built-in entries (identity, persona, the config suppressor).
+pub const BUILT_IN_OWNER: &str = "prompt-host";
+
+/// The built-in fiber: never handed out, so never disposed.
+const BUILT_IN_FIBER: FiberId = FiberId(0);
 
 /// Identifies one fiber (one loaded plugin instance, or one native registration group).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -32,6 +56,29 @@ pub struct SectionDef {
     pub complete: bool,
 }
 
+impl SectionDef {
+    /// A non-complete definition.
+    pub fn new(name: impl Into<String>, order: f64, text: TextSource) -> Self {
+        Self {
+            name: name.into(),
+            order,
+            text,
+            complete: false,
+        }
+    }
+
+    /// A non-complete definition with fixed text.
+    pub fn fixed(name: impl Into<String>, order: f64, text: impl Into<Arc<str>>) -> Self {
+        Self::new(name, order, TextSource::fixed(text))
+    }
+
+    /// The same definition marked complete.
+    pub fn complete(mut self) -> Self {
+        self.complete = true;
+        self
+    }
+}
+
 /// Options of a waterfall listener registration (SPEC §3.8).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ListenerOptions {
@@ -45,9 +92,39 @@ pub struct ListenerOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ObserverId(pub u64);
 
+type Observer = Arc<dyn Fn() + Send + Sync>;
+
+/// Where a removable entry lives (built-ins are not indexed, so they cannot be removed).
+#[derive(Debug, Clone)]
+struct Location {
+    fiber: FiberId,
+    scope: Option<Arc<str>>,
+    listener: bool,
+}
+
+struct Inner {
+    state: Arc<State>,
+    index: BTreeMap<EntryId, Location>,
+    next_entry: u64,
+}
+
+/// What a fiber asks to register.
+pub(crate) enum Registration {
+    Section(SectionDef),
+    Context(SectionDef),
+    Variable(String, Arc<dyn VariableProvider>),
+    Tools(ToolSource),
+    Suppressor,
+    Listener(Arc<dyn AssembleListener>, ListenerOptions),
+}
+
 /// The registry. Shared as `Arc<Registry>`; every method takes `&self`.
 pub struct Registry {
-    _private: (),
+    inner: RwLock<Inner>,
+    observers: Mutex<Vec<(ObserverId, Observer)>>,
+    next_fiber: AtomicU64,
+    next_observer: AtomicU64,
+    config: PromptConfig,
 }
 
 impl Registry {
@@ -55,46 +132,110 @@ impl Registry {
     /// built-ins (identity, persona, and a permanent suppressor when runtime context is off)
     /// in the global layer under a built-in fiber that is never disposed.
     pub fn new(config: PromptConfig) -> Result<Arc<Registry>, ConfigError> {
-        let _ = config;
-        todo!()
+        if let Some(order) = &config.tool_order {
+            validate_tool_order(order)?;
+        }
+        let registry = Registry {
+            inner: RwLock::new(Inner {
+                state: Arc::new(State::default()),
+                index: BTreeMap::new(),
+                next_entry: 1,
+            }),
+            observers: Mutex::new(Vec::new()),
+            next_fiber: AtomicU64::new(BUILT_IN_FIBER.0 + 1),
+            next_observer: AtomicU64::new(1),
+            config,
+        };
+        let owner: Arc<str> = Arc::from(BUILT_IN_OWNER);
+        let mut built_ins = Vec::new();
+        if registry.config.include_harness_identity {
+            let identity = registry
+                .config
+                .identity
+                .as_deref()
+                .unwrap_or(DEFAULT_IDENTITY);
+            built_ins.push(Registration::Section(SectionDef::fixed(
+                IDENTITY_SECTION,
+                IDENTITY_ORDER,
+                identity,
+            )));
+        }
+        built_ins.push(Registration::Section(SectionDef::fixed(
+            PERSONA_SECTION,
+            PERSONA_ORDER,
+            registry.config.persona.as_str(),
+        )));
+        if !registry.config.include_runtime_context {
+            built_ins.push(Registration::Suppressor);
+        }
+        for registration in built_ins {
+            // The global layer is empty and the built-in names differ: this cannot fail.
+            if let Err(error) = registry.register(BUILT_IN_FIBER, &owner, None, registration) {
+                debug_assert!(false, "built-in registration failed: {error}");
+            }
+        }
+        Ok(Arc::new(registry))
+    }
+
+    /// The configuration this registry was built from.
+    pub fn config(&self) -> &PromptConfig {
+        &self.config
     }
 
     /// Start a fiber owned by `owner` (a plugin name, used in errors and `inspect`), whose
     /// registrations go to `scope`'s layer (`None` = global). Dropping the handle disposes it.
     pub fn fiber(self: &Arc<Self>, owner: &str, scope: Option<&str>) -> Fiber {
-        let _ = (owner, scope);
-        todo!()
+        let id = FiberId(self.next_fiber.fetch_add(1, Ordering::Relaxed));
+        Fiber::new(Arc::clone(self), id, Arc::from(owner), scope.map(Arc::from))
     }
 
     /// Bind `key`'s parent once (SPEC §5): re-binding or a cycle is refused.
     pub fn bind_scope_parent(&self, key: &str, parent: &str) -> Result<(), ScopeError> {
-        let _ = (key, parent);
-        todo!()
+        let mut inner = self.write();
+        if let Some(existing) = inner.state.parents.get(key) {
+            return Err(ScopeError::AlreadyBound {
+                key: key.to_string(),
+                existing: existing.to_string(),
+            });
+        }
+        if inner.state.chain(parent).iter().any(|k| &**k == key) {
+            return Err(ScopeError::Cycle {
+                key: key.to_string(),
+                parent: parent.to_string(),
+            });
+        }
+        let state = Arc::make_mut(&mut inner.state);
+        Arc::make_mut(&mut state.parents).insert(Arc::from(key), Arc::from(parent));
+        Ok(())
     }
 
     /// The chain of `key`, nearest first (`[key, parent, …]`).
     pub fn scope_chain(&self, key: &str) -> Vec<Arc<str>> {
-        let _ = key;
-        todo!()
+        self.snapshot().chain(key)
     }
 
     /// Remove every registration made through scope `key` (all fibers loaded into it), one
     /// change notification per removed entry. Idempotent.
     pub fn dispose_scope(&self, key: &str) {
-        let _ = key;
-        todo!()
+        self.remove_where(|loc| loc.scope == Some(key));
     }
 
     /// Call `f` after every committed registration and every removal.
     pub fn subscribe(&self, f: Arc<dyn Fn() + Send + Sync>) -> ObserverId {
-        let _ = f;
-        todo!()
+        let id = ObserverId(self.next_observer.fetch_add(1, Ordering::Relaxed));
+        self.observers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((id, f));
+        id
     }
 
     /// Stop notifying an observer.
     pub fn unsubscribe(&self, id: ObserverId) {
-        let _ = id;
-        todo!()
+        self.observers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(observer, _)| *observer != id);
     }
 
     /// Assemble for `scope` (SPEC §3) on a snapshot of the registry, on the calling thread.
@@ -104,8 +245,8 @@ impl Registry {
         scope: Option<&str>,
         ctx: AssembleContext,
     ) -> Result<Assembly, AssembleError> {
-        let _ = (scope, ctx);
-        todo!()
+        let state = self.snapshot();
+        super::assemble::assemble(&state, self.config.tool_order.as_deref(), scope, ctx)
     }
 
     /// Assemble for `scope` off the async executor (providers may be Wasm calls with
@@ -115,80 +256,229 @@ impl Registry {
         scope: Option<&str>,
         ctx: AssembleContext,
     ) -> Result<Assembly, AssembleError> {
-        let _ = (scope, ctx);
-        todo!()
-    }
-}
-
-/// A registration handle for one fiber. Dropping it (or `dispose`) removes every entry it
-/// registered.
-pub struct Fiber {
-    _private: (),
-}
-
-impl Fiber {
-    /// This fiber's id.
-    pub fn id(&self) -> FiberId {
-        todo!()
+        let registry = Arc::clone(self);
+        let scope = scope.map(str::to_string);
+        let task =
+            tokio::task::spawn_blocking(move || registry.assemble_blocking(scope.as_deref(), ctx));
+        match task.await {
+            Ok(result) => result,
+            // A panicking provider panics the caller, as a synchronous call would.
+            Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+            Err(error) => Err(AssembleError::Cancelled(error.to_string())),
+        }
     }
 
-    /// The owner name given at creation.
-    pub fn owner(&self) -> &str {
-        todo!()
+    /// The current state, for one assembly or one read.
+    pub(crate) fn snapshot(&self) -> Arc<State> {
+        Arc::clone(&self.read().state)
     }
 
-    /// The scope this fiber registers into (`None` = global).
-    pub fn scope(&self) -> Option<&str> {
-        todo!()
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
+        self.inner.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Register a section (SPEC §2.1 errors; nothing registered, no notification on error).
-    pub fn section(&self, def: SectionDef) -> Result<EntryId, RegisterError> {
-        let _ = def;
-        todo!()
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Inner> {
+        self.inner.write().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Register a runtime context (`def.complete` is ignored).
-    pub fn context(&self, def: SectionDef) -> Result<EntryId, RegisterError> {
-        let _ = def;
-        todo!()
-    }
-
-    /// Register a variable provider.
-    pub fn variable(
+    /// Register one entry for `fiber`. Validation that does not need the layer runs first;
+    /// the duplicate check reads the layer before anything is created, so a refused
+    /// registration leaves no empty layer behind and notifies nobody.
+    pub(crate) fn register(
         &self,
-        name: &str,
-        provider: Arc<dyn VariableProvider>,
+        fiber: FiberId,
+        owner: &Arc<str>,
+        scope: Option<&Arc<str>>,
+        registration: Registration,
     ) -> Result<EntryId, RegisterError> {
-        let _ = (name, provider);
-        todo!()
+        precheck(&registration)?;
+        let id = {
+            let mut inner = self.write();
+            let id = EntryId(inner.next_entry);
+            let meta = Meta {
+                id,
+                fiber,
+                owner: Arc::clone(owner),
+                scope: scope.cloned(),
+            };
+            let listener = matches!(registration, Registration::Listener(..));
+            insert(Arc::make_mut(&mut inner.state), meta, registration)?;
+            inner.next_entry += 1;
+            if fiber != BUILT_IN_FIBER {
+                inner.index.insert(
+                    id,
+                    Location {
+                        fiber,
+                        scope: scope.cloned(),
+                        listener,
+                    },
+                );
+            }
+            id
+        };
+        self.notify(1);
+        Ok(id)
     }
 
-    /// Register a tool provider (no validation at registration).
-    pub fn tools(&self, source: ToolSource) -> EntryId {
-        let _ = source;
-        todo!()
+    /// Remove every indexed entry matching `pred`, in registration order, then notify once
+    /// per removed entry.
+    pub(crate) fn remove_where(&self, pred: impl Fn(&LocationView<'_>) -> bool) -> usize {
+        let removed = {
+            let mut inner = self.write();
+            let doomed: Vec<(EntryId, Location)> = inner
+                .index
+                .iter()
+                .filter(|(id, loc)| {
+                    pred(&LocationView {
+                        id: **id,
+                        fiber: loc.fiber,
+                        scope: loc.scope.as_deref(),
+                    })
+                })
+                .map(|(id, loc)| (*id, loc.clone()))
+                .collect();
+            if doomed.is_empty() {
+                return 0;
+            }
+            let state = Arc::make_mut(&mut inner.state);
+            for (id, loc) in &doomed {
+                if loc.listener {
+                    state.remove_listener(*id);
+                } else {
+                    state.remove_from_layer(loc.scope.as_ref(), *id);
+                }
+            }
+            for (id, _) in &doomed {
+                inner.index.remove(id);
+            }
+            doomed.len()
+        };
+        self.notify(removed);
+        removed
     }
 
-    /// Register a runtime-context suppressor.
-    pub fn suppress_runtime_context(&self) -> EntryId {
-        todo!()
-    }
-
-    /// Register a waterfall listener, tagged with this fiber's scope.
-    pub fn listener(&self, listener: Arc<dyn AssembleListener>, options: ListenerOptions) -> EntryId {
-        let _ = (listener, options);
-        todo!()
-    }
-
-    /// Remove one entry; a second call does nothing.
-    pub fn remove(&self, id: EntryId) {
-        let _ = id;
-        todo!()
-    }
-
-    /// Remove every entry of this fiber (one notification per entry). Idempotent.
-    pub fn dispose(&self) {
-        todo!()
+    /// Call every observer `times` times, with no lock held.
+    fn notify(&self, times: usize) {
+        let observers: Vec<Observer> = self
+            .observers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(_, f)| Arc::clone(f))
+            .collect();
+        for _ in 0..times {
+            for observer in &observers {
+                observer();
+            }
+        }
     }
 }
+
+/// What `remove_where` predicates see of an entry.
+pub(crate) struct LocationView<'a> {
+    pub id: EntryId,
+    pub fiber: FiberId,
+    pub scope: Option<&'a str>,
+}
+
+/// Checks that need no layer: finite orders and variable names (SPEC §2.1 check order).
+fn precheck(registration: &Registration) -> Result<(), RegisterError> {
+    match registration {
+        Registration::Section(def) | Registration::Context(def) if !def.order.is_finite() => {
+            Err(RegisterError::NonFiniteOrder {
+                kind: if matches!(registration, Registration::Section(_)) {
+                    EntryKind::Section
+                } else {
+                    EntryKind::Context
+                },
+                name: def.name.clone(),
+            })
+        }
+        Registration::Variable(name, _) if !is_variable_name(name) => {
+            Err(RegisterError::InvalidVariableName(name.clone()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Insert into `meta.scope`'s layer (or the listener list), refusing a duplicate name.
+fn insert(state: &mut State, meta: Meta, registration: Registration) -> Result<(), RegisterError> {
+    let scoped = meta.scope.is_some();
+    let existing = state.layer(meta.scope.as_deref());
+    let duplicate = |kind: EntryKind, name: &str| RegisterError::Duplicate {
+        kind,
+        name: name.to_string(),
+        scoped,
+    };
+    match registration {
+        Registration::Section(def) => {
+            if existing.is_some_and(|l| l.sections.iter().any(|e| *e.name == *def.name)) {
+                return Err(duplicate(EntryKind::Section, &def.name));
+            }
+            let entry = text_entry(meta, def, true);
+            let layer = state.layer_mut(entry.meta.scope.clone().as_ref());
+            layer.sections.push(Arc::new(entry));
+        }
+        Registration::Context(def) => {
+            if existing.is_some_and(|l| l.contexts.iter().any(|e| *e.name == *def.name)) {
+                return Err(duplicate(EntryKind::Context, &def.name));
+            }
+            let entry = text_entry(meta, def, false);
+            let layer = state.layer_mut(entry.meta.scope.clone().as_ref());
+            layer.contexts.push(Arc::new(entry));
+        }
+        Registration::Variable(name, provider) => {
+            if existing.is_some_and(|l| l.variables.iter().any(|e| *e.name == *name)) {
+                return Err(duplicate(EntryKind::Variable, &name));
+            }
+            let scope = meta.scope.clone();
+            state
+                .layer_mut(scope.as_ref())
+                .variables
+                .push(Arc::new(VariableEntry {
+                    meta,
+                    name: Arc::from(name),
+                    provider,
+                }));
+        }
+        Registration::Tools(source) => {
+            let scope = meta.scope.clone();
+            state
+                .layer_mut(scope.as_ref())
+                .tools
+                .push(Arc::new(ToolEntry { meta, source }));
+        }
+        Registration::Suppressor => {
+            let scope = meta.scope.clone();
+            state.layer_mut(scope.as_ref()).suppressors.push(meta);
+        }
+        Registration::Listener(listener, options) => {
+            let entry = Arc::new(ListenerEntry {
+                meta,
+                options,
+                listener,
+            });
+            let listeners = Arc::make_mut(&mut state.listeners);
+            if options.prepend {
+                listeners.insert(0, entry);
+            } else {
+                listeners.push(entry);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn text_entry(meta: Meta, def: SectionDef, is_section: bool) -> TextEntry {
+    TextEntry {
+        meta,
+        name: Arc::from(def.name),
+        order: def.order,
+        text: def.text,
+        // Contexts ignore the flag (SPEC §1.1: only sections can be complete).
+        complete: is_section && def.complete,
+    }
+}
+
+#[cfg(test)]
+mod tests;

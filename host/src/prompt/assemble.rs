@@ -1,0 +1,244 @@
+//! The assembly algorithm, SPEC §3 steps 1–12, over one snapshot of the registry.
+//!
+//! Snapshot semantics (binding decision 6): the whole pass reads the `State` it started with.
+//! A provider or listener that registers or disposes entries while the pass runs changes only
+//! later assemblies. This diverges from upstream's live iteration of JavaScript maps
+//! (`system-prompt.spec.ts:449-465`, `scoped.spec.ts:105-125`), where a variable registered
+//! by an earlier variable provider is evaluated in the same pass.
+//!
+//! Errors come in the order of SPEC §2.3: provider failures as they happen (variables, then
+//! tool providers, then section and context texts), the complete-section check after the
+//! variable and tool providers and before any section text, then the reserved tool name and
+//! unknown `tool_order` names, then the waterfall.
+
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use super::assembly::{Assembly, NamedText};
+use super::context::AssembleContext;
+use super::error::ProviderError;
+use super::errors::{AssembleError, EntryKind};
+use super::registry::state::{Layer, Meta, State, TextEntry};
+use super::tool_order::{order_tools, CollectedTool};
+use super::waterfall;
+
+/// Assemble for `scope` over `state`.
+pub(crate) fn assemble(
+    state: &State,
+    tool_order: Option<&[String]>,
+    scope: Option<&str>,
+    mut ctx: AssembleContext,
+) -> Result<Assembly, AssembleError> {
+    // Step 1: the chain, and its existing layers farthest first.
+    ctx.scope_chain = scope.map(|key| state.chain(key)).unwrap_or_default();
+    let ctx = Arc::new(ctx);
+    let layers = state.chain_layers(&ctx.scope_chain);
+    let all_layers = || std::iter::once(&*state.global).chain(layers.iter().copied());
+
+    // Step 2: a suppressor in the global layer or anywhere on the chain.
+    let suppressed = all_layers().any(|layer| !layer.suppressors.is_empty());
+
+    // Step 3: every visible variable provider runs, shadowed ones included; nearer
+    // overwrites farther, keys keep their first-insertion position.
+    let mut variables: Vec<(String, Option<String>)> = Vec::new();
+    for entry in all_layers().flat_map(|layer| layer.variables.iter()) {
+        let value = entry
+            .provider
+            .value(&ctx)
+            .map_err(|e| provider_error(EntryKind::Variable, Some(&entry.name), &entry.meta, e))?;
+        match variables.iter_mut().find(|(key, _)| **key == *entry.name) {
+            Some(slot) => slot.1 = value,
+            None => variables.push((entry.name.to_string(), value)),
+        }
+    }
+
+    // Step 4: merged sections (contexts are merged only when they will be resolved).
+    let mut sections = merge(&state.global, &layers, |layer| &layer.sections);
+
+    // Step 5: every tool provider contributes; only name, description and parameters are
+    // kept, as fresh values.
+    let (collected, known) = collect_tools(all_layers(), &ctx, tool_order.is_some())?;
+
+    // Step 6: stable sort by order; ties keep the merge order.
+    sort_by_order(&mut sections);
+
+    // Step 7: at most one effective complete section.
+    let complete: Vec<&TextEntry> = sections.iter().copied().filter(|s| s.complete).collect();
+    if complete.len() > 1 {
+        return Err(AssembleError::MultipleComplete {
+            names: complete.iter().map(|s| s.name.to_string()).collect(),
+        });
+    }
+
+    // Step 8: resolve section texts; keep the complete section's pre-waterfall copy.
+    let resolved_sections = resolve(&sections, EntryKind::Section, &ctx)?;
+    let complete_section = sections
+        .iter()
+        .position(|s| s.complete)
+        .map(|index| resolved_sections[index].clone());
+
+    // Step 9: contexts, unless suppressed (then no context provider is called).
+    let (resolved_contexts, context_entries) = if suppressed {
+        (Vec::new(), Vec::new())
+    } else {
+        let mut contexts = merge(&state.global, &layers, |layer| &layer.contexts);
+        sort_by_order(&mut contexts);
+        (resolve(&contexts, EntryKind::Context, &ctx)?, contexts)
+    };
+
+    // Registered entries can break an invariant only with an empty name; blame the plugin
+    // that registered it rather than the first listener to return.
+    let empty_tool_owner = collected
+        .iter()
+        .find(|t| t.schema.name.is_empty())
+        .map(|t| Arc::clone(&t.plugin));
+
+    // Step 10: canonical tool order (reserved name, unknown `tool_order` names).
+    let tools = order_tools(collected, tool_order, &known)?;
+
+    check_registered(&sections, &context_entries, empty_tool_owner)?;
+
+    // Step 11: the waterfall, in place.
+    let mut assembly = Assembly {
+        sections: resolved_sections,
+        contexts: resolved_contexts,
+        tools,
+        variables,
+    };
+    waterfall::run(&state.listeners, &ctx, &mut assembly)?;
+
+    // Step 12: the complete section and suppression override what listeners did.
+    if let Some(section) = complete_section {
+        assembly.sections = vec![section];
+    }
+    if suppressed {
+        assembly.contexts.clear();
+    }
+    Ok(assembly)
+}
+
+/// Global entries in insertion order, then each chain layer farthest first: a shadowing
+/// entry takes over the slot its name first had; a new name is appended.
+fn merge<'a>(
+    global: &'a Layer,
+    layers: &[&'a Layer],
+    table: impl Fn(&'a Layer) -> &'a Vec<Arc<TextEntry>>,
+) -> Vec<&'a TextEntry> {
+    let mut merged: Vec<&TextEntry> = table(global).iter().map(|e| &**e).collect();
+    if layers.iter().all(|layer| table(layer).is_empty()) {
+        return merged;
+    }
+    let mut slots: HashMap<&str, usize> = merged
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| (&*entry.name, index))
+        .collect();
+    for layer in layers {
+        for entry in table(layer) {
+            match slots.get(&*entry.name) {
+                Some(&index) => merged[index] = entry,
+                None => {
+                    slots.insert(&entry.name, merged.len());
+                    merged.push(entry);
+                }
+            }
+        }
+    }
+    merged
+}
+
+/// Stable ascending sort. Orders are finite (checked at registration), so `partial_cmp`
+/// never fails; it also treats `-0.0` and `0.0` as equal, like upstream's `a.order - b.order`.
+fn sort_by_order(entries: &mut [&TextEntry]) {
+    entries.sort_by(|a, b| a.order.partial_cmp(&b.order).unwrap_or(Ordering::Equal));
+}
+
+fn resolve(
+    entries: &[&TextEntry],
+    kind: EntryKind,
+    ctx: &AssembleContext,
+) -> Result<Vec<NamedText>, AssembleError> {
+    entries
+        .iter()
+        .map(|entry| {
+            let text = entry
+                .text
+                .resolve(ctx)
+                .map_err(|e| provider_error(kind, Some(&entry.name), &entry.meta, e))?;
+            Ok(NamedText {
+                name: entry.name.to_string(),
+                text,
+            })
+        })
+        .collect()
+}
+
+fn collect_tools<'a>(
+    layers: impl Iterator<Item = &'a Layer>,
+    ctx: &AssembleContext,
+    want_known: bool,
+) -> Result<(Vec<CollectedTool>, HashSet<String>), AssembleError> {
+    let mut collected = Vec::new();
+    let mut known = HashSet::new();
+    for entry in layers.flat_map(|layer| layer.tools.iter()) {
+        let set = entry
+            .source
+            .resolve(ctx)
+            .map_err(|e| provider_error(EntryKind::ToolProvider, None, &entry.meta, e))?;
+        if want_known {
+            match set.known_names {
+                Some(names) => known.extend(names),
+                None => known.extend(set.schemas.iter().map(|s| s.name.clone())),
+            }
+        }
+        collected.extend(set.schemas.into_iter().map(|schema| CollectedTool {
+            schema,
+            plugin: Arc::clone(&entry.meta.owner),
+        }));
+    }
+    Ok((collected, known))
+}
+
+fn check_registered(
+    sections: &[&TextEntry],
+    contexts: &[&TextEntry],
+    empty_tool_owner: Option<Arc<str>>,
+) -> Result<(), AssembleError> {
+    let invariant = |text: &str, owner: &Arc<str>| AssembleError::Invariant {
+        text: text.to_string(),
+        plugin: owner.to_string(),
+        after_listener: false,
+    };
+    if let Some(entry) = sections.iter().find(|e| e.name.is_empty()) {
+        return Err(invariant(
+            "assembled section names must be non-empty",
+            &entry.meta.owner,
+        ));
+    }
+    if let Some(entry) = contexts.iter().find(|e| e.name.is_empty()) {
+        return Err(invariant(
+            "assembled context names must be non-empty",
+            &entry.meta.owner,
+        ));
+    }
+    match empty_tool_owner {
+        Some(owner) => Err(invariant("assembled tool names must be non-empty", &owner)),
+        None => Ok(()),
+    }
+}
+
+fn provider_error(
+    kind: EntryKind,
+    name: Option<&str>,
+    meta: &Meta,
+    error: ProviderError,
+) -> AssembleError {
+    AssembleError::Provider {
+        kind,
+        name: name.map(str::to_string),
+        plugin: meta.owner.to_string(),
+        scope: meta.scope_label().to_string(),
+        error,
+    }
+}

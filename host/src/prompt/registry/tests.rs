@@ -1,0 +1,1 @@
+//! Registry tests: see `crate::prompt::tests` for the conformance suite.

@@ -1,0 +1,284 @@
+//! Strict rendering of an assembly (SPEC §4): `{{name}}` interpolation with the upstream error
+//! texts, the system prompt, and the runtime-context snapshot.
+//!
+//! Interpolation is one left-to-right pass over the bytes with no regex and no allocation
+//! besides the output (errors allocate their message). `{`, `}` and the name characters are
+//! ASCII, so working on UTF-8 bytes finds exactly the positions the upstream regex finds.
+//!
+//! Divergence (binding decision 8): the malformed-reference excerpt is the next 16 UTF-16
+//! code units from the `{{`; when that cut falls inside a surrogate pair, upstream keeps a
+//! lone high surrogate, which a Rust `String` cannot hold, so the excerpt ends before that
+//! character (15 units).
+
+use thiserror::Error;
+
+use super::assembly::{Assembly, NamedText};
+use super::errors::EntryKind;
+use super::names::is_variable_name;
+use super::CONTEXT_SNAPSHOT_PREFIX;
+
+/// Render-time errors (SPEC §4.3); `Display` is the exact upstream text.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum RenderError {
+    /// A `{{` that does not start a complete simple group while a `}}` follows it.
+    #[error("malformed prompt variable reference at \"{excerpt}…\" in {kind} \"{owner}\" (references are complete simple {{{{name}}}} groups)")]
+    MalformedAt {
+        /// The next 16 UTF-16 code units from the `{{` (see the module note on surrogates).
+        excerpt: String,
+        /// `Section` or `Context`.
+        kind: EntryKind,
+        /// The section or context name.
+        owner: String,
+    },
+    /// A complete group whose name fails `^[a-z][a-z0-9_]*$`.
+    #[error("malformed prompt variable reference \"{{{{{reference}}}}}\" in {kind} \"{owner}\" (variable names match /^[a-z][a-z0-9_]*$/)")]
+    MalformedName {
+        /// The text between the braces, as written.
+        reference: String,
+        /// `Section` or `Context`.
+        kind: EntryKind,
+        /// The section or context name.
+        owner: String,
+    },
+    /// A well-formed name that is not a registered variable.
+    #[error("unknown prompt variable \"{{{{{reference}}}}}\" in {kind} \"{owner}\"; registered variables: {registered}")]
+    Unknown {
+        /// The variable name.
+        reference: String,
+        /// `Section` or `Context`.
+        kind: EntryKind,
+        /// The section or context name.
+        owner: String,
+        /// The registered names joined with `, ` in key order, or `(none)`.
+        registered: String,
+    },
+    /// A registered variable with no value for this assembly.
+    #[error("prompt variable \"{{{{{reference}}}}}\" has no value for this assembly ({kind} \"{owner}\")")]
+    NoValue {
+        /// The variable name.
+        reference: String,
+        /// `Section` or `Context`.
+        kind: EntryKind,
+        /// The section or context name.
+        owner: String,
+    },
+}
+
+/// The system prompt: interpolated sections, empty ones dropped, joined with `\n\n`.
+pub fn render_prompt(assembly: &Assembly) -> Result<String, RenderError> {
+    let estimate: usize = assembly.sections.iter().map(|s| s.text.len() + 2).sum();
+    let mut out = String::with_capacity(estimate);
+    for section in &assembly.sections {
+        append_joined(
+            &mut out,
+            &section.text,
+            EntryKind::Section,
+            &section.name,
+            &assembly.variables,
+        )?;
+    }
+    Ok(out)
+}
+
+/// The interpolated contexts whose text is not empty.
+pub fn render_context_sections(assembly: &Assembly) -> Result<Vec<NamedText>, RenderError> {
+    let mut rendered = Vec::with_capacity(assembly.contexts.len());
+    for context in &assembly.contexts {
+        let mut text = String::with_capacity(context.text.len());
+        interpolate_into(
+            &mut text,
+            &context.text,
+            EntryKind::Context,
+            &context.name,
+            &assembly.variables,
+        )?;
+        if !text.is_empty() {
+            rendered.push(NamedText {
+                name: context.name.clone(),
+                text,
+            });
+        }
+    }
+    Ok(rendered)
+}
+
+/// The snapshot message: the prefix, `\n\n`, then the texts joined with `\n\n`; `""` when
+/// that body is empty. Entries are joined as given (two empty entries make a `\n\n` body).
+pub fn join_context_sections(sections: &[NamedText]) -> String {
+    let body_empty = match sections {
+        [] => true,
+        [only] => only.text.is_empty(),
+        _ => false,
+    };
+    if body_empty {
+        return String::new();
+    }
+    let body_len: usize = sections.iter().map(|s| s.text.len() + 2).sum();
+    let mut out = String::with_capacity(CONTEXT_SNAPSHOT_PREFIX.len() + body_len);
+    out.push_str(CONTEXT_SNAPSHOT_PREFIX);
+    out.push_str("\n\n");
+    for (i, section) in sections.iter().enumerate() {
+        if i > 0 {
+            out.push_str("\n\n");
+        }
+        out.push_str(&section.text);
+    }
+    out
+}
+
+/// `join_context_sections(render_context_sections(a))`, built in one output buffer.
+pub fn render_context_snapshot(assembly: &Assembly) -> Result<String, RenderError> {
+    let estimate: usize = assembly.contexts.iter().map(|c| c.text.len() + 2).sum();
+    let mut out = String::with_capacity(CONTEXT_SNAPSHOT_PREFIX.len() + 2 + estimate);
+    out.push_str(CONTEXT_SNAPSHOT_PREFIX);
+    out.push_str("\n\n");
+    let body_start = out.len();
+    for context in &assembly.contexts {
+        let mark = out.len();
+        if mark > body_start {
+            out.push_str("\n\n");
+        }
+        let start = out.len();
+        interpolate_into(
+            &mut out,
+            &context.text,
+            EntryKind::Context,
+            &context.name,
+            &assembly.variables,
+        )?;
+        if out.len() == start {
+            out.truncate(mark);
+        }
+    }
+    if out.len() == body_start {
+        out.clear();
+    }
+    Ok(out)
+}
+
+/// Interpolate `text` onto `out`, preceded by `\n\n` when `out` already holds something; an
+/// empty result leaves `out` unchanged.
+fn append_joined(
+    out: &mut String,
+    text: &str,
+    kind: EntryKind,
+    owner: &str,
+    variables: &[(String, Option<String>)],
+) -> Result<(), RenderError> {
+    let mark = out.len();
+    if mark > 0 {
+        out.push_str("\n\n");
+    }
+    let start = out.len();
+    interpolate_into(out, text, kind, owner, variables)?;
+    if out.len() == start {
+        out.truncate(mark);
+    }
+    Ok(())
+}
+
+/// Interpolate one text onto `out` (SPEC §4.2).
+pub fn interpolate_into(
+    out: &mut String,
+    text: &str,
+    kind: EntryKind,
+    owner: &str,
+    variables: &[(String, Option<String>)],
+) -> Result<(), RenderError> {
+    let bytes = text.as_bytes();
+    // A `{{` is a group or a malformed reference only if some `}}` starts at or after its
+    // third byte; past the last `}}` everything is literal, which keeps the scan linear.
+    let last_close = match text.rfind("}}") {
+        Some(pos) => pos,
+        None => {
+            out.push_str(text);
+            return Ok(());
+        }
+    };
+    let mut last = 0;
+    let mut search = 0;
+    while let Some(found) = text[search..].find("{{") {
+        let open = search + found;
+        if last_close < open + 2 {
+            break;
+        }
+        let Some(close) = group_close(bytes, open + 2) else {
+            return Err(RenderError::MalformedAt {
+                excerpt: excerpt16(&text[open..]).to_string(),
+                kind,
+                owner: owner.to_string(),
+            });
+        };
+        let name = &text[open + 2..close];
+        if !is_variable_name(name) {
+            return Err(RenderError::MalformedName {
+                reference: name.to_string(),
+                kind,
+                owner: owner.to_string(),
+            });
+        }
+        let value = match variables.iter().find(|(key, _)| key == name) {
+            Some((_, Some(value))) => value,
+            Some((_, None)) => {
+                return Err(RenderError::NoValue {
+                    reference: name.to_string(),
+                    kind,
+                    owner: owner.to_string(),
+                })
+            }
+            None => {
+                return Err(RenderError::Unknown {
+                    reference: name.to_string(),
+                    kind,
+                    owner: owner.to_string(),
+                    registered: registered_list(variables),
+                })
+            }
+        };
+        out.push_str(&text[last..open]);
+        // Values are inserted verbatim and never re-scanned.
+        out.push_str(value);
+        last = close + 2;
+        search = last;
+    }
+    out.push_str(&text[last..]);
+    Ok(())
+}
+
+/// Where the `}}` of a complete simple group starting at `start` (just after `{{`) begins:
+/// `[^{}]*` then `}}`. Brace-free runs cannot backtrack into a brace, so the first brace
+/// decides.
+fn group_close(bytes: &[u8], start: usize) -> Option<usize> {
+    for (i, &b) in bytes.iter().enumerate().skip(start) {
+        match b {
+            b'{' => return None,
+            b'}' => return (bytes.get(i + 1) == Some(&b'}')).then_some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The longest prefix of `text` that fits in 16 UTF-16 code units without splitting a
+/// surrogate pair.
+fn excerpt16(text: &str) -> &str {
+    let mut units = 0;
+    for (index, ch) in text.char_indices() {
+        units += ch.len_utf16();
+        if units > 16 {
+            return &text[..index];
+        }
+    }
+    text
+}
+
+fn registered_list(variables: &[(String, Option<String>)]) -> String {
+    if variables.is_empty() {
+        return "(none)".to_string();
+    }
+    let names: Vec<&str> = variables.iter().map(|(k, _)| k.as_str()).collect();
+    names.join(", ")
+}
+
+#[cfg(test)]
+mod tests;
