@@ -1,0 +1,246 @@
+//! `declare`: registers whatever its JSON config says, so host tests can set up any registry
+//! shape without writing a plugin per case. See README.md for the config schema.
+
+mod spec;
+
+use std::collections::BTreeMap;
+
+use prompt_plugin::{declare, log, AssembleContext, Assembly, Error, Plugin, ToolSet};
+use serde_json::{json, Value};
+
+use spec::{Source, Spec, Step, ToolsSpec, VariableValue};
+
+/// What a dynamic entry does when the host calls it.
+enum Dynamic {
+    Text(String),
+    Value(Option<String>),
+    Fail(String),
+}
+
+/// Instance state: the dynamic entries and the listener script, plus per-entry call counts
+/// for `${call}`.
+struct Declare {
+    sections: BTreeMap<String, Dynamic>,
+    contexts: BTreeMap<String, Dynamic>,
+    variables: BTreeMap<String, Dynamic>,
+    tools: BTreeMap<String, ToolSet>,
+    listener: Option<spec::ListenerSpec>,
+    calls: BTreeMap<String, u64>,
+}
+
+fn dynamic(source: Source) -> (Option<String>, Option<Dynamic>) {
+    match source {
+        Source::Fixed(text) => (Some(text), None),
+        Source::Dynamic(text) => (None, Some(Dynamic::Text(text))),
+        Source::Fail(message) => (None, Some(Dynamic::Fail(message))),
+    }
+}
+
+impl Plugin for Declare {
+    fn init(config: Value) -> Result<Self, Error> {
+        let Spec {
+            sections,
+            contexts,
+            variables,
+            tools,
+            suppress_runtime_context,
+            listener,
+        } = spec::parse(&config)?;
+        let mut state = Declare {
+            sections: BTreeMap::new(),
+            contexts: BTreeMap::new(),
+            variables: BTreeMap::new(),
+            tools: BTreeMap::new(),
+            listener: None,
+            calls: BTreeMap::new(),
+        };
+        for s in sections {
+            let (fixed, dynamic) = dynamic(s.text);
+            declare::section_raw(&prompt_plugin::SectionDecl {
+                name: s.name.clone(),
+                order: s.order,
+                text: match fixed {
+                    Some(text) => prompt_plugin::TextSource::Fixed(text),
+                    None => prompt_plugin::TextSource::Dynamic,
+                },
+                complete: s.complete,
+            })?;
+            if let Some(d) = dynamic {
+                state.sections.insert(s.name, d);
+            }
+        }
+        for c in contexts {
+            let (fixed, dynamic) = dynamic(c.text);
+            match fixed {
+                Some(text) => declare::context(&c.name, c.order, &text)?,
+                None => declare::dynamic_context(&c.name, c.order)?,
+            }
+            if let Some(d) = dynamic {
+                state.contexts.insert(c.name, d);
+            }
+        }
+        for v in variables {
+            match v.value {
+                VariableValue::Fixed(value) => declare::variable(&v.name, value.as_deref())?,
+                VariableValue::Dynamic(value) => {
+                    declare::dynamic_variable(&v.name)?;
+                    state.variables.insert(v.name, Dynamic::Value(value));
+                }
+                VariableValue::Fail(message) => {
+                    declare::dynamic_variable(&v.name)?;
+                    state.variables.insert(v.name, Dynamic::Fail(message));
+                }
+            }
+        }
+        for ToolsSpec {
+            schemas,
+            known_names,
+            dynamic,
+        } in tools
+        {
+            let set = ToolSet {
+                schemas,
+                known_names,
+            };
+            match dynamic {
+                Some(key) => {
+                    declare::dynamic_tools(&key)?;
+                    state.tools.insert(key, set);
+                }
+                None => declare::tool_set(set)?,
+            }
+        }
+        if suppress_runtime_context {
+            declare::suppress_runtime_context()?;
+        }
+        if let Some(l) = listener {
+            declare::listener_with(&l.key, l.prepend, l.global)?;
+            state.listener = Some(l);
+        }
+        Ok(state)
+    }
+
+    fn section_text(&mut self, name: &str, cx: &AssembleContext) -> Result<String, Error> {
+        let call = count(&mut self.calls, "section", name);
+        match self.sections.get(name) {
+            Some(Dynamic::Text(t)) => Ok(expand(t, call, cx)),
+            Some(Dynamic::Fail(m)) => Err(Error::failed(m.clone())),
+            _ => Err(Error::invalid_input(format!(
+                "no dynamic section \"{name}\""
+            ))),
+        }
+    }
+
+    fn context_text(&mut self, name: &str, cx: &AssembleContext) -> Result<String, Error> {
+        let call = count(&mut self.calls, "context", name);
+        match self.contexts.get(name) {
+            Some(Dynamic::Text(t)) => Ok(expand(t, call, cx)),
+            Some(Dynamic::Fail(m)) => Err(Error::failed(m.clone())),
+            _ => Err(Error::invalid_input(format!(
+                "no dynamic context \"{name}\""
+            ))),
+        }
+    }
+
+    fn variable(&mut self, name: &str, cx: &AssembleContext) -> Result<Option<String>, Error> {
+        let call = count(&mut self.calls, "variable", name);
+        match self.variables.get(name) {
+            Some(Dynamic::Value(v)) => Ok(v.as_ref().map(|t| expand(t, call, cx))),
+            Some(Dynamic::Fail(m)) => Err(Error::failed(m.clone())),
+            _ => Err(Error::invalid_input(format!(
+                "no dynamic variable \"{name}\""
+            ))),
+        }
+    }
+
+    fn tools(&mut self, key: &str, _cx: &AssembleContext) -> Result<ToolSet, Error> {
+        self.tools
+            .get(key)
+            .cloned()
+            .ok_or_else(|| Error::invalid_input(format!("no dynamic tool provider \"{key}\"")))
+    }
+
+    fn on_assemble(&mut self, key: &str, a: &Assembly, cx: &AssembleContext) -> Result<(), Error> {
+        let Some(listener) = &self.listener else {
+            return Err(Error::invalid_input(format!("no listener \"{key}\"")));
+        };
+        for step in &listener.steps {
+            match step {
+                Step::PushSection(s) => a.push_section(s),
+                Step::InsertSection(i, s) => a.insert_section(*i, s),
+                Step::SetSection(s) => {
+                    a.set_section(&s.name, &s.text);
+                }
+                Step::RemoveSection(n) => {
+                    a.remove_section(n);
+                }
+                Step::PushContext(c) => a.push_context(c),
+                Step::SetContext(c) => {
+                    a.set_context(&c.name, &c.text);
+                }
+                Step::RemoveContext(n) => {
+                    a.remove_context(n);
+                }
+                Step::PushTool(t) => a.push_tool(t)?,
+                Step::RemoveTool(n) => {
+                    a.remove_tool(n);
+                }
+                Step::SetVariable(n, v) => a.set_variable(n, v.as_deref()),
+                Step::Record(what) => record(key, what, a, cx),
+                Step::Next => a.next()?,
+                Step::Clear => a.clear(),
+                Step::Fail(m) => return Err(Error::failed(m.clone())),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Bump and return the 1-based call count of one dynamic entry.
+fn count(calls: &mut BTreeMap<String, u64>, kind: &str, name: &str) -> u64 {
+    let n = calls.entry(format!("{kind}:{name}")).or_insert(0);
+    *n += 1;
+    *n
+}
+
+/// Expand `${call}`, `${scope}`, `${scope_chain}` and `${fact:NAME}` in a dynamic template.
+/// A `$`-syntax keeps clear of the host's `{{variable}}` references, which pass through.
+fn expand(template: &str, call: u64, cx: &AssembleContext) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return out;
+        };
+        let name = &after[..end];
+        match name {
+            "call" => out.push_str(&call.to_string()),
+            "scope" => out.push_str(cx.nearest_scope().unwrap_or("")),
+            "scope_chain" => out.push_str(&cx.scope_chain.join(",")),
+            _ => match name.strip_prefix("fact:") {
+                Some(fact) => out.push_str(cx.fact(fact).unwrap_or("")),
+                None => out.push_str(&rest[start..start + 3 + end]),
+            },
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Log what the listener sees as one JSON line, so a test can read it from the host log.
+fn record(key: &str, what: &str, a: &Assembly, cx: &AssembleContext) {
+    let value = match what {
+        "sections" => json!(a.section_names()),
+        "contexts" => json!(a.context_names()),
+        "tools" => json!(a.tool_names()),
+        "variables" => json!(a.variables()),
+        _ => json!({ "scope_chain": cx.scope_chain, "facts": cx.facts }),
+    };
+    log::info(json!({ "record": what, "listener": key, "value": value }).to_string());
+}
+
+prompt_plugin::export_plugin!(Declare);

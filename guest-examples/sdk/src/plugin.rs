@@ -1,0 +1,138 @@
+//! The traits a plugin implements, and the glue that connects them to the generated exports.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::marker::PhantomData;
+
+use crate::bindings::instructions::exports::prompt_host::plugin::instructions;
+use crate::bindings::plugin::exports::prompt_host::plugin::contributor;
+use crate::{AssembleContext, Assembly, Error, McpServer, ToolSet};
+
+/// A prompt contributor. Implement `init` and whichever callbacks match what `init` declared
+/// as dynamic; the defaults refuse with `invalid-input`, because the host only calls a
+/// callback for an entry the plugin declared dynamic.
+///
+/// One value of the implementing type lives per instance: `init` builds it from the config,
+/// and every later call gets it mutably. The host never calls one instance concurrently or
+/// re-entrantly, so `&mut self` is sound without locks.
+pub trait Plugin: Sized + 'static {
+    /// Read the config (host.toml's `config` table as JSON, `{}` when absent), declare
+    /// entries through [`crate::declare`], and return the instance state.
+    fn init(config: serde_json::Value) -> Result<Self, Error>;
+
+    /// The text of the dynamic section `name` for this assembly.
+    fn section_text(&mut self, name: &str, context: &AssembleContext) -> Result<String, Error> {
+        let _ = context;
+        Err(Error::not_dynamic("section", name))
+    }
+
+    /// The text of the dynamic runtime context `name` for this assembly.
+    fn context_text(&mut self, name: &str, context: &AssembleContext) -> Result<String, Error> {
+        let _ = context;
+        Err(Error::not_dynamic("context", name))
+    }
+
+    /// The value of the dynamic variable `name`; `None` = no value for this assembly.
+    fn variable(&mut self, name: &str, context: &AssembleContext) -> Result<Option<String>, Error> {
+        let _ = context;
+        Err(Error::not_dynamic("variable", name))
+    }
+
+    /// The tools of the dynamic tool provider `key` for this assembly.
+    fn tools(&mut self, key: &str, context: &AssembleContext) -> Result<ToolSet, Error> {
+        let _ = context;
+        Err(Error::not_dynamic("tool provider", key))
+    }
+
+    /// Handle one assembly as listener `key`. Call `assembly.next()` to run the inner
+    /// listeners; returning without calling it short-circuits the chain.
+    fn on_assemble(
+        &mut self,
+        key: &str,
+        assembly: &Assembly,
+        context: &AssembleContext,
+    ) -> Result<(), Error> {
+        let _ = (assembly, context);
+        Err(Error::not_dynamic("listener", key))
+    }
+}
+
+/// A plugin that also publishes what an MCP server said (the `instruction-provider` world).
+/// Export it with [`crate::export_instruction_provider!`].
+pub trait InstructionProvider: Plugin {
+    /// Publish one generation of `server`'s contributions by declaring sections and tools.
+    /// Everything declared during a successful call replaces the previous generation; an
+    /// error keeps the previous one.
+    fn publish(&mut self, server: McpServer) -> Result<(), Error>;
+}
+
+thread_local! {
+    /// The instance state built by `init`. Type-erased because a `static` cannot be generic;
+    /// there is exactly one plugin type per component, so the downcast always succeeds.
+    static STATE: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
+}
+
+/// Run `f` on the instance state of type `T`, turning "no state" and re-entrance into errors
+/// instead of panics (a panic would trap and poison the instance).
+fn with_state<T: Plugin, R>(f: impl FnOnce(&mut T) -> Result<R, Error>) -> Result<R, Error> {
+    STATE.with(|cell| {
+        let Ok(mut slot) = cell.try_borrow_mut() else {
+            return Err(Error::failed("plugin called re-entrantly"));
+        };
+        match slot.as_mut().and_then(|state| state.downcast_mut::<T>()) {
+            Some(state) => f(state),
+            None => Err(Error::failed(
+                "plugin is not initialised (init failed or was never called)",
+            )),
+        }
+    })
+}
+
+/// The type the export macros hand to wit-bindgen: it implements the generated `Guest`
+/// traits for any [`Plugin`], so plugin crates never see them. Not for direct use.
+#[doc(hidden)]
+pub struct Export<T>(PhantomData<T>);
+
+impl<T: Plugin> contributor::Guest for Export<T> {
+    fn init(config: String) -> Result<(), Error> {
+        let config = crate::config::parse_text(&config)?;
+        let state = T::init(config)?;
+        STATE.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut slot) => {
+                *slot = Some(Box::new(state));
+                Ok(())
+            }
+            Err(_) => Err(Error::failed("plugin called re-entrantly")),
+        })
+    }
+
+    fn section_text(name: String, context: AssembleContext) -> Result<String, Error> {
+        with_state(|p: &mut T| p.section_text(&name, &context))
+    }
+
+    fn context_text(name: String, context: AssembleContext) -> Result<String, Error> {
+        with_state(|p: &mut T| p.context_text(&name, &context))
+    }
+
+    fn variable(name: String, context: AssembleContext) -> Result<Option<String>, Error> {
+        with_state(|p: &mut T| p.variable(&name, &context))
+    }
+
+    fn tools(key: String, context: AssembleContext) -> Result<ToolSet, Error> {
+        with_state(|p: &mut T| p.tools(&key, &context))
+    }
+
+    fn on_assemble(
+        key: String,
+        assembly: &Assembly,
+        context: AssembleContext,
+    ) -> Result<(), Error> {
+        with_state(|p: &mut T| p.on_assemble(&key, assembly, &context))
+    }
+}
+
+impl<T: InstructionProvider> instructions::Guest for Export<T> {
+    fn publish(server: McpServer) -> Result<(), Error> {
+        with_state(|p: &mut T| p.publish(server))
+    }
+}

@@ -1,0 +1,7 @@
+//! The single integration-test binary. Each test area is a file under `integration/`; add it
+//! as a `mod` line inside the block below (the inline module makes `mod x;` resolve to
+//! `integration/x.rs`).
+
+mod integration {
+    mod guests_built;
+}
