@@ -2,6 +2,12 @@
 //! untrusted. The texts are upstream's; the two "must be a string" checks cannot fail in Rust
 //! (texts are `String`, values `Option<String>`) and are not implemented.
 //!
+//! Where they are checked: on the assembly built from the registry, before the waterfall
+//! (only an empty section, context or tool name can fail there; it is blamed on the plugin
+//! that registered it, even if a listener would have removed it), then after each listener
+//! returns (blamed on that listener's plugin). The outermost listener's result is the final
+//! result, so that is checked too.
+//!
 //! One addition: `Assembly::variables` is a list, so a listener could push a name twice; that
 //! is refused with `assembled variable name "x" is duplicated` (upstream's map cannot hold it).
 

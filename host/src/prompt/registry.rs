@@ -14,20 +14,21 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use super::assembly::Assembly;
 use super::config::PromptConfig;
 use super::context::AssembleContext;
-use super::errors::{AssembleError, ConfigError, EntryKind, RegisterError, ScopeError};
-use super::names::is_variable_name;
+use super::errors::{AssembleError, ConfigError, RegisterError, ScopeError};
 use super::provider::{AssembleListener, TextSource, ToolSource, VariableProvider};
 use super::tool_order::validate_tool_order;
 use super::{DEFAULT_IDENTITY, IDENTITY_ORDER, IDENTITY_SECTION, PERSONA_ORDER, PERSONA_SECTION};
 
 mod fiber;
+mod insert;
 mod inspect;
 pub(crate) mod state;
 
 pub use fiber::Fiber;
 pub use inspect::EntryInfo;
 
-use state::{ListenerEntry, Meta, State, TextEntry, ToolEntry, VariableEntry};
+use insert::{duplicate_of, insert, precheck};
+use state::{Meta, Removed, State};
 
 /// Owner name of the built-in entries (identity, persona, the config suppressor).
 pub const BUILT_IN_OWNER: &str = "prompt-host";
@@ -232,10 +233,19 @@ impl Registry {
 
     /// Stop notifying an observer.
     pub fn unsubscribe(&self, id: ObserverId) {
-        self.observers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|(observer, _)| *observer != id);
+        let removed: Vec<(ObserverId, Observer)> = {
+            let mut observers = self
+                .observers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let (gone, kept) = std::mem::take(&mut *observers)
+                .into_iter()
+                .partition(|(observer, _)| *observer == id);
+            *observers = kept;
+            gone
+        };
+        // Dropped with no lock held: an observer may own a fiber.
+        drop(removed);
     }
 
     /// Assemble for `scope` (SPEC §3) on a snapshot of the registry, on the calling thread.
@@ -294,6 +304,11 @@ impl Registry {
         precheck(&registration)?;
         let id = {
             let mut inner = self.write();
+            // A refused registration is dropped after the guard (it is a parameter), never
+            // under the lock: its provider may own the last handle to a fiber.
+            if let Some(error) = duplicate_of(&inner.state, scope.map(|s| &**s), &registration) {
+                return Err(error);
+            }
             let id = EntryId(inner.next_entry);
             let meta = Meta {
                 id,
@@ -302,7 +317,7 @@ impl Registry {
                 scope: scope.cloned(),
             };
             let listener = matches!(registration, Registration::Listener(..));
-            insert(Arc::make_mut(&mut inner.state), meta, registration)?;
+            insert(Arc::make_mut(&mut inner.state), meta, registration);
             inner.next_entry += 1;
             if fiber != BUILT_IN_FIBER {
                 inner.index.insert(
@@ -323,6 +338,8 @@ impl Registry {
     /// Remove every indexed entry matching `pred`, in registration order, then notify once
     /// per removed entry.
     pub(crate) fn remove_where(&self, pred: impl Fn(&LocationView<'_>) -> bool) -> usize {
+        // Removed entries are dropped only after the lock is released (see `Removed`).
+        let mut graveyard: Vec<Removed> = Vec::new();
         let removed = {
             let mut inner = self.write();
             let doomed: Vec<(EntryId, Location)> = inner
@@ -342,17 +359,19 @@ impl Registry {
             }
             let state = Arc::make_mut(&mut inner.state);
             for (id, loc) in &doomed {
-                if loc.listener {
-                    state.remove_listener(*id);
+                let entry = if loc.listener {
+                    state.remove_listener(*id)
                 } else {
-                    state.remove_from_layer(loc.scope.as_ref(), *id);
-                }
+                    state.remove_from_layer(loc.scope.as_ref(), *id)
+                };
+                graveyard.extend(entry);
             }
             for (id, _) in &doomed {
                 inner.index.remove(id);
             }
             doomed.len()
         };
+        drop(graveyard);
         self.notify(removed);
         removed
     }
@@ -379,105 +398,6 @@ pub(crate) struct LocationView<'a> {
     pub id: EntryId,
     pub fiber: FiberId,
     pub scope: Option<&'a str>,
-}
-
-/// Checks that need no layer: finite orders and variable names (SPEC §2.1 check order).
-fn precheck(registration: &Registration) -> Result<(), RegisterError> {
-    match registration {
-        Registration::Section(def) | Registration::Context(def) if !def.order.is_finite() => {
-            Err(RegisterError::NonFiniteOrder {
-                kind: if matches!(registration, Registration::Section(_)) {
-                    EntryKind::Section
-                } else {
-                    EntryKind::Context
-                },
-                name: def.name.clone(),
-            })
-        }
-        Registration::Variable(name, _) if !is_variable_name(name) => {
-            Err(RegisterError::InvalidVariableName(name.clone()))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Insert into `meta.scope`'s layer (or the listener list), refusing a duplicate name.
-fn insert(state: &mut State, meta: Meta, registration: Registration) -> Result<(), RegisterError> {
-    let scoped = meta.scope.is_some();
-    let existing = state.layer(meta.scope.as_deref());
-    let duplicate = |kind: EntryKind, name: &str| RegisterError::Duplicate {
-        kind,
-        name: name.to_string(),
-        scoped,
-    };
-    match registration {
-        Registration::Section(def) => {
-            if existing.is_some_and(|l| l.sections.iter().any(|e| *e.name == *def.name)) {
-                return Err(duplicate(EntryKind::Section, &def.name));
-            }
-            let entry = text_entry(meta, def, true);
-            let layer = state.layer_mut(entry.meta.scope.clone().as_ref());
-            layer.sections.push(Arc::new(entry));
-        }
-        Registration::Context(def) => {
-            if existing.is_some_and(|l| l.contexts.iter().any(|e| *e.name == *def.name)) {
-                return Err(duplicate(EntryKind::Context, &def.name));
-            }
-            let entry = text_entry(meta, def, false);
-            let layer = state.layer_mut(entry.meta.scope.clone().as_ref());
-            layer.contexts.push(Arc::new(entry));
-        }
-        Registration::Variable(name, provider) => {
-            if existing.is_some_and(|l| l.variables.iter().any(|e| *e.name == *name)) {
-                return Err(duplicate(EntryKind::Variable, &name));
-            }
-            let scope = meta.scope.clone();
-            state
-                .layer_mut(scope.as_ref())
-                .variables
-                .push(Arc::new(VariableEntry {
-                    meta,
-                    name: Arc::from(name),
-                    provider,
-                }));
-        }
-        Registration::Tools(source) => {
-            let scope = meta.scope.clone();
-            state
-                .layer_mut(scope.as_ref())
-                .tools
-                .push(Arc::new(ToolEntry { meta, source }));
-        }
-        Registration::Suppressor => {
-            let scope = meta.scope.clone();
-            state.layer_mut(scope.as_ref()).suppressors.push(meta);
-        }
-        Registration::Listener(listener, options) => {
-            let entry = Arc::new(ListenerEntry {
-                meta,
-                options,
-                listener,
-            });
-            let listeners = Arc::make_mut(&mut state.listeners);
-            if options.prepend {
-                listeners.insert(0, entry);
-            } else {
-                listeners.push(entry);
-            }
-        }
-    }
-    Ok(())
-}
-
-fn text_entry(meta: Meta, def: SectionDef, is_section: bool) -> TextEntry {
-    TextEntry {
-        meta,
-        name: Arc::from(def.name),
-        order: def.order,
-        text: def.text,
-        // Contexts ignore the flag (SPEC §1.1: only sections can be complete).
-        complete: is_section && def.complete,
-    }
 }
 
 #[cfg(test)]

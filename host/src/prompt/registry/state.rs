@@ -79,23 +79,31 @@ impl Layer {
             && self.suppressors.is_empty()
     }
 
-    /// Remove entry `id` from whichever table holds it; true when something was removed.
-    pub fn remove(&mut self, id: EntryId) -> bool {
-        fn take<T>(table: &mut Vec<T>, id: EntryId, meta: impl Fn(&T) -> &Meta) -> bool {
-            match table.iter().position(|e| meta(e).id == id) {
-                Some(index) => {
-                    table.remove(index);
-                    true
-                }
-                None => false,
-            }
+    /// Take entry `id` out of whichever table holds it.
+    pub fn remove(&mut self, id: EntryId) -> Option<Removed> {
+        fn take<T>(table: &mut Vec<T>, id: EntryId, meta: impl Fn(&T) -> &Meta) -> Option<T> {
+            let index = table.iter().position(|e| meta(e).id == id)?;
+            Some(table.remove(index))
         }
         take(&mut self.sections, id, |e| &e.meta)
-            || take(&mut self.contexts, id, |e| &e.meta)
-            || take(&mut self.variables, id, |e| &e.meta)
-            || take(&mut self.tools, id, |e| &e.meta)
-            || take(&mut self.suppressors, id, |m| m)
+            .or_else(|| take(&mut self.contexts, id, |e| &e.meta))
+            .map(Removed::Text)
+            .or_else(|| take(&mut self.variables, id, |e| &e.meta).map(Removed::Variable))
+            .or_else(|| take(&mut self.tools, id, |e| &e.meta).map(Removed::Tool))
+            .or_else(|| take(&mut self.suppressors, id, |m| m).map(Removed::Suppressor))
     }
+}
+
+/// An entry taken out of the state. The registry drops these only after releasing its
+/// lock: a provider may own the last handle to a `Fiber`, whose drop disposes through the
+/// registry again.
+#[allow(dead_code)] // Held only to control when the entry is dropped.
+pub(crate) enum Removed {
+    Text(Arc<TextEntry>),
+    Variable(Arc<VariableEntry>),
+    Tool(Arc<ToolEntry>),
+    Suppressor(Meta),
+    Listener(Arc<ListenerEntry>),
 }
 
 /// Everything an assembly reads.
@@ -158,11 +166,9 @@ impl State {
         }
     }
 
-    /// Remove entry `id` from `scope`'s layer, deleting a scoped layer left empty.
-    pub fn remove_from_layer(&mut self, scope: Option<&Arc<str>>, id: EntryId) -> bool {
-        if self.layer(scope.map(|s| &**s)).is_none() {
-            return false;
-        }
+    /// Take entry `id` out of `scope`'s layer, deleting a scoped layer left empty.
+    pub fn remove_from_layer(&mut self, scope: Option<&Arc<str>>, id: EntryId) -> Option<Removed> {
+        self.layer(scope.map(|s| &**s))?;
         let layer = self.layer_mut(scope);
         let removed = layer.remove(id);
         let now_empty = layer.is_empty();
@@ -172,14 +178,11 @@ impl State {
         removed
     }
 
-    /// Remove listener `id`.
-    pub fn remove_listener(&mut self, id: EntryId) -> bool {
-        match self.listeners.iter().position(|l| l.meta.id == id) {
-            Some(index) => {
-                Arc::make_mut(&mut self.listeners).remove(index);
-                true
-            }
-            None => false,
-        }
+    /// Take listener `id` out of the listener list.
+    pub fn remove_listener(&mut self, id: EntryId) -> Option<Removed> {
+        let index = self.listeners.iter().position(|l| l.meta.id == id)?;
+        Some(Removed::Listener(
+            Arc::make_mut(&mut self.listeners).remove(index),
+        ))
     }
 }
