@@ -1,0 +1,354 @@
+//! The `assembly` resource a listener receives, and the `on-assemble` call around it.
+//!
+//! The core's `Assembly` is moved into the store data for the call (no copy); the resource
+//! handle designates it and its methods read and edit it in place. `next()` moves it out
+//! again, runs the rest of the chain through the core's `Next`, and puts it back. The time
+//! spent in `next()` (inner listeners, each under its own deadline) is added to this call's
+//! deadline, so an outer listener is charged only for its own work.
+
+use std::time::Instant;
+
+use wasmtime::component::Resource;
+
+use super::bindings::plugin::prompt_host::plugin::assembly as wit;
+use super::bindings::plugin::prompt_host::plugin::types::{NamedText, PluginError, ToolSchema};
+use super::convert;
+use super::instance::CallFailure;
+use super::plugin::PluginCell;
+use super::providers::ListenerFailure;
+use super::state::{HostState, ListenerFrame};
+use super::AssemblyHandle;
+use crate::prompt::{AssembleContext, Assembly, Next, ProviderErrorKind};
+
+/// Run one `on-assemble` call of `cell`'s listener `key` on `assembly`.
+pub(crate) fn run_listener(
+    cell: &PluginCell,
+    key: &str,
+    assembly: &mut Assembly,
+    ctx: &AssembleContext,
+    next: &mut Next,
+) -> Result<(), ListenerFailure> {
+    let wctx = convert::context(ctx);
+    let timeout = cell.limits.call_timeout();
+    let snapshot_after_next = cell.skips();
+    let mut frame_in = Some(ListenerFrame {
+        assembly: std::mem::take(assembly),
+        next: std::mem::replace(next, Next::done()),
+        inner_error: None,
+        after_next: None,
+        snapshot_after_next,
+    });
+    let mut frame_out = None;
+    let result = cell.with_instance("on-assemble", |inst| {
+        let state = inst.store.data_mut();
+        state.frame = frame_in.take();
+        let handle = state
+            .table
+            .push(AssemblyHandle::new())
+            .map_err(|e| CallFailure {
+                kind: ProviderErrorKind::Limit,
+                message: format!("resource table: {e}"),
+            })?;
+        let borrowed = Resource::<AssemblyHandle>::new_borrow(handle.rep());
+        let result = inst.call(
+            timeout,
+            |b, s| b.on_assemble(s, key, borrowed, &wctx),
+            |_| 0,
+        );
+        let state = inst.store.data_mut();
+        let _ = state.table.delete(handle);
+        frame_out = state.frame.take();
+        result
+    });
+    // Hand the assembly and the continuation back to the core, whatever happened.
+    let (inner_error, after_next) = match frame_out.or(frame_in) {
+        Some(frame) => {
+            *assembly = frame.assembly;
+            *next = frame.next;
+            (frame.inner_error, frame.after_next)
+        }
+        None => (None, None),
+    };
+    if let Some(e) = inner_error {
+        return Err(ListenerFailure::Inner(e));
+    }
+    result.map_err(|error| ListenerFailure::Own { error, after_next })
+}
+
+impl HostState {
+    fn frame(&mut self, h: &Resource<AssemblyHandle>) -> wasmtime::Result<&mut ListenerFrame> {
+        self.table.get(h)?;
+        self.frame
+            .as_mut()
+            .ok_or_else(|| wasmtime::Error::msg("assembly handle used outside on-assemble"))
+    }
+
+    fn asm(&mut self, h: &Resource<AssemblyHandle>) -> wasmtime::Result<&mut Assembly> {
+        Ok(&mut self.frame(h)?.assembly)
+    }
+}
+
+fn remove_all(list: &mut Vec<crate::prompt::NamedText>, name: &str) -> u32 {
+    let before = list.len();
+    list.retain(|t| t.name != name);
+    u32::try_from(before - list.len()).unwrap_or(u32::MAX)
+}
+
+impl wit::HostAssembly for HostState {
+    fn section_names(&mut self, h: Resource<AssemblyHandle>) -> wasmtime::Result<Vec<String>> {
+        Ok(self
+            .asm(&h)?
+            .sections
+            .iter()
+            .map(|s| s.name.clone())
+            .collect())
+    }
+
+    fn section(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        name: String,
+    ) -> wasmtime::Result<Option<String>> {
+        Ok(self
+            .asm(&h)?
+            .sections
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.text.clone()))
+    }
+
+    fn set_section(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        name: String,
+        text: String,
+    ) -> wasmtime::Result<bool> {
+        self.charge(text.len(), "assembly edit")?;
+        Ok(
+            match self.asm(&h)?.sections.iter_mut().find(|s| s.name == name) {
+                Some(s) => {
+                    s.text = text;
+                    true
+                }
+                None => false,
+            },
+        )
+    }
+
+    fn insert_section(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        index: u32,
+        section: NamedText,
+    ) -> wasmtime::Result<()> {
+        self.charge(section.name.len() + section.text.len(), "assembly edit")?;
+        let sections = &mut self.asm(&h)?.sections;
+        let at = usize::try_from(index)
+            .unwrap_or(usize::MAX)
+            .min(sections.len());
+        sections.insert(at, convert::named_text(section));
+        Ok(())
+    }
+
+    fn push_section(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        section: NamedText,
+    ) -> wasmtime::Result<()> {
+        self.charge(section.name.len() + section.text.len(), "assembly edit")?;
+        self.asm(&h)?.sections.push(convert::named_text(section));
+        Ok(())
+    }
+
+    fn remove_section(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        name: String,
+    ) -> wasmtime::Result<u32> {
+        Ok(remove_all(&mut self.asm(&h)?.sections, &name))
+    }
+
+    fn sections(&mut self, h: Resource<AssemblyHandle>) -> wasmtime::Result<Vec<NamedText>> {
+        Ok(self
+            .asm(&h)?
+            .sections
+            .iter()
+            .map(convert::wit_named_text)
+            .collect())
+    }
+
+    fn set_sections(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        sections: Vec<NamedText>,
+    ) -> wasmtime::Result<()> {
+        let bytes = sections.iter().map(|s| s.name.len() + s.text.len()).sum();
+        self.charge(bytes, "assembly edit")?;
+        self.asm(&h)?.sections = sections.into_iter().map(convert::named_text).collect();
+        Ok(())
+    }
+
+    fn context_names(&mut self, h: Resource<AssemblyHandle>) -> wasmtime::Result<Vec<String>> {
+        Ok(self
+            .asm(&h)?
+            .contexts
+            .iter()
+            .map(|s| s.name.clone())
+            .collect())
+    }
+
+    fn context(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        name: String,
+    ) -> wasmtime::Result<Option<String>> {
+        Ok(self
+            .asm(&h)?
+            .contexts
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.text.clone()))
+    }
+
+    fn set_context(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        name: String,
+        text: String,
+    ) -> wasmtime::Result<bool> {
+        self.charge(text.len(), "assembly edit")?;
+        Ok(
+            match self.asm(&h)?.contexts.iter_mut().find(|s| s.name == name) {
+                Some(s) => {
+                    s.text = text;
+                    true
+                }
+                None => false,
+            },
+        )
+    }
+
+    fn push_context(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        context: NamedText,
+    ) -> wasmtime::Result<()> {
+        self.charge(context.name.len() + context.text.len(), "assembly edit")?;
+        self.asm(&h)?.contexts.push(convert::named_text(context));
+        Ok(())
+    }
+
+    fn remove_context(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        name: String,
+    ) -> wasmtime::Result<u32> {
+        Ok(remove_all(&mut self.asm(&h)?.contexts, &name))
+    }
+
+    fn tool_names(&mut self, h: Resource<AssemblyHandle>) -> wasmtime::Result<Vec<String>> {
+        Ok(self.asm(&h)?.tools.iter().map(|t| t.name.clone()).collect())
+    }
+
+    fn tool(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        name: String,
+    ) -> wasmtime::Result<Option<ToolSchema>> {
+        Ok(self
+            .asm(&h)?
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .map(convert::wit_tool_schema))
+    }
+
+    fn push_tool(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        tool: ToolSchema,
+    ) -> wasmtime::Result<Result<(), PluginError>> {
+        self.charge(
+            tool.name.len() + tool.description.len() + tool.parameters.len(),
+            "assembly edit",
+        )?;
+        match convert::tool_schema(tool) {
+            Ok(tool) => {
+                self.asm(&h)?.tools.push(tool);
+                Ok(Ok(()))
+            }
+            Err(m) => Ok(Err(PluginError::InvalidInput(m))),
+        }
+    }
+
+    fn remove_tool(&mut self, h: Resource<AssemblyHandle>, name: String) -> wasmtime::Result<u32> {
+        let tools = &mut self.asm(&h)?.tools;
+        let before = tools.len();
+        tools.retain(|t| t.name != name);
+        Ok(u32::try_from(before - tools.len()).unwrap_or(u32::MAX))
+    }
+
+    fn variables(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+    ) -> wasmtime::Result<Vec<(String, Option<String>)>> {
+        Ok(self.asm(&h)?.variables.clone())
+    }
+
+    fn set_variable(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        name: String,
+        value: Option<String>,
+    ) -> wasmtime::Result<()> {
+        self.charge(
+            name.len() + value.as_ref().map_or(0, String::len),
+            "assembly edit",
+        )?;
+        self.asm(&h)?.set_variable(&name, value);
+        Ok(())
+    }
+
+    fn clear(&mut self, h: Resource<AssemblyHandle>) -> wasmtime::Result<()> {
+        *self.asm(&h)? = Assembly::default();
+        Ok(())
+    }
+
+    fn next(&mut self, h: Resource<AssemblyHandle>) -> wasmtime::Result<Result<(), PluginError>> {
+        let frame = self.frame(&h)?;
+        if frame.next.was_called() {
+            return Ok(Err(PluginError::InvalidInput(
+                "next() may be called only once per on-assemble call".into(),
+            )));
+        }
+        let mut assembly = std::mem::take(&mut frame.assembly);
+        let mut next = std::mem::replace(&mut frame.next, Next::done());
+        let started = Instant::now();
+        let result = next.run(&mut assembly);
+        // Inner listeners ran under their own deadlines; do not charge their time here.
+        let spent = started.elapsed();
+        self.deadline = self.deadline.map(|d| d + spent);
+        let frame = self.frame(&h)?;
+        frame.next = next;
+        if frame.snapshot_after_next {
+            frame.after_next = Some(Box::new(assembly.clone()));
+        }
+        frame.assembly = assembly;
+        Ok(match result {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let message = e.message.clone();
+                frame.inner_error = Some(e);
+                Err(PluginError::Failed(message))
+            }
+        })
+    }
+
+    fn drop(&mut self, rep: Resource<AssemblyHandle>) -> wasmtime::Result<()> {
+        // Only host-owned handles exist; a guest never owns one. Deleting twice is harmless.
+        let _ = self.table.delete(rep);
+        Ok(())
+    }
+}
+
+impl wit::Host for HostState {}

@@ -1,0 +1,278 @@
+//! The on-disk cache of compiled components.
+//!
+//! `Component::deserialize` runs native code from the bytes it is given, so only artifacts this
+//! host wrote itself may reach it. Every file carries a header — magic, the wasm's sha256, the
+//! engine fingerprint and an HMAC-SHA256 over all of it and the artifact, keyed by a random
+//! secret kept in the cache directory (mode 0600) — and is ignored (and replaced) unless the
+//! header verifies. The file name also carries the fingerprint, so a different wasmtime,
+//! target or configuration simply misses.
+
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::error::WasmError;
+
+const MAGIC: &[u8; 8] = b"PHCWASM\x01";
+const HEADER_LEN: usize = 8 + 32 + 32 + 32;
+const KEY_FILE: &str = "cache-key";
+
+/// The default cache directory: `$XDG_CACHE_HOME/prompt-host`, else `~/.cache/prompt-host`,
+/// else a directory under the system temp dir.
+pub fn default_cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join("prompt-host");
+    }
+    if let Some(home) = std::env::var_os("HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(home).join(".cache").join("prompt-host");
+    }
+    std::env::temp_dir().join("prompt-host-cache")
+}
+
+/// sha256 of `bytes`.
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+/// Lower-case hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Feeds `Hash` output into sha256, so the engine fingerprint is stable across processes
+/// (std's `DefaultHasher` is not promised to be).
+struct ShaHasher(Sha256);
+
+impl Hasher for ShaHasher {
+    fn finish(&self) -> u64 {
+        let d = self.0.clone().finalize();
+        u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+}
+
+/// A fingerprint of everything that makes compiled code compatible: wasmtime's own
+/// compatibility hash (target, flags, tunables, features, wasmtime version) plus this crate's
+/// version.
+pub(crate) fn engine_fingerprint(engine: &wasmtime::Engine) -> [u8; 32] {
+    let mut h = ShaHasher(Sha256::new());
+    engine.precompile_compatibility_hash().hash(&mut h);
+    env!("CARGO_PKG_VERSION").hash(&mut h);
+    h.0.finalize().into()
+}
+
+fn hmac_sha256(key: &[u8; 32], parts: &[&[u8]]) -> [u8; 32] {
+    let mut ipad = [0x36u8; 64];
+    let mut opad = [0x5cu8; 64];
+    for (i, k) in key.iter().enumerate() {
+        ipad[i] ^= k;
+        opad[i] ^= k;
+    }
+    let mut inner = Sha256::new();
+    inner.update(ipad);
+    for p in parts {
+        inner.update(p);
+    }
+    let mut outer = Sha256::new();
+    outer.update(opad);
+    outer.update(inner.finalize());
+    outer.finalize().into()
+}
+
+/// The compiled-code cache directory of one runtime.
+#[derive(Debug)]
+pub(crate) struct DiskCache {
+    dir: PathBuf,
+    key: [u8; 32],
+    fingerprint: [u8; 32],
+}
+
+impl DiskCache {
+    /// Open (creating if needed) the cache at `dir` for code compiled by `engine`.
+    pub(crate) fn open(dir: &Path, engine: &wasmtime::Engine) -> Result<Self, WasmError> {
+        let err = |message: String| WasmError::Cache {
+            path: dir.to_path_buf(),
+            message,
+        };
+        fs::create_dir_all(dir).map_err(|e| err(format!("cannot create: {e}")))?;
+        let key = load_or_create_key(&dir.join(KEY_FILE)).map_err(|e| err(e.to_string()))?;
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            key,
+            fingerprint: engine_fingerprint(engine),
+        })
+    }
+
+    /// Where the artifact of the wasm with digest `wasm_sha` lives.
+    pub(crate) fn path_for(&self, wasm_sha: &[u8; 32]) -> PathBuf {
+        let fp = hex(&self.fingerprint);
+        self.dir
+            .join(format!("{}-{}.cwasm", hex(wasm_sha), &fp[..16]))
+    }
+
+    /// The verified artifact for `wasm_sha`, or `None` (missing, foreign or corrupt files are
+    /// removed so the next store replaces them).
+    pub(crate) fn load(&self, wasm_sha: &[u8; 32]) -> Option<Vec<u8>> {
+        let path = self.path_for(wasm_sha);
+        let mut bytes = fs::read(&path).ok()?;
+        if !self.verify(wasm_sha, &bytes) {
+            log::warn!(
+                "compiled-code cache: ignoring {} (header does not verify)",
+                path.display()
+            );
+            let _ = fs::remove_file(&path);
+            return None;
+        }
+        bytes.drain(..HEADER_LEN);
+        Some(bytes)
+    }
+
+    fn verify(&self, wasm_sha: &[u8; 32], bytes: &[u8]) -> bool {
+        if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
+            return false;
+        }
+        let (sha, rest) = bytes[8..].split_at(32);
+        let (fp, rest) = rest.split_at(32);
+        let (tag, artifact) = rest.split_at(32);
+        if sha != wasm_sha || fp != self.fingerprint {
+            return false;
+        }
+        let expected = hmac_sha256(&self.key, &[MAGIC, sha, fp, artifact]);
+        // Not secret-dependent timing in any way that matters here, but cheap to do right.
+        expected
+            .iter()
+            .zip(tag)
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+    }
+
+    /// Store `artifact` for `wasm_sha`, atomically (temp file + rename).
+    pub(crate) fn store(&self, wasm_sha: &[u8; 32], artifact: &[u8]) -> std::io::Result<()> {
+        let tag = hmac_sha256(&self.key, &[MAGIC, wasm_sha, &self.fingerprint, artifact]);
+        let path = self.path_for(wasm_sha);
+        let tmp = self.dir.join(format!(
+            ".{}.{}.tmp",
+            hex(&wasm_sha[..8]),
+            std::process::id()
+        ));
+        {
+            let mut f = fs::File::create(&tmp)?;
+            f.write_all(MAGIC)?;
+            f.write_all(wasm_sha)?;
+            f.write_all(&self.fingerprint)?;
+            f.write_all(&tag)?;
+            f.write_all(artifact)?;
+            f.sync_all()?;
+        }
+        fs::rename(&tmp, &path)
+    }
+}
+
+fn load_or_create_key(path: &Path) -> std::io::Result<[u8; 32]> {
+    if let Ok(bytes) = fs::read(path) {
+        if let Ok(key) = <[u8; 32]>::try_from(bytes.as_slice()) {
+            return Ok(key);
+        }
+    }
+    let key = random_key();
+    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+    {
+        let mut opts = fs::OpenOptions::new();
+        opts.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(0o600);
+        }
+        let mut f = opts.open(&tmp)?;
+        f.write_all(&key)?;
+        f.sync_all()?;
+    }
+    // Two processes racing here: whichever rename lands last wins; re-read so both agree
+    // (the loser's artifacts then fail to verify once and are rebuilt).
+    fs::rename(&tmp, path)?;
+    let bytes = fs::read(path)?;
+    <[u8; 32]>::try_from(bytes.as_slice())
+        .map_err(|_| std::io::Error::other("cache key file has the wrong length"))
+}
+
+fn random_key() -> [u8; 32] {
+    let mut key = [0u8; 32];
+    if let Ok(mut f) = fs::File::open("/dev/urandom") {
+        use std::io::Read;
+        if f.read_exact(&mut key).is_ok() {
+            return key;
+        }
+    }
+    // No OS randomness: derive from what differs between runs; still keyed per directory.
+    let mut h = Sha256::new();
+    h.update(format!(
+        "{:?}{}{:p}",
+        std::time::SystemTime::now(),
+        std::process::id(),
+        &key
+    ));
+    h.finalize().into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine() -> wasmtime::Engine {
+        wasmtime::Engine::default()
+    }
+
+    #[test]
+    fn round_trip_and_tamper() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = DiskCache::open(dir.path(), &engine()).unwrap();
+        let sha = sha256(b"wasm");
+        assert!(cache.load(&sha).is_none());
+        cache.store(&sha, b"artifact").unwrap();
+        assert_eq!(cache.load(&sha).unwrap(), b"artifact");
+
+        // A second handle on the same directory (another process) reads the same key.
+        let again = DiskCache::open(dir.path(), &engine()).unwrap();
+        assert_eq!(again.load(&sha).unwrap(), b"artifact");
+
+        // Flip one artifact byte: refused and removed.
+        let path = cache.path_for(&sha);
+        let mut bytes = fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        fs::write(&path, &bytes).unwrap();
+        assert!(cache.load(&sha).is_none());
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn foreign_key_refused() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let ca = DiskCache::open(a.path(), &engine()).unwrap();
+        let cb = DiskCache::open(b.path(), &engine()).unwrap();
+        let sha = sha256(b"x");
+        ca.store(&sha, b"code").unwrap();
+        // Copy a's file into b: b's key differs, so it must not verify.
+        fs::copy(ca.path_for(&sha), cb.path_for(&sha)).unwrap();
+        assert!(cb.load(&sha).is_none());
+    }
+
+    #[test]
+    fn hmac_known_vector() {
+        // RFC 4231 is for arbitrary key lengths; check the construction against a 32-byte key
+        // computed independently (python: hmac.new(bytes(range(32)), b"abc", sha256)).
+        let key: [u8; 32] = std::array::from_fn(|i| i as u8);
+        assert_eq!(
+            hex(&hmac_sha256(&key, &[b"a", b"bc"])),
+            "f0133729c4163dede81e21cd47839256da58171238c8a0d874397c73b14e1e47"
+        );
+    }
+}

@@ -1,0 +1,74 @@
+//! `check`: validate a component and report what it declares, without touching any registry.
+
+use serde::Serialize;
+
+use super::error::WasmError;
+use super::limits::PluginOptions;
+use super::plugin::PluginCell;
+use super::registry_host::Declaration;
+use super::runtime::{WasmRuntime, World};
+
+/// What `check` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct PluginReport {
+    /// The world the component implements.
+    pub world: World,
+    /// Lower-case hex sha256 of the file (the value for a `sha256` pin).
+    pub sha256: String,
+    /// Size of the file in bytes.
+    pub wasm_bytes: usize,
+    /// What `init` declared with the given config, in declaration order.
+    pub declarations: Vec<Declaration>,
+    /// Why `init` failed with the given config, if it did (the component itself is valid;
+    /// many plugins need a config).
+    pub init_error: Option<String>,
+}
+
+impl PluginReport {
+    /// The declared section names.
+    pub fn section_names(&self) -> Vec<&str> {
+        self.declarations
+            .iter()
+            .filter_map(|d| match d {
+                Declaration::Section { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+impl WasmRuntime {
+    /// Validate `wasm` (a component of world `plugin` or `instruction-provider` at
+    /// prompt-host:plugin@0.1.0) and run its `init` with `{}` in isolation to list what it
+    /// declares.
+    pub fn check(&self, wasm: &[u8]) -> Result<PluginReport, WasmError> {
+        self.check_with_config(wasm, &serde_json::json!({}))
+    }
+
+    /// [`WasmRuntime::check`] with a given config.
+    pub fn check_with_config(
+        &self,
+        wasm: &[u8],
+        config: &serde_json::Value,
+    ) -> Result<PluginReport, WasmError> {
+        let compiled = self.prepare("check", wasm)?;
+        let world = compiled.world;
+        let sha256 = compiled.sha256.clone();
+        let (declarations, init_error) = match PluginCell::probe(
+            self.inner().clone(),
+            compiled,
+            config.to_string(),
+            PluginOptions::default(),
+        ) {
+            Ok(d) => (d, None),
+            Err(f) => (Vec::new(), Some(f.message)),
+        };
+        Ok(PluginReport {
+            world,
+            sha256,
+            wasm_bytes: wasm.len(),
+            declarations,
+            init_error,
+        })
+    }
+}

@@ -1,0 +1,95 @@
+//! Conversions between the WIT records and the core's types. Tool parameters cross the
+//! boundary as JSON text and must parse to a JSON object.
+
+use super::bindings::plugin::prompt_host::plugin::types as wit;
+use crate::prompt::{AssembleContext, NamedText, ToolSchema, ToolSet};
+
+/// The core context as the WIT record.
+pub(crate) fn context(ctx: &AssembleContext) -> wit::AssembleContext {
+    wit::AssembleContext {
+        scope_chain: ctx.scope_chain.iter().map(|s| s.to_string()).collect(),
+        facts: ctx.facts.clone(),
+    }
+}
+
+/// A WIT named text as the core's.
+pub(crate) fn named_text(t: wit::NamedText) -> NamedText {
+    NamedText {
+        name: t.name,
+        text: t.text,
+    }
+}
+
+/// A core named text as the WIT record.
+pub(crate) fn wit_named_text(t: &NamedText) -> wit::NamedText {
+    wit::NamedText {
+        name: t.name.clone(),
+        text: t.text.clone(),
+    }
+}
+
+/// Parse a tool's parameters: JSON text of an object.
+pub(crate) fn parameters(tool: &str, text: &str) -> Result<serde_json::Value, String> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v @ serde_json::Value::Object(_)) => Ok(v),
+        Ok(_) => Err(format!("tool \"{tool}\": parameters must be a JSON object")),
+        Err(e) => Err(format!(
+            "tool \"{tool}\": parameters are not valid JSON: {e}"
+        )),
+    }
+}
+
+/// A WIT tool schema as the core's.
+pub(crate) fn tool_schema(t: wit::ToolSchema) -> Result<ToolSchema, String> {
+    let parameters = parameters(&t.name, &t.parameters)?;
+    Ok(ToolSchema {
+        name: t.name,
+        description: t.description,
+        parameters,
+    })
+}
+
+/// A core tool schema as the WIT record.
+pub(crate) fn wit_tool_schema(t: &ToolSchema) -> wit::ToolSchema {
+    wit::ToolSchema {
+        name: t.name.clone(),
+        description: t.description.clone(),
+        parameters: t.parameters.to_string(),
+    }
+}
+
+/// A WIT tool set as the core's.
+pub(crate) fn tool_set(set: wit::ToolSet) -> Result<ToolSet, String> {
+    Ok(ToolSet {
+        schemas: set
+            .schemas
+            .into_iter()
+            .map(tool_schema)
+            .collect::<Result<_, _>>()?,
+        known_names: set.known_names,
+    })
+}
+
+/// The bytes a tool set carries (names, descriptions, parameters, known names).
+pub(crate) fn tool_set_bytes(set: &wit::ToolSet) -> usize {
+    set.schemas
+        .iter()
+        .map(|s| s.name.len() + s.description.len() + s.parameters.len())
+        .sum::<usize>()
+        + set
+            .known_names
+            .as_ref()
+            .map_or(0, |n| n.iter().map(String::len).sum())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_must_be_objects() {
+        assert!(parameters("t", "{\"type\":\"object\"}").is_ok());
+        assert!(parameters("t", "[]").unwrap_err().contains("JSON object"));
+        assert!(parameters("t", "{").unwrap_err().contains("not valid JSON"));
+    }
+}

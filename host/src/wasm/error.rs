@@ -1,0 +1,126 @@
+//! Errors of the Wasm runtime: loading, validating, instantiating and initialising plugins.
+//! Each variant carries enough context (plugin, path, scope, export) to be shown alone.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// A failure to load, check or initialise a Wasm plugin.
+#[derive(Debug, Error)]
+pub enum WasmError {
+    /// The plugin file could not be read.
+    #[error("plugin \"{plugin}\": cannot read {}: {source}", path.display())]
+    Read {
+        /// Plugin name.
+        plugin: String,
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The bytes are not a WebAssembly component (empty, another format, or a core module).
+    #[error("plugin \"{plugin}\": not a WebAssembly component: {reason}")]
+    NotAComponent {
+        /// Plugin name.
+        plugin: String,
+        /// What was found instead.
+        reason: String,
+    },
+    /// The component is truncated or malformed.
+    #[error("plugin \"{plugin}\": invalid component: {reason}")]
+    Invalid {
+        /// Plugin name.
+        plugin: String,
+        /// The validator's message.
+        reason: String,
+    },
+    /// The component targets `prompt-host:plugin` at another version.
+    #[error("plugin \"{plugin}\": built against WIT {found}, this host implements prompt-host:plugin@0.1.0")]
+    WitVersion {
+        /// Plugin name.
+        plugin: String,
+        /// The interface name with the version the component uses.
+        found: String,
+    },
+    /// The component does not implement the `plugin` or `instruction-provider` world.
+    #[error("plugin \"{plugin}\": does not implement world `plugin` or `instruction-provider` of prompt-host:plugin@0.1.0: {reason}")]
+    WrongWorld {
+        /// Plugin name.
+        plugin: String,
+        /// What is missing or extra.
+        reason: String,
+    },
+    /// An `sha256` pin does not match the file.
+    #[error("plugin \"{plugin}\": sha256 mismatch: expected {expected}, file has {actual}")]
+    PinMismatch {
+        /// Plugin name.
+        plugin: String,
+        /// The configured pin.
+        expected: String,
+        /// The file's digest.
+        actual: String,
+    },
+    /// Compiling, instantiating or another engine operation failed.
+    #[error("plugin \"{plugin}\"{}: {message}", scope_suffix(scope.as_deref()))]
+    Engine {
+        /// Plugin name.
+        plugin: String,
+        /// The scope the instance was for, if any.
+        scope: Option<String>,
+        /// The engine's message.
+        message: String,
+    },
+    /// A call into the plugin (`init`, `publish`) failed: trap, deadline, limit or `err`.
+    #[error("plugin \"{plugin}\" export \"{export}\" ({}): {message}", scope_label(scope.as_deref()))]
+    Call {
+        /// Plugin name.
+        plugin: String,
+        /// The export called.
+        export: String,
+        /// The scope, if any.
+        scope: Option<String>,
+        /// What happened.
+        message: String,
+    },
+    /// A declaration the plugin made was refused when committed (publish generations).
+    #[error("plugin \"{plugin}\" ({}): {message}", scope_label(scope.as_deref()))]
+    Register {
+        /// Plugin name.
+        plugin: String,
+        /// The scope, if any.
+        scope: Option<String>,
+        /// The registry's message.
+        message: String,
+    },
+    /// The plugin does not export what the operation needs (e.g. `publish`).
+    #[error("plugin \"{plugin}\": {message}")]
+    Unsupported {
+        /// Plugin name.
+        plugin: String,
+        /// What is missing.
+        message: String,
+    },
+    /// The compiled-code cache directory could not be used.
+    #[error("compiled-code cache {}: {message}", path.display())]
+    Cache {
+        /// The cache directory or file.
+        path: PathBuf,
+        /// What failed.
+        message: String,
+    },
+}
+
+/// `scope agent:1` or `global`, as used in every plugin error message.
+pub(crate) fn scope_label(scope: Option<&str>) -> String {
+    match scope {
+        Some(s) => format!("scope {s}"),
+        None => "global".to_string(),
+    }
+}
+
+fn scope_suffix(scope: Option<&str>) -> String {
+    match scope {
+        Some(s) => format!(" (scope {s})"),
+        None => String::new(),
+    }
+}

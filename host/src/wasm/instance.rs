@@ -1,0 +1,302 @@
+//! One instantiated plugin: its `Store` and export bindings, and the single place where a
+//! call into Wasm runs — under a wall-clock deadline, fuel and the output budget — and where
+//! a failure is classified (trap, timeout, limit, `err` result).
+
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use wasmtime::{Store, Trap, UpdateDeadline};
+
+use super::bindings::instruction_provider::InstructionProvider;
+use super::bindings::plugin::prompt_host::plugin::types::{AssembleContext, PluginError, ToolSet};
+use super::bindings::plugin::Plugin;
+use super::limits::Limits;
+use super::plugin::PluginCell;
+use super::runtime::{Compiled, Pre, RuntimeInner};
+use super::state::{HostState, Ident};
+use super::AssemblyHandle;
+use crate::prompt::{ProviderError, ProviderErrorKind};
+use wasmtime::component::Resource;
+
+/// The export bindings of one instance, by world.
+pub(crate) enum Bindings {
+    Plugin(Plugin),
+    Instructions(InstructionProvider),
+}
+
+/// Call the same `contributor` export whatever the world (bindgen gives each world its own
+/// export struct, with identical signatures).
+macro_rules! contributor {
+    ($self:expr, |$g:ident| $call:expr) => {
+        match $self {
+            Bindings::Plugin(p) => {
+                let $g = p.prompt_host_plugin_contributor();
+                $call
+            }
+            Bindings::Instructions(p) => {
+                let $g = p.prompt_host_plugin_contributor();
+                $call
+            }
+        }
+    };
+}
+
+type Wr<T> = wasmtime::Result<Result<T, PluginError>>;
+
+impl Bindings {
+    pub(crate) fn init(&self, s: &mut Store<HostState>, config: &str) -> Wr<()> {
+        contributor!(self, |g| g.call_init(s, config))
+    }
+
+    pub(crate) fn section_text(
+        &self,
+        s: &mut Store<HostState>,
+        name: &str,
+        ctx: &AssembleContext,
+    ) -> Wr<String> {
+        contributor!(self, |g| g.call_section_text(s, name, ctx))
+    }
+
+    pub(crate) fn context_text(
+        &self,
+        s: &mut Store<HostState>,
+        name: &str,
+        ctx: &AssembleContext,
+    ) -> Wr<String> {
+        contributor!(self, |g| g.call_context_text(s, name, ctx))
+    }
+
+    pub(crate) fn variable(
+        &self,
+        s: &mut Store<HostState>,
+        name: &str,
+        ctx: &AssembleContext,
+    ) -> Wr<Option<String>> {
+        contributor!(self, |g| g.call_variable(s, name, ctx))
+    }
+
+    pub(crate) fn tools(
+        &self,
+        s: &mut Store<HostState>,
+        key: &str,
+        ctx: &AssembleContext,
+    ) -> Wr<ToolSet> {
+        contributor!(self, |g| g.call_tools(s, key, ctx))
+    }
+
+    pub(crate) fn on_assemble(
+        &self,
+        s: &mut Store<HostState>,
+        key: &str,
+        handle: Resource<AssemblyHandle>,
+        ctx: &AssembleContext,
+    ) -> Wr<()> {
+        contributor!(self, |g| g.call_on_assemble(s, key, handle, ctx))
+    }
+}
+
+/// A failed call, classified.
+#[derive(Debug, Clone)]
+pub(crate) struct CallFailure {
+    pub(crate) kind: ProviderErrorKind,
+    pub(crate) message: String,
+}
+
+impl CallFailure {
+    /// Whether the instance must not be entered again (anything but an `err` result).
+    pub(crate) fn poisons(&self) -> bool {
+        !matches!(
+            self.kind,
+            ProviderErrorKind::InvalidInput | ProviderErrorKind::Failed
+        )
+    }
+
+    /// As a provider error whose message names plugin, export and scope.
+    pub(crate) fn provider_error(&self, ident: &Ident, export: &str) -> ProviderError {
+        ProviderError::new(
+            self.kind.clone(),
+            format!(
+                "plugin \"{}\" export \"{export}\" ({}): {}",
+                ident.plugin,
+                ident.scope_label(),
+                self.message
+            ),
+        )
+    }
+}
+
+/// The `err` case of a WIT result, classified.
+pub(crate) fn plugin_error(e: PluginError) -> CallFailure {
+    match e {
+        PluginError::InvalidInput(m) => CallFailure {
+            kind: ProviderErrorKind::InvalidInput,
+            message: format!("invalid input: {m}"),
+        },
+        PluginError::Failed(m) => CallFailure {
+            kind: ProviderErrorKind::Failed,
+            message: format!("failed: {m}"),
+        },
+    }
+}
+
+/// One live instance.
+pub(crate) struct Instance {
+    pub(crate) store: Store<HostState>,
+    pub(crate) bindings: Bindings,
+    fuel: Option<u64>,
+}
+
+impl Instance {
+    /// Instantiate `compiled` in a fresh store (from its `InstancePre`: no compilation).
+    pub(crate) fn new(
+        runtime: &RuntimeInner,
+        compiled: &Compiled,
+        ident: Ident,
+        limits: Arc<Limits>,
+        cell: Weak<PluginCell>,
+    ) -> Result<Self, CallFailure> {
+        let fuel = runtime.fuel.then(|| limits.fuel.unwrap_or(u64::MAX));
+        let init_timeout = limits.init_timeout();
+        let mut store = Store::new(&runtime.engine, HostState::new(ident, limits, cell));
+        store.limiter(|s| &mut s.limiter);
+        store.epoch_deadline_callback(|mut ctx| {
+            let state = ctx.data_mut();
+            match state.deadline {
+                Some(deadline) if Instant::now() >= deadline => {
+                    state.timed_out = true;
+                    Ok(UpdateDeadline::Interrupt)
+                }
+                // Re-check on the next tick: the deadline is wall-clock, the epoch only
+                // tells us when to look.
+                _ => Ok(UpdateDeadline::Continue(1)),
+            }
+        });
+        if let Some(fuel) = fuel {
+            store.set_fuel(fuel).map_err(|e| failure(&mut store, &e))?;
+        }
+        // Instantiation may run start functions: give it the init deadline.
+        store.data_mut().deadline = Some(Instant::now() + init_timeout);
+        store.data_mut().timeout = init_timeout;
+        store.set_epoch_deadline(1);
+        let bindings = match &compiled.pre {
+            Pre::Plugin(pre) => pre.instantiate(&mut store).map(Bindings::Plugin),
+            Pre::Instructions(pre) => pre.instantiate(&mut store).map(Bindings::Instructions),
+        }
+        .map_err(|e| failure(&mut store, &e))?;
+        store.data_mut().deadline = None;
+        Ok(Self {
+            store,
+            bindings,
+            fuel,
+        })
+    }
+
+    /// Run `f` (one export call) under `timeout`, fuel and the output budget. `size` measures
+    /// the lifted result against `max_output_bytes`.
+    pub(crate) fn call<T>(
+        &mut self,
+        timeout: Duration,
+        f: impl FnOnce(&Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<T, PluginError>>,
+        size: impl FnOnce(&T) -> usize,
+    ) -> Result<T, CallFailure> {
+        {
+            let state = self.store.data_mut();
+            state.deadline = Some(Instant::now() + timeout);
+            state.timeout = timeout;
+            state.timed_out = false;
+            state.call_bytes = 0;
+            state.over_budget = None;
+            state.limiter.hit = None;
+        }
+        if let Some(fuel) = self.fuel {
+            self.store
+                .set_fuel(fuel)
+                .map_err(|e| failure(&mut self.store, &e))?;
+        }
+        self.store.set_epoch_deadline(1);
+        let result = f(&self.bindings, &mut self.store);
+        self.store.data_mut().deadline = None;
+        self.store.data_mut().flush_output();
+        match result {
+            Ok(Ok(value)) => {
+                let state = self.store.data_mut();
+                let bytes = size(&value).saturating_add(state.call_bytes);
+                if bytes > state.limits.max_output_bytes {
+                    return Err(CallFailure {
+                        kind: ProviderErrorKind::Limit,
+                        message: format!(
+                            "output limit of {} bytes exceeded (the call returned {bytes} bytes)",
+                            state.limits.max_output_bytes
+                        ),
+                    });
+                }
+                Ok(value)
+            }
+            Ok(Err(e)) => Err(plugin_error(e)),
+            Err(e) => Err(failure(&mut self.store, &e)),
+        }
+    }
+}
+
+/// Classify an engine error raised by a call, using what the store observed.
+fn failure(store: &mut Store<HostState>, err: &wasmtime::Error) -> CallFailure {
+    store.data_mut().flush_output();
+    let state = store.data_mut();
+    if state.timed_out || matches!(err.downcast_ref::<Trap>(), Some(Trap::Interrupt)) {
+        return CallFailure {
+            kind: ProviderErrorKind::Timeout,
+            message: format!("deadline of {} ms exceeded", state.timeout.as_millis()),
+        };
+    }
+    if let Some(hit) = state.limiter.hit.clone() {
+        return CallFailure {
+            kind: ProviderErrorKind::Limit,
+            message: hit,
+        };
+    }
+    if let Some(msg) = state.over_budget.clone() {
+        return CallFailure {
+            kind: ProviderErrorKind::Limit,
+            message: msg,
+        };
+    }
+    let stderr = state.take_last_stderr();
+    let with_stderr = |m: String| match &stderr {
+        Some(line) => format!("{m} (stderr: {line})"),
+        None => m,
+    };
+    match err.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => CallFailure {
+            kind: ProviderErrorKind::Limit,
+            message: "fuel exhausted".into(),
+        },
+        Some(trap) => CallFailure {
+            kind: ProviderErrorKind::Trap,
+            message: with_stderr(format!("wasm trap: {}", trap_text(*trap))),
+        },
+        None => CallFailure {
+            kind: ProviderErrorKind::Trap,
+            message: with_stderr(format!("wasm trap: {}", root_message(err))),
+        },
+    }
+}
+
+/// Short trap names (`unreachable`, `stack overflow`, …) for one-line messages.
+fn trap_text(trap: Trap) -> String {
+    match trap {
+        Trap::UnreachableCodeReached => "unreachable".into(),
+        Trap::StackOverflow => "stack overflow".into(),
+        Trap::MemoryOutOfBounds => "out-of-bounds memory access".into(),
+        Trap::IntegerDivisionByZero => "integer division by zero".into(),
+        other => other.to_string(),
+    }
+}
+
+fn root_message(err: &wasmtime::Error) -> String {
+    let mut msg = err.to_string();
+    let root = err.root_cause().to_string();
+    if root != msg {
+        msg = format!("{msg}: {root}");
+    }
+    msg
+}

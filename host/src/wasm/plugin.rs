@@ -1,0 +1,529 @@
+//! A loaded plugin: the shared cell its providers call through, and the `LoadedPlugin`
+//! handle that owns its fiber (dropping or disposing it removes every contribution).
+//!
+//! Trap recovery: a trapped instance is never entered again. The next call instantiates a
+//! fresh one from the `InstancePre` and re-runs `init` with the same config in *shadow*
+//! mode — declarations are accepted and discarded, because the first run's entries stand —
+//! so the plugin's internal state is rebuilt the way it was first built. If that shadow
+//! `init` fails, the plugin is marked dead and every later call fails `Unavailable` until it
+//! is reloaded. Under `on_error = "skip"`, repeated failures quarantine it instead.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use super::bindings::instruction_provider::exports::prompt_host::plugin::instructions::McpServer;
+use super::error::WasmError;
+use super::instance::{CallFailure, Instance};
+use super::limits::{Limits, OnError, PluginOptions};
+use super::registry_host::{Decl, Declaration, Registration};
+use super::runtime::{Compiled, RuntimeInner, World};
+use super::state::Ident;
+use crate::prompt::{Fiber, ProviderError, ProviderErrorKind, Registry};
+
+#[derive(Default)]
+pub(crate) struct Slot {
+    pub(crate) instance: Option<Instance>,
+    /// Why the plugin can no longer be called (shadow init failed, init failed).
+    dead: Option<String>,
+}
+
+/// What providers and listeners of one plugin instance share.
+pub(crate) struct PluginCell {
+    pub(crate) ident: Ident,
+    pub(crate) options: PluginOptions,
+    pub(crate) limits: Arc<Limits>,
+    runtime: Arc<RuntimeInner>,
+    compiled: Arc<Compiled>,
+    config_json: String,
+    me: Weak<PluginCell>,
+    slot: Mutex<Slot>,
+    failures: AtomicU32,
+    quarantined: AtomicBool,
+}
+
+impl PluginCell {
+    fn lock(&self) -> Result<MutexGuard<'_, Slot>, ProviderError> {
+        self.slot.lock().map_err(|_| {
+            ProviderError::new(
+                ProviderErrorKind::Unavailable,
+                format!(
+                    "plugin \"{}\" ({}): instance lock poisoned",
+                    self.ident.plugin,
+                    self.ident.scope_label()
+                ),
+            )
+        })
+    }
+
+    /// Run `f` on the live instance (one call at a time), re-instantiating a trapped one
+    /// first; a failure that poisons the instance drops it.
+    pub(crate) fn with_instance<R>(
+        &self,
+        export: &str,
+        f: impl FnOnce(&mut Instance) -> Result<R, CallFailure>,
+    ) -> Result<R, ProviderError> {
+        let mut slot = self.lock()?;
+        if let Some(reason) = &slot.dead {
+            return Err(ProviderError::new(
+                ProviderErrorKind::Unavailable,
+                format!(
+                    "plugin \"{}\" export \"{export}\" ({}): plugin unavailable: {reason}",
+                    self.ident.plugin,
+                    self.ident.scope_label()
+                ),
+            ));
+        }
+        let instance = match &mut slot.instance {
+            Some(instance) => instance,
+            empty => match self.shadow_instance() {
+                Ok(instance) => empty.insert(instance),
+                Err(fail) => {
+                    let reason =
+                        format!("re-instantiation after a failure failed: {}", fail.message);
+                    log::error!(
+                        "plugin \"{}\" ({}): {reason}; marked unavailable until reloaded",
+                        self.ident.plugin,
+                        self.ident.scope_label()
+                    );
+                    slot.dead = Some(reason.clone());
+                    return Err(ProviderError::new(
+                        ProviderErrorKind::Unavailable,
+                        format!(
+                            "plugin \"{}\" export \"{export}\" ({}): {reason}",
+                            self.ident.plugin,
+                            self.ident.scope_label()
+                        ),
+                    ));
+                }
+            },
+        };
+        match f(instance) {
+            Ok(r) => Ok(r),
+            Err(fail) => {
+                if fail.poisons() {
+                    // Never enter a trapped instance again.
+                    slot.instance = None;
+                }
+                Err(fail.provider_error(&self.ident, export))
+            }
+        }
+    }
+
+    /// A fresh instance with `init` re-run in shadow mode.
+    fn shadow_instance(&self) -> Result<Instance, CallFailure> {
+        let mut instance = Instance::new(
+            &self.runtime,
+            &self.compiled,
+            self.ident.clone(),
+            self.limits.clone(),
+            self.me.clone(),
+        )?;
+        instance.store.data_mut().registration = Registration::Shadow;
+        let config = self.config_json.clone();
+        let result = instance.call(self.limits.init_timeout(), |b, s| b.init(s, &config), |_| 0);
+        instance.store.data_mut().registration = Registration::Closed;
+        log::info!(
+            "plugin \"{}\" ({}): re-instantiated after a failure",
+            self.ident.plugin,
+            self.ident.scope_label()
+        );
+        result.map(|()| instance)
+    }
+
+    /// Apply the plugin's failure policy around one provider call: under `skip`, a failure
+    /// (or quarantine) yields `fallback()` for this assembly.
+    pub(crate) fn guarded<T>(
+        &self,
+        export: &str,
+        fallback: impl FnOnce() -> T,
+        f: impl FnOnce() -> Result<T, ProviderError>,
+    ) -> Result<T, ProviderError> {
+        let skip = self.options.on_error == OnError::Skip;
+        if skip && self.quarantined.load(Ordering::Relaxed) {
+            return Ok(fallback());
+        }
+        match f() {
+            Ok(v) => {
+                self.failures.store(0, Ordering::Relaxed);
+                Ok(v)
+            }
+            Err(e) if skip => {
+                self.note_skipped(export, &e);
+                Ok(fallback())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Count one skipped failure; quarantine after `quarantine_after` in a row.
+    pub(crate) fn note_skipped(&self, export: &str, e: &ProviderError) {
+        let n = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
+        log::warn!(
+            "{e} (on_error = skip: contribution dropped for this assembly, failure {n} in a row)"
+        );
+        if n >= self.options.quarantine_after.max(1)
+            && !self.quarantined.swap(true, Ordering::Relaxed)
+        {
+            log::warn!(
+                "plugin \"{}\" ({}): quarantined after {n} consecutive failures (last in export \"{export}\"); it is no longer called",
+                self.ident.plugin,
+                self.ident.scope_label()
+            );
+        }
+    }
+
+    /// Whether the skip policy applies.
+    pub(crate) fn skips(&self) -> bool {
+        self.options.on_error == OnError::Skip
+    }
+
+    /// Whether a `skip` plugin was quarantined.
+    pub(crate) fn is_quarantined(&self) -> bool {
+        self.quarantined.load(Ordering::Relaxed)
+    }
+}
+
+/// The health of a loaded plugin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginHealth {
+    /// Consecutive failures (reset by a success).
+    pub consecutive_failures: u32,
+    /// A `skip` plugin that is no longer called.
+    pub quarantined: bool,
+    /// Why the plugin can no longer be called, if so.
+    pub unavailable: Option<String>,
+}
+
+/// One published generation of an instruction provider.
+struct Generation {
+    fiber: Fiber,
+    decls: Vec<Decl>,
+}
+
+/// A plugin loaded into a scope. Owns the fiber holding every entry it declared; dropping it
+/// (or [`LoadedPlugin::dispose`]) removes them all and, once no assembly still holds one of
+/// its providers, drops the instance.
+pub struct LoadedPlugin {
+    cell: Arc<PluginCell>,
+    registry: Arc<Registry>,
+    fiber: Arc<Fiber>,
+    declared: Vec<Declaration>,
+    generation: Mutex<Option<Generation>>,
+}
+
+impl LoadedPlugin {
+    /// Instantiate `compiled`, run `init(config_json)` with registration open into a fiber
+    /// owned by `name` in `scope`, and close registration.
+    pub(crate) fn load(
+        runtime: Arc<RuntimeInner>,
+        compiled: Arc<Compiled>,
+        registry: &Arc<Registry>,
+        name: &str,
+        scope: Option<&str>,
+        config_json: String,
+        options: PluginOptions,
+    ) -> Result<Self, WasmError> {
+        let ident = Ident {
+            plugin: name.into(),
+            scope: scope.map(Into::into),
+        };
+        let limits = Arc::new(options.limits.clone());
+        let cell = Arc::new_cyclic(|me| PluginCell {
+            ident: ident.clone(),
+            options,
+            limits: limits.clone(),
+            runtime: runtime.clone(),
+            compiled: compiled.clone(),
+            config_json: config_json.clone(),
+            me: me.clone(),
+            slot: Mutex::new(Slot::default()),
+            failures: AtomicU32::new(0),
+            quarantined: AtomicBool::new(false),
+        });
+        let fiber = Arc::new(registry.fiber(name, scope));
+        let call_error = |export: &str, fail: CallFailure| WasmError::Call {
+            plugin: name.to_string(),
+            export: export.to_string(),
+            scope: scope.map(str::to_string),
+            message: fail.message,
+        };
+        // Hold the slot while init runs: an assembly that already sees a dynamic entry
+        // waits for init instead of re-instantiating.
+        let mut slot = cell.lock().map_err(|e| WasmError::Engine {
+            plugin: name.to_string(),
+            scope: scope.map(str::to_string),
+            message: e.message,
+        })?;
+        let started = std::time::Instant::now();
+        let mut instance = Instance::new(
+            &runtime,
+            &compiled,
+            ident,
+            limits.clone(),
+            Arc::downgrade(&cell),
+        )
+        .map_err(|f| call_error("(instantiate)", f))?;
+        let instantiated = started.elapsed();
+        instance.store.data_mut().registration = Registration::Direct {
+            fiber: fiber.clone(),
+            declared: Vec::new(),
+            listener: false,
+        };
+        let result = instance.call(limits.init_timeout(), |b, s| b.init(s, &config_json), |_| 0);
+        let registration = std::mem::replace(
+            &mut instance.store.data_mut().registration,
+            Registration::Closed,
+        );
+        if let Err(fail) = result {
+            slot.dead = Some("init failed".into());
+            drop(slot);
+            fiber.dispose();
+            return Err(call_error("init", fail));
+        }
+        let declared = match registration {
+            Registration::Direct { declared, .. } => declared,
+            _ => Vec::new(),
+        };
+        slot.instance = Some(instance);
+        drop(slot);
+        log::info!(
+            "plugin \"{name}\" ({}): loaded, {} declarations (instantiate {:?}, init {:?})",
+            super::error::scope_label(scope),
+            declared.len(),
+            instantiated,
+            started.elapsed() - instantiated
+        );
+        Ok(Self {
+            cell,
+            registry: registry.clone(),
+            fiber,
+            declared,
+            generation: Mutex::new(None),
+        })
+    }
+
+    /// The plugin name (owner of its fiber).
+    pub fn name(&self) -> &str {
+        &self.cell.ident.plugin
+    }
+
+    /// The scope it was loaded into (`None` = global).
+    pub fn scope(&self) -> Option<&str> {
+        self.cell.ident.scope.as_deref()
+    }
+
+    /// What `init` declared.
+    pub fn declarations(&self) -> &[Declaration] {
+        &self.declared
+    }
+
+    /// Whether the component implements `instruction-provider` (has `publish`).
+    pub fn is_instruction_provider(&self) -> bool {
+        self.cell.compiled.world == World::InstructionProvider
+    }
+
+    /// Failure counters and availability.
+    pub fn health(&self) -> PluginHealth {
+        let unavailable = self.cell.slot.lock().ok().and_then(|s| s.dead.clone());
+        PluginHealth {
+            consecutive_failures: self.cell.failures.load(Ordering::Relaxed),
+            quarantined: self.cell.is_quarantined(),
+            unavailable,
+        }
+    }
+
+    /// Run `publish(server)` with registration open. The declarations form one generation
+    /// that replaces the previous one when the call and every registration succeed; on any
+    /// error the previous generation stays. Returns what was declared.
+    pub fn publish(&self, server: &McpServer) -> Result<Vec<Declaration>, WasmError> {
+        let plugin = self.name().to_string();
+        let scope = self.scope().map(str::to_string);
+        if !self.is_instruction_provider() {
+            return Err(WasmError::Unsupported {
+                plugin,
+                message: "does not implement world `instruction-provider` (no `publish` export)"
+                    .into(),
+            });
+        }
+        let scoped = scope.is_some();
+        let limits = self.cell.limits.clone();
+        let outcome = self.cell.with_instance("publish", |inst| {
+            inst.store.data_mut().registration = Registration::Buffered {
+                decls: Vec::new(),
+                declared: Vec::new(),
+                names: Vec::new(),
+                listener: false,
+                scoped,
+            };
+            let result = inst.call(
+                limits.init_timeout(),
+                |b, s| match b {
+                    super::instance::Bindings::Instructions(ip) => {
+                        ip.prompt_host_plugin_instructions().call_publish(s, server)
+                    }
+                    super::instance::Bindings::Plugin(_) => {
+                        Err(wasmtime::Error::msg("publish on a plugin-world instance"))
+                    }
+                },
+                |_| 0,
+            );
+            let reg = std::mem::replace(
+                &mut inst.store.data_mut().registration,
+                Registration::Closed,
+            );
+            result.map(|()| reg)
+        });
+        let (decls, declared) = match outcome {
+            Ok(Registration::Buffered {
+                decls, declared, ..
+            }) => (decls, declared),
+            Ok(_) => (Vec::new(), Vec::new()),
+            Err(e) => {
+                return Err(WasmError::Call {
+                    plugin,
+                    export: "publish".into(),
+                    scope,
+                    message: e.message,
+                })
+            }
+        };
+        let mut generation = self.generation.lock().map_err(|_| WasmError::Engine {
+            plugin: plugin.clone(),
+            scope: scope.clone(),
+            message: "publish lock poisoned".into(),
+        })?;
+        // The old generation must go first, or the new one's names collide with it.
+        let old = generation.take();
+        let old_decls = old.map(|g| {
+            g.fiber.dispose();
+            g.decls
+        });
+        match self.commit(&decls) {
+            Ok(fiber) => {
+                *generation = Some(Generation { fiber, decls });
+                Ok(declared)
+            }
+            Err(message) => {
+                if let Some(old_decls) = old_decls {
+                    if let Ok(fiber) = self.commit(&old_decls) {
+                        *generation = Some(Generation {
+                            fiber,
+                            decls: old_decls,
+                        });
+                    }
+                }
+                Err(WasmError::Register {
+                    plugin,
+                    scope,
+                    message,
+                })
+            }
+        }
+    }
+
+    /// Register one generation into a fresh fiber; all or nothing.
+    fn commit(&self, decls: &[Decl]) -> Result<Fiber, String> {
+        let fiber = self.registry.fiber(self.name(), self.scope());
+        for decl in decls.iter().cloned() {
+            let result = match decl {
+                Decl::Section(def) => fiber.section(def).map(drop),
+                Decl::Context(def) => fiber.context(def).map(drop),
+                Decl::Variable(name, p) => fiber.variable(&name, p).map(drop),
+                Decl::Tools(source) => {
+                    fiber.tools(source);
+                    Ok(())
+                }
+                Decl::Suppressor => {
+                    fiber.suppress_runtime_context();
+                    Ok(())
+                }
+                Decl::Listener(l, opts) => {
+                    fiber.listener(l, opts);
+                    Ok(())
+                }
+            };
+            if let Err(e) = result {
+                fiber.dispose();
+                return Err(e.to_string());
+            }
+        }
+        Ok(fiber)
+    }
+
+    /// Remove every contribution (init's and published ones). Idempotent.
+    pub fn dispose(&self) {
+        self.fiber.dispose();
+        if let Ok(mut generation) = self.generation.lock() {
+            if let Some(g) = generation.take() {
+                g.fiber.dispose();
+            }
+        }
+    }
+}
+
+impl Drop for LoadedPlugin {
+    fn drop(&mut self) {
+        self.dispose();
+    }
+}
+
+impl std::fmt::Debug for LoadedPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedPlugin")
+            .field("name", &self.name())
+            .field("scope", &self.scope())
+            .field("declarations", &self.declared.len())
+            .finish()
+    }
+}
+
+impl PluginCell {
+    /// Instantiate `compiled` on its own, run `init(config_json)` with declarations buffered
+    /// (nothing reaches any registry) and return them. For `check`.
+    pub(crate) fn probe(
+        runtime: Arc<RuntimeInner>,
+        compiled: Arc<Compiled>,
+        config_json: String,
+        options: PluginOptions,
+    ) -> Result<Vec<Declaration>, CallFailure> {
+        let ident = Ident {
+            plugin: "check".into(),
+            scope: None,
+        };
+        let limits = Arc::new(options.limits.clone());
+        let cell = Arc::new_cyclic(|me| PluginCell {
+            ident: ident.clone(),
+            options,
+            limits: limits.clone(),
+            runtime: runtime.clone(),
+            compiled: compiled.clone(),
+            config_json: config_json.clone(),
+            me: me.clone(),
+            slot: Mutex::new(Slot::default()),
+            failures: AtomicU32::new(0),
+            quarantined: AtomicBool::new(false),
+        });
+        let mut instance = Instance::new(
+            &runtime,
+            &compiled,
+            ident,
+            limits.clone(),
+            Arc::downgrade(&cell),
+        )?;
+        instance.store.data_mut().registration = Registration::Buffered {
+            decls: Vec::new(),
+            declared: Vec::new(),
+            names: Vec::new(),
+            listener: false,
+            scoped: false,
+        };
+        instance.call(limits.init_timeout(), |b, s| b.init(s, &config_json), |_| 0)?;
+        match std::mem::replace(
+            &mut instance.store.data_mut().registration,
+            Registration::Closed,
+        ) {
+            Registration::Buffered { declared, .. } => Ok(declared),
+            _ => Ok(Vec::new()),
+        }
+    }
+}

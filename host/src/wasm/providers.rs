@@ -1,0 +1,199 @@
+//! The core's provider traits, implemented by calls into a plugin instance. Only dynamic
+//! entries get one of these; fixed texts, tool sets and variable values are host data.
+
+use std::sync::Arc;
+
+use super::convert;
+use super::plugin::PluginCell;
+use crate::prompt::{
+    AssembleContext, AssembleListener, Assembly, Next, ProviderError, TextProvider, ToolProvider,
+    ToolSet, VariableProvider,
+};
+
+/// Which text export a dynamic text entry calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TextKind {
+    /// `section-text`.
+    Section,
+    /// `context-text`.
+    Context,
+}
+
+/// A dynamic section or context text.
+pub(crate) struct WasmText {
+    cell: Arc<PluginCell>,
+    kind: TextKind,
+    name: String,
+}
+
+impl WasmText {
+    pub(crate) fn new(cell: Arc<PluginCell>, kind: TextKind, name: &str) -> Self {
+        Self {
+            cell,
+            kind,
+            name: name.to_string(),
+        }
+    }
+}
+
+impl TextProvider for WasmText {
+    fn text(&self, ctx: &AssembleContext) -> Result<String, ProviderError> {
+        let export = match self.kind {
+            TextKind::Section => "section-text",
+            TextKind::Context => "context-text",
+        };
+        let wctx = convert::context(ctx);
+        let timeout = self.cell.limits.call_timeout();
+        // Under `skip`, an empty text contributes nothing for this assembly.
+        self.cell.guarded(export, String::new, || {
+            self.cell.with_instance(export, |inst| {
+                inst.call(
+                    timeout,
+                    |b, s| match self.kind {
+                        TextKind::Section => b.section_text(s, &self.name, &wctx),
+                        TextKind::Context => b.context_text(s, &self.name, &wctx),
+                    },
+                    String::len,
+                )
+            })
+        })
+    }
+}
+
+/// A dynamic variable.
+pub(crate) struct WasmVariable {
+    cell: Arc<PluginCell>,
+    name: String,
+}
+
+impl WasmVariable {
+    pub(crate) fn new(cell: Arc<PluginCell>, name: &str) -> Self {
+        Self {
+            cell,
+            name: name.to_string(),
+        }
+    }
+}
+
+impl VariableProvider for WasmVariable {
+    fn value(&self, ctx: &AssembleContext) -> Result<Option<String>, ProviderError> {
+        let wctx = convert::context(ctx);
+        let timeout = self.cell.limits.call_timeout();
+        self.cell.guarded(
+            "variable",
+            || None,
+            || {
+                self.cell.with_instance("variable", |inst| {
+                    inst.call(
+                        timeout,
+                        |b, s| b.variable(s, &self.name, &wctx),
+                        |v| v.as_ref().map_or(0, String::len),
+                    )
+                })
+            },
+        )
+    }
+}
+
+/// A dynamic tool provider.
+pub(crate) struct WasmTools {
+    cell: Arc<PluginCell>,
+    key: String,
+}
+
+impl WasmTools {
+    pub(crate) fn new(cell: Arc<PluginCell>, key: &str) -> Self {
+        Self {
+            cell,
+            key: key.to_string(),
+        }
+    }
+}
+
+impl ToolProvider for WasmTools {
+    fn tools(&self, ctx: &AssembleContext) -> Result<ToolSet, ProviderError> {
+        let wctx = convert::context(ctx);
+        let timeout = self.cell.limits.call_timeout();
+        self.cell.guarded("tools", ToolSet::default, || {
+            let set = self.cell.with_instance("tools", |inst| {
+                inst.call(
+                    timeout,
+                    |b, s| b.tools(s, &self.key, &wctx),
+                    convert::tool_set_bytes,
+                )
+            })?;
+            convert::tool_set(set).map_err(|m| {
+                super::instance::CallFailure {
+                    kind: crate::prompt::ProviderErrorKind::InvalidInput,
+                    message: m,
+                }
+                .provider_error(&self.cell.ident, "tools")
+            })
+        })
+    }
+}
+
+/// A plugin's assembly listener. See `assembly_host.rs` for the handle it receives.
+pub(crate) struct WasmListener {
+    cell: Arc<PluginCell>,
+    key: String,
+}
+
+impl WasmListener {
+    pub(crate) fn new(cell: Arc<PluginCell>, key: &str) -> Self {
+        Self {
+            cell,
+            key: key.to_string(),
+        }
+    }
+}
+
+impl AssembleListener for WasmListener {
+    fn on_assemble(
+        &self,
+        assembly: &mut Assembly,
+        ctx: &AssembleContext,
+        next: &mut Next,
+    ) -> Result<(), ProviderError> {
+        let skip = self.cell.skips();
+        if skip && self.cell.is_quarantined() {
+            // Quarantined: pass through.
+            return next.run(assembly);
+        }
+        // Under `skip`, keep what we need to drop this plugin's changes if it fails.
+        let before = skip.then(|| assembly.clone());
+        let result = super::assembly_host::run_listener(&self.cell, &self.key, assembly, ctx, next);
+        match result {
+            Ok(()) => Ok(()),
+            Err(ListenerFailure::Inner(e)) => Err(e),
+            Err(ListenerFailure::Own { error, after_next }) => {
+                let Some(before) = before else {
+                    return Err(error);
+                };
+                self.cell.note_skipped("on-assemble", &error);
+                if next.was_called() {
+                    // The inner chain ran: keep its result (this plugin's edits before
+                    // `next` are part of it and cannot be separated).
+                    if let Some(after) = after_next {
+                        *assembly = *after;
+                    }
+                    Ok(())
+                } else {
+                    *assembly = before;
+                    next.run(assembly)
+                }
+            }
+        }
+    }
+}
+
+/// How a listener call failed.
+pub(crate) enum ListenerFailure {
+    /// An inner listener (another plugin) failed inside `next`: its error, unchanged.
+    Inner(ProviderError),
+    /// This plugin failed.
+    Own {
+        error: ProviderError,
+        after_next: Option<Box<Assembly>>,
+    },
+}

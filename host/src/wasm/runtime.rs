@@ -1,0 +1,411 @@
+//! The runtime: one `Engine` and one `Linker` per host, compiled components cached by the
+//! sha256 of their bytes (in memory for this process, on disk across processes), and the
+//! epoch ticker that drives every call's wall-clock deadline.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine};
+
+use super::bindings::instruction_provider::InstructionProviderPre;
+use super::bindings::plugin::{Plugin, PluginPre};
+use super::cache::{self, DiskCache};
+use super::error::WasmError;
+use super::limits::PluginOptions;
+use super::plugin::LoadedPlugin;
+use super::state::HostState;
+use super::validate;
+use crate::prompt::Registry;
+
+/// How the runtime is built.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// Where compiled components are cached; `None` = no disk cache (memory only).
+    pub cache_dir: Option<PathBuf>,
+    /// Turn fuel metering on (deterministic limits for tests); each plugin's
+    /// `limits.fuel` then applies per call.
+    pub fuel: bool,
+    /// How often the epoch advances: the resolution of call deadlines.
+    pub epoch_tick: Duration,
+    /// Maximum Wasm stack per call, in bytes (`None` = wasmtime's default, 512 KiB).
+    pub max_wasm_stack: Option<usize>,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        Self {
+            cache_dir: Some(cache::default_cache_dir()),
+            fuel: false,
+            epoch_tick: Duration::from_millis(1),
+            max_wasm_stack: None,
+        }
+    }
+}
+
+impl RuntimeConfig {
+    /// The default config with the disk cache at `dir` (tests pass a temp dir).
+    pub fn with_cache_dir(dir: impl Into<PathBuf>) -> Self {
+        Self {
+            cache_dir: Some(dir.into()),
+            ..Self::default()
+        }
+    }
+}
+
+/// What to load: a plugin's name, scope, config, limits and optional pin (one `[[plugin]]`
+/// entry of host.toml, minus the path).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PluginSpec {
+    /// Plugin name: the fiber owner, named in every error.
+    pub name: String,
+    /// Scope key to load into; `None` = global.
+    pub scope: Option<String>,
+    /// Handed to `init` as JSON text (`{}` when absent).
+    pub config: serde_json::Value,
+    /// Limits and failure policy.
+    pub options: PluginOptions,
+    /// Refuse the wasm unless its sha256 (hex) equals this.
+    pub sha256: Option<String>,
+}
+
+impl PluginSpec {
+    /// A global plugin with an empty config and default options.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            scope: None,
+            config: serde_json::json!({}),
+            options: PluginOptions::default(),
+            sha256: None,
+        }
+    }
+
+    /// Load into `scope`.
+    pub fn scope(mut self, scope: impl Into<String>) -> Self {
+        self.scope = Some(scope.into());
+        self
+    }
+
+    /// Hand `config` to `init`.
+    pub fn config(mut self, config: serde_json::Value) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Use these limits and failure policy.
+    pub fn options(mut self, options: PluginOptions) -> Self {
+        self.options = options;
+        self
+    }
+}
+
+/// Compiled-code cache counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Loads served by this process's memory map.
+    pub memory_hits: u64,
+    /// Loads served by deserializing a verified file from the disk cache.
+    pub disk_hits: u64,
+    /// Components compiled with Cranelift.
+    pub compiles: u64,
+    /// Disk-cache files refused or unusable (then recompiled).
+    pub disk_rejected: u64,
+}
+
+/// Which world a component implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum World {
+    /// `plugin`.
+    Plugin,
+    /// `instruction-provider`.
+    InstructionProvider,
+}
+
+/// The pre-instantiation of a component, by world.
+pub(crate) enum Pre {
+    Plugin(PluginPre<HostState>),
+    Instructions(InstructionProviderPre<HostState>),
+}
+
+/// A compiled component and its pre-instantiation, shared by every instance of that wasm.
+pub(crate) struct Compiled {
+    pub(crate) world: World,
+    pub(crate) pre: Pre,
+    /// Lower-case hex sha256 of the wasm.
+    pub(crate) sha256: String,
+}
+
+type Slot = Arc<Mutex<Option<Arc<Compiled>>>>;
+
+pub(crate) struct RuntimeInner {
+    pub(crate) engine: Engine,
+    linker: Linker<HostState>,
+    disk: Option<DiskCache>,
+    compiled: Mutex<HashMap<[u8; 32], Slot>>,
+    pub(crate) fuel: bool,
+    memory_hits: AtomicU64,
+    disk_hits: AtomicU64,
+    compiles: AtomicU64,
+    disk_rejected: AtomicU64,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for RuntimeInner {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The Wasm runtime of one host. Cheap to clone (shared).
+#[derive(Clone)]
+pub struct WasmRuntime {
+    inner: Arc<RuntimeInner>,
+}
+
+impl std::fmt::Debug for WasmRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WasmRuntime")
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+fn engine_err(plugin: &str, e: impl std::fmt::Display) -> WasmError {
+    WasmError::Engine {
+        plugin: plugin.to_string(),
+        scope: None,
+        message: e.to_string(),
+    }
+}
+
+impl WasmRuntime {
+    /// Build the engine, the linker (WASI, empty per store, plus the plugin imports), open
+    /// the disk cache and start the epoch ticker.
+    pub fn new(config: RuntimeConfig) -> Result<Self, WasmError> {
+        let mut cfg = Config::new();
+        cfg.wasm_component_model(true);
+        cfg.epoch_interruption(true);
+        cfg.consume_fuel(config.fuel);
+        if let Some(stack) = config.max_wasm_stack {
+            cfg.max_wasm_stack(stack);
+        }
+        let engine = Engine::new(&cfg).map_err(|e| engine_err("(runtime)", e))?;
+        let mut linker = Linker::<HostState>::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+            .map_err(|e| engine_err("(runtime)", e))?;
+        Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
+            .map_err(|e| engine_err("(runtime)", e))?;
+        let disk = match &config.cache_dir {
+            Some(dir) => Some(DiskCache::open(dir, &engine)?),
+            None => None,
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        spawn_ticker(engine.clone(), stop.clone(), config.epoch_tick)?;
+        Ok(Self {
+            inner: Arc::new(RuntimeInner {
+                engine,
+                linker,
+                disk,
+                compiled: Mutex::new(HashMap::new()),
+                fuel: config.fuel,
+                memory_hits: AtomicU64::new(0),
+                disk_hits: AtomicU64::new(0),
+                compiles: AtomicU64::new(0),
+                disk_rejected: AtomicU64::new(0),
+                stop,
+            }),
+        })
+    }
+
+    /// The shared engine.
+    pub fn engine(&self) -> &Engine {
+        &self.inner.engine
+    }
+
+    /// Compiled-code cache counters.
+    pub fn stats(&self) -> CacheStats {
+        let i = &self.inner;
+        CacheStats {
+            memory_hits: i.memory_hits.load(Ordering::Relaxed),
+            disk_hits: i.disk_hits.load(Ordering::Relaxed),
+            compiles: i.compiles.load(Ordering::Relaxed),
+            disk_rejected: i.disk_rejected.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Read `path` and load it (see [`WasmRuntime::load_bytes`]).
+    pub fn load_file(
+        &self,
+        registry: &Arc<Registry>,
+        spec: &PluginSpec,
+        path: &Path,
+    ) -> Result<LoadedPlugin, WasmError> {
+        let bytes = std::fs::read(path).map_err(|source| WasmError::Read {
+            plugin: spec.name.clone(),
+            path: path.to_path_buf(),
+            source,
+        })?;
+        self.load_bytes(registry, spec, &bytes)
+    }
+
+    /// Load a plugin into `spec.scope` (`None` = global): check its `sha256` pin, compile
+    /// (or reuse) the component, instantiate it, and run `init(spec.config)` with its
+    /// declarations going to a fiber owned by `spec.name`. The returned handle owns that
+    /// fiber.
+    pub fn load_bytes(
+        &self,
+        registry: &Arc<Registry>,
+        spec: &PluginSpec,
+        wasm: &[u8],
+    ) -> Result<LoadedPlugin, WasmError> {
+        if let Some(expected) = &spec.sha256 {
+            let actual = cache::hex(&cache::sha256(wasm));
+            if !actual.eq_ignore_ascii_case(expected.trim()) {
+                return Err(WasmError::PinMismatch {
+                    plugin: spec.name.clone(),
+                    expected: expected.clone(),
+                    actual,
+                });
+            }
+        }
+        let compiled = self.prepare(&spec.name, wasm)?;
+        LoadedPlugin::load(
+            self.inner.clone(),
+            compiled,
+            registry,
+            &spec.name,
+            spec.scope.as_deref(),
+            spec.config.to_string(),
+            spec.options.clone(),
+        )
+    }
+
+    pub(crate) fn inner(&self) -> &Arc<RuntimeInner> {
+        &self.inner
+    }
+
+    /// The compiled form of `wasm`: from memory, else from the disk cache, else compiled
+    /// (and written to the disk cache). Concurrent requests for the same wasm compile once.
+    pub(crate) fn prepare(&self, name: &str, wasm: &[u8]) -> Result<Arc<Compiled>, WasmError> {
+        validate::header(name, wasm)?;
+        let sha = cache::sha256(wasm);
+        let slot = {
+            let mut map = self
+                .inner
+                .compiled
+                .lock()
+                .map_err(|_| engine_err(name, "compiled-code map lock poisoned"))?;
+            map.entry(sha).or_default().clone()
+        };
+        let mut slot = slot
+            .lock()
+            .map_err(|_| engine_err(name, "compiled-code slot lock poisoned"))?;
+        if let Some(compiled) = slot.as_ref() {
+            self.inner.memory_hits.fetch_add(1, Ordering::Relaxed);
+            log::debug!(
+                "plugin \"{name}\": compiled code reused from memory ({})",
+                &compiled.sha256[..12]
+            );
+            return Ok(compiled.clone());
+        }
+        let component = self.component(name, wasm, &sha)?;
+        let compiled = Arc::new(self.pre(name, &component, &sha)?);
+        *slot = Some(compiled.clone());
+        Ok(compiled)
+    }
+
+    fn component(&self, name: &str, wasm: &[u8], sha: &[u8; 32]) -> Result<Component, WasmError> {
+        let inner = &self.inner;
+        if let Some(disk) = &inner.disk {
+            if let Some(artifact) = disk.load(sha) {
+                let started = Instant::now();
+                // SAFETY: `artifact` passed `DiskCache::load`'s check: this host wrote it
+                // (HMAC under the cache directory's key) for this exact wasm and engine
+                // fingerprint, so it is output of `Component::serialize` on a compatible
+                // engine.
+                match unsafe { Component::deserialize(&inner.engine, &artifact) } {
+                    Ok(c) => {
+                        inner.disk_hits.fetch_add(1, Ordering::Relaxed);
+                        log::info!(
+                            "plugin \"{name}\": compiled code loaded from disk cache in {:?}",
+                            started.elapsed()
+                        );
+                        return Ok(c);
+                    }
+                    Err(e) => {
+                        inner.disk_rejected.fetch_add(1, Ordering::Relaxed);
+                        log::warn!(
+                            "plugin \"{name}\": disk cache entry unusable ({e}); recompiling"
+                        );
+                    }
+                }
+            }
+        }
+        let started = Instant::now();
+        let component = Component::new(&inner.engine, wasm)
+            .map_err(|e| validate::compile_error(name, wasm, &e))?;
+        inner.compiles.fetch_add(1, Ordering::Relaxed);
+        log::info!(
+            "plugin \"{name}\": compiled {} bytes in {:?}",
+            wasm.len(),
+            started.elapsed()
+        );
+        if let Some(disk) = &inner.disk {
+            match component.serialize() {
+                Ok(bytes) => {
+                    if let Err(e) = disk.store(sha, &bytes) {
+                        log::warn!("plugin \"{name}\": cannot write the compiled-code cache: {e}");
+                    }
+                }
+                Err(e) => log::warn!("plugin \"{name}\": cannot serialize compiled code: {e}"),
+            }
+        }
+        Ok(component)
+    }
+
+    fn pre(
+        &self,
+        name: &str,
+        component: &Component,
+        sha: &[u8; 32],
+    ) -> Result<Compiled, WasmError> {
+        let world = validate::world(name, &self.inner.engine, component)?;
+        let instance_pre = self
+            .inner
+            .linker
+            .instantiate_pre(component)
+            .map_err(|e| validate::link_error(name, &e))?;
+        let pre = match world {
+            World::Plugin => Pre::Plugin(
+                PluginPre::new(instance_pre).map_err(|e| validate::link_error(name, &e))?,
+            ),
+            World::InstructionProvider => Pre::Instructions(
+                InstructionProviderPre::new(instance_pre)
+                    .map_err(|e| validate::link_error(name, &e))?,
+            ),
+        };
+        Ok(Compiled {
+            world,
+            pre,
+            sha256: cache::hex(sha),
+        })
+    }
+}
+
+fn spawn_ticker(engine: Engine, stop: Arc<AtomicBool>, tick: Duration) -> Result<(), WasmError> {
+    std::thread::Builder::new()
+        .name("prompt-host-epoch".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(tick);
+                engine.increment_epoch();
+            }
+        })
+        .map(drop)
+        .map_err(|e| engine_err("(runtime)", format!("cannot start the epoch ticker: {e}")))
+}

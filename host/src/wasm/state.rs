@@ -1,0 +1,229 @@
+//! The data of one plugin `Store`: the empty WASI context, the resource table, limits and
+//! deadline bookkeeping, the registration window and the listener frame.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use super::limits::{Limiter, Limits};
+use super::plugin::PluginCell;
+use super::registry_host::Registration;
+use crate::prompt::{Assembly, Next, ProviderError};
+
+/// Who a store belongs to, for messages and log lines.
+#[derive(Debug, Clone)]
+pub(crate) struct Ident {
+    /// Plugin name (the fiber owner).
+    pub(crate) plugin: Arc<str>,
+    /// Scope key, `None` = global.
+    pub(crate) scope: Option<Arc<str>>,
+}
+
+impl Ident {
+    /// `scope agent:1` or `global`.
+    pub(crate) fn scope_label(&self) -> String {
+        super::error::scope_label(self.scope.as_deref())
+    }
+}
+
+/// Output a plugin writes (stdout, stderr, `log`), kept up to a byte budget per instance.
+#[derive(Debug, Default)]
+pub(crate) struct OutputBuf {
+    pub(crate) pending: Vec<u8>,
+    pub(crate) kept: usize,
+    pub(crate) cap: usize,
+    pub(crate) dropped: usize,
+    /// The last non-empty stderr text, kept for trap messages (a Rust panic prints there).
+    pub(crate) last_stderr: String,
+}
+
+impl OutputBuf {
+    /// Accept `bytes`, keeping what fits in the budget; report everything as written so a
+    /// guest's `println!` never fails (std panics on a failed stdout write).
+    pub(crate) fn accept(&mut self, bytes: &[u8]) {
+        let room = self.cap.saturating_sub(self.kept);
+        let take = room.min(bytes.len());
+        self.pending.extend_from_slice(&bytes[..take]);
+        self.kept += take;
+        self.dropped += bytes.len() - take;
+    }
+}
+
+/// A WASI stdout/stderr that feeds an [`OutputBuf`].
+#[derive(Clone)]
+pub(crate) struct Capture(pub(crate) Arc<Mutex<OutputBuf>>);
+
+impl IsTerminal for Capture {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl StdoutStream for Capture {
+    fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
+        Box::new(self.clone())
+    }
+}
+
+impl tokio::io::AsyncWrite for Capture {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        if let Ok(mut out) = self.0.lock() {
+            out.accept(buf);
+        }
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// The state of one `on-assemble` call: the assembly moved out of the core, and the
+/// continuation.
+pub(crate) struct ListenerFrame {
+    /// The assembly the handle designates (taken out while `next` runs).
+    pub(crate) assembly: Assembly,
+    /// The rest of the chain.
+    pub(crate) next: Next,
+    /// The inner chain's failure, kept so a listener cannot swallow it.
+    pub(crate) inner_error: Option<ProviderError>,
+    /// A copy of the assembly right after `next` returned (only under `on_error = "skip"`,
+    /// to fall back to the inner chain's result if this plugin then fails).
+    pub(crate) after_next: Option<Box<Assembly>>,
+    /// Whether to take `after_next`.
+    pub(crate) snapshot_after_next: bool,
+}
+
+/// The data of one plugin store.
+pub struct HostState {
+    wasi: WasiCtx,
+    pub(crate) table: ResourceTable,
+    pub(crate) limiter: Limiter,
+    pub(crate) ident: Ident,
+    pub(crate) limits: Arc<Limits>,
+    /// The wall-clock deadline of the running call.
+    pub(crate) deadline: Option<Instant>,
+    /// The running call's time budget (for messages).
+    pub(crate) timeout: std::time::Duration,
+    /// Set by the epoch callback when the deadline passed.
+    pub(crate) timed_out: bool,
+    /// Bytes the running call handed to the host through imports.
+    pub(crate) call_bytes: usize,
+    /// Set when an import refused data over the output budget.
+    pub(crate) over_budget: Option<String>,
+    /// Whether (and where) declarations are accepted right now.
+    pub(crate) registration: Registration,
+    /// The running `on-assemble` call, if any.
+    pub(crate) frame: Option<ListenerFrame>,
+    /// stdout + `log` output.
+    pub(crate) stdout: Arc<Mutex<OutputBuf>>,
+    /// stderr output.
+    pub(crate) stderr: Arc<Mutex<OutputBuf>>,
+    /// The plugin this store belongs to, for building dynamic providers during `init`.
+    pub(crate) cell: Weak<PluginCell>,
+}
+
+impl HostState {
+    pub(crate) fn new(ident: Ident, limits: Arc<Limits>, cell: Weak<PluginCell>) -> Self {
+        let stdout = Arc::new(Mutex::new(OutputBuf {
+            cap: limits.max_log_bytes,
+            ..OutputBuf::default()
+        }));
+        let stderr = Arc::new(Mutex::new(OutputBuf {
+            cap: limits.max_log_bytes,
+            ..OutputBuf::default()
+        }));
+        // Empty WASI: no preopens, env, args; stdin closed (the builder's default); no
+        // sockets of any kind and no name lookup. Clocks and random stay (std needs them).
+        let wasi = WasiCtxBuilder::new()
+            .stdout(Capture(stdout.clone()))
+            .stderr(Capture(stderr.clone()))
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .socket_addr_check(|_, _| Box::pin(async { false }))
+            .build();
+        Self {
+            wasi,
+            table: ResourceTable::new(),
+            limiter: Limiter::new(&limits),
+            ident,
+            limits,
+            deadline: None,
+            timeout: std::time::Duration::ZERO,
+            timed_out: false,
+            call_bytes: 0,
+            over_budget: None,
+            registration: Registration::Closed,
+            frame: None,
+            stdout,
+            stderr,
+            cell,
+        }
+    }
+
+    /// Count `n` guest-supplied bytes against the call's output budget. On overflow the
+    /// import traps (the caller returns the error), and the call is reported as a `Limit`.
+    pub(crate) fn charge(&mut self, n: usize, what: &str) -> wasmtime::Result<()> {
+        self.call_bytes = self.call_bytes.saturating_add(n);
+        if self.call_bytes > self.limits.max_output_bytes {
+            let msg = format!(
+                "output limit of {} bytes exceeded ({what})",
+                self.limits.max_output_bytes
+            );
+            self.over_budget = Some(msg.clone());
+            return Err(wasmtime::Error::msg(msg));
+        }
+        Ok(())
+    }
+
+    /// Write buffered stdout/stderr into the host log, one line per output line.
+    pub(crate) fn flush_output(&mut self) {
+        let plugin = self.ident.plugin.clone();
+        for (name, buf) in [("stdout", &self.stdout), ("stderr", &self.stderr)] {
+            let Ok(mut out) = buf.lock() else { continue };
+            if out.pending.is_empty() {
+                continue;
+            }
+            let text = String::from_utf8_lossy(&out.pending).into_owned();
+            out.pending.clear();
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                log::info!(target: "prompt_host::plugin", "plugin \"{plugin}\" {name}: {line}");
+            }
+            if name == "stderr" {
+                if let Some(last) = text.lines().rev().find(|l| !l.trim().is_empty()) {
+                    out.last_stderr = last.trim().to_string();
+                }
+            }
+        }
+    }
+
+    /// The last stderr line since the call started, if any (panic messages).
+    pub(crate) fn take_last_stderr(&mut self) -> Option<String> {
+        let mut err = self.stderr.lock().ok()?;
+        let s = std::mem::take(&mut err.last_stderr);
+        (!s.is_empty()).then_some(s)
+    }
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! Telling a bad plugin file apart: not WebAssembly, a core module, truncated or malformed,
+//! another WIT version, or another world. Messages say which.
+
+use wasmtime::component::Component;
+use wasmtime::Engine;
+
+use super::error::WasmError;
+use super::runtime::World;
+
+/// The package every import and export of ours belongs to.
+const PACKAGE: &str = "prompt-host:plugin/";
+/// The version this host implements.
+const VERSION: &str = "0.1.0";
+
+/// Check the 8-byte preamble: `\0asm` plus the component layer.
+pub(crate) fn header(plugin: &str, wasm: &[u8]) -> Result<(), WasmError> {
+    let not = |reason: &str| {
+        Err(WasmError::NotAComponent {
+            plugin: plugin.to_string(),
+            reason: reason.to_string(),
+        })
+    };
+    if wasm.len() < 8 {
+        if wasm.starts_with(b"\0asm") || b"\0asm".starts_with(wasm) && !wasm.is_empty() {
+            return Err(WasmError::Invalid {
+                plugin: plugin.to_string(),
+                reason: format!("truncated: only {} bytes", wasm.len()),
+            });
+        }
+        return not("the file is too short to be WebAssembly");
+    }
+    if &wasm[..4] != b"\0asm" {
+        return not("no WebAssembly magic number (\\0asm) at the start of the file");
+    }
+    match wasm[4..8] {
+        [1, 0, 0, 0] => not(
+            "this is a core WebAssembly module; build the plugin for wasm32-wasip2 (or wrap it \
+             with `wasm-tools component new`) to get a component",
+        ),
+        [0x0d, 0, 1, 0] => Ok(()),
+        _ => not("unknown WebAssembly version or layer"),
+    }
+}
+
+/// Classify a compile failure of bytes that passed `header`.
+pub(crate) fn compile_error(plugin: &str, _wasm: &[u8], e: &wasmtime::Error) -> WasmError {
+    let mut reason = format!("{e:#}");
+    if reason.contains("unexpected end") {
+        reason = format!("truncated or cut short: {reason}");
+    }
+    WasmError::Invalid {
+        plugin: plugin.to_string(),
+        reason,
+    }
+}
+
+/// `name` without its `@version`, and the version.
+fn split_version(name: &str) -> (&str, Option<&str>) {
+    match name.rsplit_once('@') {
+        Some((base, v)) => (base, Some(v)),
+        None => (name, None),
+    }
+}
+
+/// Which of our worlds `component` implements, from its import and export names.
+pub(crate) fn world(
+    plugin: &str,
+    engine: &Engine,
+    component: &Component,
+) -> Result<World, WasmError> {
+    let ty = component.component_type();
+    let imports: Vec<String> = ty.imports(engine).map(|(n, _)| n.to_string()).collect();
+    let exports: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
+    for name in imports.iter().chain(&exports) {
+        if let (base, Some(v)) = split_version(name) {
+            if base.starts_with(PACKAGE) && v != VERSION {
+                return Err(WasmError::WitVersion {
+                    plugin: plugin.to_string(),
+                    found: name.clone(),
+                });
+            }
+        }
+    }
+    let has = |iface: &str| {
+        exports
+            .iter()
+            .any(|e| e == &format!("{PACKAGE}{iface}@{VERSION}"))
+    };
+    if !has("contributor") {
+        return Err(WasmError::WrongWorld {
+            plugin: plugin.to_string(),
+            reason: format!(
+                "it does not export {PACKAGE}contributor@{VERSION} (exports: {})",
+                list(&exports)
+            ),
+        });
+    }
+    Ok(if has("instructions") {
+        World::InstructionProvider
+    } else {
+        World::Plugin
+    })
+}
+
+/// Classify a failure to link (imports the host does not provide, mismatched types).
+pub(crate) fn link_error(plugin: &str, e: &wasmtime::Error) -> WasmError {
+    WasmError::WrongWorld {
+        plugin: plugin.to_string(),
+        reason: format!("{e:#}"),
+    }
+}
+
+fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers() {
+        assert!(matches!(
+            header("p", b""),
+            Err(WasmError::NotAComponent { .. })
+        ));
+        assert!(matches!(
+            header("p", b"hello world"),
+            Err(WasmError::NotAComponent { .. })
+        ));
+        assert!(
+            matches!(header("p", b"\0asm\x01\0\0\0"), Err(WasmError::NotAComponent { reason, .. }) if reason.contains("core WebAssembly module"))
+        );
+        assert!(matches!(
+            header("p", b"\0asm"),
+            Err(WasmError::Invalid { .. })
+        ));
+        assert!(header("p", b"\0asm\x0d\0\x01\0").is_ok());
+    }
+}
