@@ -22,7 +22,14 @@ fn every_guest_is_a_component() {
 #[test]
 fn the_example_guests_are_all_there() {
     let names: Vec<&str> = GUESTS.iter().map(|(name, _)| *name).collect();
-    for expected in ["declare"] {
+    for expected in [
+        "declare",
+        "persona",
+        "clock",
+        "tool_guide",
+        "runtime_policy",
+        "redactor",
+    ] {
         assert!(
             names.contains(&expected),
             "guest {expected} missing from {names:?}"

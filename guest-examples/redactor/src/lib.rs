@@ -1,0 +1,108 @@
+//! `redactor`: an assembly listener that lets the rest of the chain run, then rewrites the
+//! result, replacing every configured word with `[redacted]`. Running outermost (prepended)
+//! means it sees what every inner listener added.
+
+use prompt_plugin::{config, declare, AssembleContext, Assembly, Error, NamedText, Plugin};
+use serde::Deserialize;
+
+const KEY: &str = "redactor";
+const MARK: &str = "[redacted]";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    /// Words to redact (exact, case-sensitive substrings).
+    #[serde(default = "default_words")]
+    words: Vec<String>,
+    /// Redact runtime contexts too, not only sections.
+    #[serde(default)]
+    contexts: bool,
+    /// Run before listeners registered without `prepend` (outermost), so the rewrite sees
+    /// their contributions. Default true.
+    #[serde(default = "yes")]
+    prepend: bool,
+    /// Receive every assembly, whatever its scope.
+    #[serde(default)]
+    global: bool,
+}
+
+fn default_words() -> Vec<String> {
+    vec!["SECRET".to_owned()]
+}
+
+fn yes() -> bool {
+    true
+}
+
+struct Redactor {
+    words: Vec<String>,
+    contexts: bool,
+}
+
+impl Redactor {
+    /// The text with every word replaced, or `None` when nothing matched (so untouched
+    /// entries are not copied back across the boundary).
+    fn redact(&self, text: &str) -> Option<String> {
+        let mut out: Option<String> = None;
+        for word in &self.words {
+            let current = out.as_deref().unwrap_or(text);
+            if current.contains(word.as_str()) {
+                out = Some(current.replace(word.as_str(), MARK));
+            }
+        }
+        out
+    }
+}
+
+impl Plugin for Redactor {
+    fn init(config: serde_json::Value) -> Result<Self, Error> {
+        let Config {
+            words,
+            contexts,
+            prepend,
+            global,
+        } = config::parse(config)?;
+        if words.iter().any(String::is_empty) {
+            return Err(Error::invalid_input(
+                "invalid config: words: an empty word would redact everything",
+            ));
+        }
+        declare::listener_with(KEY, prepend, global)?;
+        Ok(Redactor { words, contexts })
+    }
+
+    fn on_assemble(
+        &mut self,
+        _key: &str,
+        a: &Assembly,
+        _cx: &AssembleContext,
+    ) -> Result<(), Error> {
+        a.next()?;
+        // Rewrite through `sections()`/`set_sections()` rather than by name: names may repeat.
+        let sections = a.sections();
+        let mut changed = false;
+        let sections: Vec<NamedText> = sections
+            .into_iter()
+            .map(|s| match self.redact(&s.text) {
+                Some(text) => {
+                    changed = true;
+                    NamedText::new(s.name, text)
+                }
+                None => s,
+            })
+            .collect();
+        if changed {
+            a.set_sections(&sections);
+        }
+        if self.contexts {
+            for name in a.context_names() {
+                if let Some(text) = a.context(&name).and_then(|t| self.redact(&t)) {
+                    a.set_context(&name, &text);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+prompt_plugin::export_plugin!(Redactor);
