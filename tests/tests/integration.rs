@@ -4,4 +4,6 @@
 
 mod integration {
     mod guests_built;
+    mod wasm_load;
+    mod wasm_support;
 }

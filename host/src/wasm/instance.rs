@@ -157,7 +157,10 @@ impl Instance {
     ) -> Result<Self, CallFailure> {
         let fuel = runtime.fuel.then(|| limits.fuel.unwrap_or(u64::MAX));
         let init_timeout = limits.init_timeout();
-        let mut store = Store::new(&runtime.engine, HostState::new(ident, limits, cell));
+        let mut store = Store::new(
+            &runtime.engine,
+            HostState::new(ident, limits, cell, runtime.log_sink.clone()),
+        );
         store.limiter(|s| &mut s.limiter);
         store.epoch_deadline_callback(|mut ctx| {
             let state = ctx.data_mut();

@@ -430,6 +430,14 @@ impl wit_log::Host for HostState {
                 wit_log::Level::Warn => log::Level::Warn,
                 wit_log::Level::Error => log::Level::Error,
             };
+            let stream = match level {
+                log::Level::Trace => "trace",
+                log::Level::Debug => "debug",
+                log::Level::Info => "info",
+                log::Level::Warn => "warn",
+                log::Level::Error => "error",
+            };
+            self.emit(stream, &message);
             log::log!(target: "prompt_host::plugin", level, "plugin \"{}\": {message}", self.ident.plugin);
         }
         Ok(())

@@ -21,8 +21,25 @@ use super::state::HostState;
 use super::validate;
 use crate::prompt::Registry;
 
+/// Where a plugin's output goes besides the `log` crate: its `log` calls and its
+/// stdout/stderr lines (within the per-instance byte cap).
+pub type LogSink = Arc<dyn Fn(&PluginLog) + Send + Sync>;
+
+/// One line of plugin output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginLog {
+    /// The plugin name.
+    pub plugin: String,
+    /// Its scope, `None` = global.
+    pub scope: Option<String>,
+    /// `trace`…`error` for `log` calls, `stdout`/`stderr` for captured output.
+    pub stream: &'static str,
+    /// The line.
+    pub message: String,
+}
+
 /// How the runtime is built.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RuntimeConfig {
     /// Where compiled components are cached; `None` = no disk cache (memory only).
     pub cache_dir: Option<PathBuf>,
@@ -33,6 +50,20 @@ pub struct RuntimeConfig {
     pub epoch_tick: Duration,
     /// Maximum Wasm stack per call, in bytes (`None` = wasmtime's default, 512 KiB).
     pub max_wasm_stack: Option<usize>,
+    /// Also hand every plugin log line to this sink.
+    pub log_sink: Option<LogSink>,
+}
+
+impl std::fmt::Debug for RuntimeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeConfig")
+            .field("cache_dir", &self.cache_dir)
+            .field("fuel", &self.fuel)
+            .field("epoch_tick", &self.epoch_tick)
+            .field("max_wasm_stack", &self.max_wasm_stack)
+            .field("log_sink", &self.log_sink.is_some())
+            .finish()
+    }
 }
 
 impl Default for RuntimeConfig {
@@ -42,6 +73,7 @@ impl Default for RuntimeConfig {
             fuel: false,
             epoch_tick: Duration::from_millis(1),
             max_wasm_stack: None,
+            log_sink: None,
         }
     }
 }
@@ -148,6 +180,7 @@ pub(crate) struct RuntimeInner {
     disk: Option<DiskCache>,
     compiled: Mutex<HashMap<[u8; 32], Slot>>,
     pub(crate) fuel: bool,
+    pub(crate) log_sink: Option<LogSink>,
     memory_hits: AtomicU64,
     disk_hits: AtomicU64,
     compiles: AtomicU64,
@@ -213,6 +246,7 @@ impl WasmRuntime {
                 disk,
                 compiled: Mutex::new(HashMap::new()),
                 fuel: config.fuel,
+                log_sink: config.log_sink.clone(),
                 memory_hits: AtomicU64::new(0),
                 disk_hits: AtomicU64::new(0),
                 compiles: AtomicU64::new(0),

@@ -132,12 +132,19 @@ pub struct HostState {
     pub(crate) stdout: Arc<Mutex<OutputBuf>>,
     /// stderr output.
     pub(crate) stderr: Arc<Mutex<OutputBuf>>,
+    /// Where plugin output also goes.
+    pub(crate) sink: Option<super::runtime::LogSink>,
     /// The plugin this store belongs to, for building dynamic providers during `init`.
     pub(crate) cell: Weak<PluginCell>,
 }
 
 impl HostState {
-    pub(crate) fn new(ident: Ident, limits: Arc<Limits>, cell: Weak<PluginCell>) -> Self {
+    pub(crate) fn new(
+        ident: Ident,
+        limits: Arc<Limits>,
+        cell: Weak<PluginCell>,
+        sink: Option<super::runtime::LogSink>,
+    ) -> Self {
         let stdout = Arc::new(Mutex::new(OutputBuf {
             cap: limits.max_log_bytes,
             ..OutputBuf::default()
@@ -171,6 +178,7 @@ impl HostState {
             frame: None,
             stdout,
             stderr,
+            sink,
             cell,
         }
     }
@@ -202,12 +210,27 @@ impl HostState {
             out.pending.clear();
             for line in text.lines().filter(|l| !l.trim().is_empty()) {
                 log::info!(target: "prompt_host::plugin", "plugin \"{plugin}\" {name}: {line}");
+                self.emit(name, line);
             }
             if name == "stderr" {
-                if let Some(last) = text.lines().rev().find(|l| !l.trim().is_empty()) {
+                let mut lines = text.lines().rev().map(str::trim);
+                // A Rust panic ends with a "note: run with RUST_BACKTRACE" hint; skip it.
+                if let Some(last) = lines.find(|l| !l.is_empty() && !l.starts_with("note:")) {
                     out.last_stderr = last.trim().to_string();
                 }
             }
+        }
+    }
+
+    /// Hand one line to the runtime's sink, if any.
+    pub(crate) fn emit(&self, stream: &'static str, message: &str) {
+        if let Some(sink) = &self.sink {
+            sink(&super::runtime::PluginLog {
+                plugin: self.ident.plugin.to_string(),
+                scope: self.ident.scope.as_deref().map(str::to_string),
+                stream,
+                message: message.to_string(),
+            });
         }
     }
 

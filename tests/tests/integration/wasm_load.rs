@@ -1,0 +1,326 @@
+//! Loading Wasm plugins: scoping, disposal, compiled-code caching, dynamic providers,
+//! listeners through the resource handle, instruction providers and `check`.
+
+use std::time::Instant;
+
+use serde_json::json;
+
+use super::wasm_support::*;
+use prompt_host::prompt::{AssembleContext, ProviderErrorKind};
+use prompt_host::wasm::{Declaration, WasmError};
+
+#[test]
+fn scoped_plugin_contributes_to_its_scope_and_descendants_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(dir.path());
+    let reg = registry();
+    reg.bind_scope_parent("agent:1", "preset:coder").unwrap();
+    reg.bind_scope_parent("task:9", "agent:1").unwrap();
+    let plugin = rt
+        .load_bytes(
+            &reg,
+            &spec(
+                "persona",
+                Some("agent:1"),
+                json!({
+                    "sections": [{"name": "p:fixed", "order": 10, "text": "Fixed text."},
+                                 {"name": "p:dyn", "order": 20, "text": {"dynamic": "dyn for ${scope}"}}],
+                    "contexts": [{"name": "c", "order": 1, "text": "ctx"}],
+                    "variables": [{"name": "v", "value": "x"}],
+                    "tools": [{"schemas": [{"name": "t", "description": "d"}]}]
+                }),
+            ),
+            &declare(),
+        )
+        .unwrap();
+    assert_eq!(plugin.name(), "persona");
+    assert_eq!(plugin.scope(), Some("agent:1"));
+
+    let mine = assemble(&reg, Some("agent:1"));
+    assert_eq!(contributed(&mine), ["p:fixed", "p:dyn"]);
+    assert_eq!(mine.sections[2].text, "Fixed text.");
+    assert_eq!(mine.sections[3].text, "dyn for agent:1");
+    assert_eq!(mine.tools.len(), 1);
+    assert_eq!(mine.variable("v"), Some(Some("x")));
+    assert_eq!(mine.contexts.len(), 1);
+
+    // A descendant sees it (the dynamic text sees the descendant's chain).
+    let child = assemble(&reg, Some("task:9"));
+    assert_eq!(contributed(&child), ["p:fixed", "p:dyn"]);
+    assert_eq!(child.sections[3].text, "dyn for task:9");
+    // The parent, a sibling and the global assembly do not.
+    for other in [Some("preset:coder"), Some("agent:2"), None] {
+        let a = assemble(&reg, other);
+        assert!(contributed(&a).is_empty(), "{other:?}: {:?}", contributed(&a));
+        assert!(a.tools.is_empty() && a.contexts.is_empty());
+    }
+    assert!(render(&reg, Some("agent:1")).contains("Fixed text."));
+
+    // Disposing removes every contribution.
+    plugin.dispose();
+    let after = assemble(&reg, Some("agent:1"));
+    assert!(contributed(&after).is_empty());
+    assert!(after.tools.is_empty() && after.contexts.is_empty() && after.variables.is_empty());
+    assert_eq!(
+        render(&reg, Some("agent:1")),
+        prompt_host::prompt::DEFAULT_IDENTITY
+    );
+}
+
+#[test]
+fn dropping_the_handle_disposes() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(dir.path());
+    let reg = registry();
+    {
+        let _p = rt
+            .load_bytes(
+                &reg,
+                &spec("p", None, json!({"sections": [{"name": "s", "order": 1, "text": "S"}]})),
+                &declare(),
+            )
+            .unwrap();
+        assert_eq!(contributed(&assemble(&reg, None)), ["s"]);
+    }
+    assert!(contributed(&assemble(&reg, None)).is_empty());
+}
+
+#[test]
+fn same_wasm_compiles_once_and_a_second_runtime_reuses_the_disk_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let wasm = declare();
+    let rt = runtime(dir.path());
+    let reg = registry();
+    let t = Instant::now();
+    let a = rt.load_bytes(&reg, &spec("a", Some("agent:1"), json!({})), &wasm).unwrap();
+    let first = t.elapsed();
+    let t = Instant::now();
+    let b = rt.load_bytes(&reg, &spec("b", Some("agent:2"), json!({})), &wasm).unwrap();
+    let second = t.elapsed();
+    let s = rt.stats();
+    assert_eq!((s.compiles, s.memory_hits, s.disk_hits), (1, 1, 0), "{s:?}");
+    eprintln!("load: first (compile) {first:?}, second (memory hit) {second:?}");
+    drop((a, b));
+
+    // "Another process": a fresh runtime on the same cache directory.
+    let rt2 = runtime(dir.path());
+    let t = Instant::now();
+    let _c = rt2.load_bytes(&reg, &spec("c", None, json!({})), &wasm).unwrap();
+    let third = t.elapsed();
+    let s = rt2.stats();
+    assert_eq!((s.compiles, s.memory_hits, s.disk_hits), (0, 0, 1), "{s:?}");
+    eprintln!("load: fresh runtime from disk cache {third:?}");
+
+    // A tampered cache file is refused and the wasm recompiled.
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "cwasm") {
+            let mut bytes = std::fs::read(&path).unwrap();
+            let n = bytes.len();
+            bytes[n - 100] ^= 0xff;
+            std::fs::write(&path, bytes).unwrap();
+        }
+    }
+    let rt3 = runtime(dir.path());
+    let _d = rt3.load_bytes(&reg, &spec("d", None, json!({})), &wasm).unwrap();
+    assert_eq!(rt3.stats().compiles, 1);
+}
+
+#[test]
+fn sha256_pin_is_enforced() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(dir.path());
+    let reg = registry();
+    let mut s = spec("pinned", None, json!({}));
+    s.sha256 = Some("00".repeat(32));
+    let err = rt.load_bytes(&reg, &s, &declare()).unwrap_err();
+    assert!(matches!(err, WasmError::PinMismatch { .. }), "{err}");
+    let report = rt.check(&declare()).unwrap();
+    s.sha256 = Some(report.sha256.clone());
+    rt.load_bytes(&reg, &s, &declare()).unwrap();
+}
+
+#[test]
+fn registration_is_closed_after_init_and_duplicates_fail_init() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(dir.path());
+    let reg = registry();
+    let _a = rt
+        .load_bytes(
+            &reg,
+            &spec("a", Some("agent:1"), json!({"sections": [{"name": "dup", "order": 1, "text": "A"}]})),
+            &declare(),
+        )
+        .unwrap();
+    let err = rt
+        .load_bytes(
+            &reg,
+            &spec("b", Some("agent:1"), json!({"sections": [
+                {"name": "other", "order": 2, "text": "B"},
+                {"name": "dup", "order": 1, "text": "B"}]})),
+            &declare(),
+        )
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("plugin \"b\""), "{msg}");
+    assert!(msg.contains("prompt section \"dup\" is already registered in this scope"), "{msg}");
+    // The failed plugin left nothing behind.
+    assert_eq!(contributed(&assemble(&reg, Some("agent:1"))), ["dup"]);
+
+    let err = rt
+        .load_bytes(
+            &reg,
+            &spec("c", None, json!({"sections": [{"name": "bad", "order": "NaN", "text": "x"}]})),
+            &declare(),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("prompt section \"bad\" order must be a finite number"), "{err}");
+}
+
+#[test]
+fn dynamic_providers_are_called_per_assembly_with_the_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(dir.path());
+    let reg = registry();
+    let _p = rt
+        .load_bytes(
+            &reg,
+            &spec("d", None, json!({
+                "sections": [{"name": "s", "order": 1, "text": {"dynamic": "call ${call} model=${fact:model}"}}],
+                "variables": [{"name": "m", "dynamic": "${fact:model}"}, {"name": "n", "dynamic": null}],
+                "tools": [{"schemas": [{"name": "zz"}, {"name": "aa"}], "dynamic": true}]
+            })),
+            &declare(),
+        )
+        .unwrap();
+    let ctx = AssembleContext::with_facts([("model", "m1")]);
+    let a = reg.assemble_blocking(None, ctx.clone()).unwrap();
+    assert_eq!(a.sections[2].text, "call 1 model=m1");
+    assert_eq!(a.variable("m"), Some(Some("m1")));
+    assert_eq!(a.variable("n"), Some(None));
+    assert_eq!(a.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["aa", "zz"]);
+    let a = reg.assemble_blocking(None, ctx).unwrap();
+    assert_eq!(a.sections[2].text, "call 2 model=m1");
+}
+
+#[test]
+fn err_results_name_plugin_export_and_scope() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(dir.path());
+    let reg = registry();
+    let _p = rt
+        .load_bytes(
+            &reg,
+            &spec("failing", Some("agent:1"), json!({
+                "sections": [{"name": "s", "order": 1, "text": {"fail": "no data"}}]})),
+            &declare(),
+        )
+        .unwrap();
+    let err = reg
+        .assemble_blocking(Some("agent:1"), AssembleContext::default())
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("plugin \"failing\" export \"section-text\" (scope agent:1)"), "{msg}");
+    assert!(msg.contains("no data"), "{msg}");
+    assert_eq!(err.plugin(), Some("failing"));
+    match err {
+        prompt_host::prompt::AssembleError::Provider { error, .. } => {
+            assert_eq!(error.kind, ProviderErrorKind::Failed)
+        }
+        other => panic!("{other:?}"),
+    }
+    // An unaffected scope still assembles.
+    assemble(&reg, Some("agent:2"));
+}
+
+#[test]
+fn listeners_edit_the_assembly_through_the_handle_and_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rt, log) = runtime_with_log(dir.path());
+    let reg = registry();
+    let _base = rt
+        .load_bytes(&reg, &spec("base", None, json!({"sections": [{"name": "base", "order": 1, "text": "B"}]})), &declare())
+        .unwrap();
+    let _a = rt
+        .load_bytes(&reg, &spec("a", None, json!({"listener": {"key": "a", "steps": [
+            {"push_section": {"name": "from-a", "text": "A"}},
+            {"next": true},
+            {"push_tool": {"name": "aardvark"}}
+        ]}})), &declare())
+        .unwrap();
+    let _b = rt
+        .load_bytes(&reg, &spec("b", None, json!({"listener": {"key": "b", "steps": [
+            {"record_sections": true},
+            {"set_variable": {"name": "extra", "value": "from-b"}},
+            {"next": true}
+        ]}})), &declare())
+        .unwrap();
+    let a = assemble(&reg, None);
+    assert_eq!(contributed(&a), ["base", "from-a"]);
+    assert_eq!(a.variable("extra"), Some(Some("from-b")));
+    assert_eq!(a.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["aardvark"]);
+    let lines = log.lock().unwrap();
+    let record = lines
+        .iter()
+        .find(|l| l.plugin == "b" && l.message.contains("\"record\":\"sections\""))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(record.message.contains("from-a"), "{}", record.message);
+}
+
+#[test]
+fn a_listener_that_does_not_call_next_short_circuits() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(dir.path());
+    let reg = registry();
+    let _a = rt
+        .load_bytes(&reg, &spec("a", None, json!({"listener": {"key": "a", "prepend": true, "steps": [{"clear": true}]}})), &declare())
+        .unwrap();
+    let _b = rt
+        .load_bytes(&reg, &spec("b", None, json!({"listener": {"key": "b", "steps": [{"push_section": {"name": "never", "text": "x"}}, {"next": true}]}})), &declare())
+        .unwrap();
+    let a = assemble(&reg, None);
+    assert!(a.sections.is_empty(), "{:?}", a.sections);
+}
+
+#[test]
+fn check_reports_declarations_and_rejects_bad_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(dir.path());
+    let wasm = declare();
+    let report = rt.check(&wasm).unwrap();
+    assert_eq!(report.world, prompt_host::wasm::World::Plugin);
+    assert!(report.declarations.is_empty());
+    assert_eq!(report.sha256.len(), 64);
+
+    let report = rt
+        .check_with_config(&wasm, &json!({
+            "sections": [{"name": "s", "order": 5, "text": "12345"}, {"name": "d", "order": 6, "text": {"dynamic": "x"}}],
+            "variables": [{"name": "v", "value": "x"}],
+            "tools": [{"schemas": [{"name": "t"}]}],
+            "suppress_runtime_context": true,
+            "listener": {"key": "l", "steps": []}
+        }))
+        .unwrap();
+    assert_eq!(report.section_names(), ["s", "d"]);
+    assert!(report.declarations.contains(&Declaration::Section {
+        name: "s".into(), order: 5.0, dynamic: false, bytes: 5, complete: false
+    }));
+    assert!(report.declarations.iter().any(|d| matches!(d, Declaration::Section { name, dynamic: true, .. } if name == "d")));
+    assert!(report.declarations.contains(&Declaration::Suppressor));
+    assert!(report.declarations.iter().any(|d| matches!(d, Declaration::Listener { key, .. } if key == "l")));
+    assert!(report.declarations.iter().any(|d| matches!(d, Declaration::Tools { names, .. } if names == &["t"])));
+
+    // Not WebAssembly at all.
+    let err = rt.check(b"#!/bin/sh\necho hi\n").unwrap_err();
+    assert!(matches!(err, WasmError::NotAComponent { .. }), "{err}");
+    // A core module.
+    let err = rt.check(b"\0asm\x01\0\0\0").unwrap_err();
+    assert!(err.to_string().contains("core WebAssembly module"), "{err}");
+    // Truncated.
+    let err = rt.check(&wasm[..wasm.len() / 2]).unwrap_err();
+    assert!(matches!(err, WasmError::Invalid { .. }), "{err}");
+    // An empty component implements neither world.
+    let err = rt.check(b"\0asm\x0d\0\x01\0").unwrap_err();
+    assert!(matches!(err, WasmError::WrongWorld { .. }), "{err}");
+    assert!(err.to_string().contains("contributor"), "{err}");
+}
