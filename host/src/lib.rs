@@ -6,3 +6,5 @@
 pub mod prompt;
 pub mod wasm;
 pub mod config;
+pub mod projection;
+pub mod session;

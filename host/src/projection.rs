@@ -1,0 +1,17 @@
+//! Projections: pure decisions about how the rendered system prompt and runtime-context
+//! snapshot become session events (SPEC §6), and the step that commits them.
+//!
+//! The projections never write: they return candidate messages and intents, and state
+//! changes only when a commit is observed as a session event. That keeps them deterministic
+//! over the log, so a retry can reuse one decision and a restart rebuilds the same state.
+
+pub mod runtime_context;
+pub mod step;
+pub mod system_prompt;
+
+#[cfg(test)]
+mod test_support;
+
+pub use runtime_context::{Retained, RuntimeContextProjection};
+pub use step::{run_step, HeaderReason, StepInput, StepOutcome};
+pub use system_prompt::{AdmissionFlags, SystemNode, SystemPromptCommit, SystemPromptProjection};

@@ -1,0 +1,200 @@
+//! One loop step over a session log, from already-rendered strings to the model request.
+//!
+//! Event order: `step/start`, the system-prompt commits, the user's messages, the
+//! runtime-context snapshot (claimed input first, snapshot at the tail), `request/header`
+//! when it is new or the series started, `step/end`. The request is derived from the log.
+//!
+//! `startsSeries` is the OR of: the caller's flag; the tools differing (canonical JSON
+//! equality) from the last logged header; and the surface having been replaced since the last
+//! step's request (`step/end` records the replace generation the request was built at, so the
+//! term survives a restart of the loop).
+
+use serde_json::{json, Map, Value};
+
+use super::runtime_context::RuntimeContextProjection;
+use super::system_prompt::{AdmissionFlags, SystemPromptCommit, SystemPromptProjection};
+use crate::prompt::{NamedText, ToolSchema};
+use crate::session::event::{NewEvent, REQUEST_HEADER, STEP_END, STEP_START, USER_MESSAGE};
+use crate::session::{
+    AppendError, EventData, Message, MessageData, ModelRequest, Session, SurfaceIntent,
+};
+
+/// The rendered inputs of one step.
+#[derive(Debug, Clone, Copy)]
+pub struct StepInput<'a> {
+    /// `renderPrompt(assembly)`.
+    pub rendered_prompt: &'a str,
+    /// `renderContextSections(assembly)`: the non-empty rendered contexts.
+    pub context_sections: &'a [NamedText],
+    /// `joinContextSections(context_sections)`: `""` when no context applies.
+    pub context_snapshot: &'a str,
+    /// The assembled tools, in canonical order.
+    pub tools: &'a [ToolSchema],
+    /// The route reads later system messages as the effective prompt.
+    pub in_history: bool,
+    /// The caller declares a new request series.
+    pub starts_series: bool,
+    /// The user's input for this step.
+    pub user_texts: &'a [String],
+}
+
+/// Why a `request/header` was logged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderReason {
+    /// The log's first header.
+    Initial,
+    /// The canonical header changed.
+    Change,
+    /// The header is unchanged but a new series started.
+    Series,
+}
+
+impl HeaderReason {
+    /// The logged `reason` text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Initial => "initial",
+            Self::Change => "change",
+            Self::Series => "series",
+        }
+    }
+}
+
+/// What one step did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepOutcome {
+    /// The request, derived from the log after the step's commits.
+    pub request: ModelRequest,
+    /// The system-prompt commits, in commit order.
+    pub commits: Vec<SystemPromptCommit>,
+    /// The seq each commit received (parallel to `commits`).
+    pub commit_seqs: Vec<u64>,
+    /// The seq of the runtime-context snapshot, when one was appended.
+    pub snapshot_seq: Option<u64>,
+    /// The effective `startsSeries`.
+    pub starts_series: bool,
+    /// The header logged, if any.
+    pub header: Option<HeaderReason>,
+    /// This step's number (0-based count of earlier `step/start` events).
+    pub step: u64,
+}
+
+/// Run one step on `session`. On an error, the events appended before it stay in the log
+/// (each was valid on its own); the step simply has no `step/end`.
+pub fn run_step(session: &mut Session, input: &StepInput<'_>) -> Result<StepOutcome, AppendError> {
+    let step = session
+        .events()
+        .iter()
+        .filter(|e| e.kind == STEP_START)
+        .count() as u64;
+    let header = json_header(input.tools);
+    let last_header = last_logged_header(session);
+    let tools_changed = last_header.as_ref().is_some_and(|h| *h != header);
+    let generation_moved = last_request_generation(session)
+        .is_some_and(|g| g != session.surface().replace_generation());
+    let starts_series = input.starts_series || tools_changed || generation_moved;
+    let flags = AdmissionFlags {
+        in_history: input.in_history,
+        starts_series,
+    };
+
+    session.append(NewEvent::log(STEP_START, json!({ "step": step })))?;
+
+    let commits = SystemPromptProjection::new(session).project(input.rendered_prompt, flags);
+    let mut commit_seqs = Vec::with_capacity(commits.len());
+    for commit in &commits {
+        commit_seqs.push(session.append(commit.to_event(Some(step)))?.seq);
+    }
+
+    for text in input.user_texts {
+        let data = MessageData::new(Message::user_text(text.as_str())).at_step(step);
+        session.append(NewEvent::message(
+            USER_MESSAGE,
+            data,
+            SurfaceIntent::append(),
+        ))?;
+    }
+
+    // Restored from the log so the decision matches what a fresh process would make.
+    let runtime = RuntimeContextProjection::restore(session);
+    let mut snapshot_seq = None;
+    if let Some(message) = runtime.project(input.context_snapshot, input.context_sections) {
+        let data = MessageData::new(message).at_step(step);
+        let event = NewEvent::message(USER_MESSAGE, data, SurfaceIntent::append());
+        snapshot_seq = Some(session.append(event)?.seq);
+    }
+
+    let reason = match &last_header {
+        None => Some(HeaderReason::Initial),
+        Some(previous) if *previous != header => Some(HeaderReason::Change),
+        Some(_) if starts_series => Some(HeaderReason::Series),
+        Some(_) => None,
+    };
+    if let Some(reason) = reason {
+        let mut data = Map::new();
+        data.insert("reason".into(), reason.as_str().into());
+        data.insert("header".into(), header);
+        if starts_series && reason == HeaderReason::Change {
+            data.insert("startsSeries".into(), true.into());
+        }
+        session.append(NewEvent::log(REQUEST_HEADER, Value::Object(data)))?;
+    }
+
+    let generation = session.surface().replace_generation();
+    session.append(NewEvent::log(
+        STEP_END,
+        json!({ "step": step, "replaceGeneration": generation }),
+    ))?;
+
+    Ok(StepOutcome {
+        request: ModelRequest::derive(session, input.tools),
+        commits,
+        commit_seqs,
+        snapshot_seq,
+        starts_series,
+        header: reason,
+        step,
+    })
+}
+
+/// The canonical header: `{tools}` with an empty list omitted.
+fn json_header(tools: &[ToolSchema]) -> Value {
+    let mut header = Map::new();
+    if !tools.is_empty() {
+        header.insert(
+            "tools".into(),
+            serde_json::to_value(tools).unwrap_or(Value::Null),
+        );
+    }
+    Value::Object(header)
+}
+
+/// The header of the newest `request/header` event.
+fn last_logged_header(session: &Session) -> Option<Value> {
+    session
+        .events()
+        .iter()
+        .rev()
+        .find(|e| e.kind == REQUEST_HEADER)
+        .and_then(|e| match &e.data {
+            EventData::Other(data) => data.get("header").cloned(),
+            EventData::Message(_) => None,
+        })
+}
+
+/// The replace generation the previous step's request was built at.
+fn last_request_generation(session: &Session) -> Option<u64> {
+    session
+        .events()
+        .iter()
+        .rev()
+        .find(|e| e.kind == STEP_END)
+        .and_then(|e| match &e.data {
+            EventData::Other(data) => data.get("replaceGeneration").and_then(Value::as_u64),
+            EventData::Message(_) => None,
+        })
+}
+
+#[cfg(test)]
+#[path = "step/tests.rs"]
+mod tests;

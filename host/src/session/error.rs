@@ -1,0 +1,225 @@
+//! Errors of the session log. The `EventError` texts are the session's contract: tests and
+//! other implementations match them byte for byte.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// Why one event is refused (at append time, or while replaying a log).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum EventError {
+    /// An unknown event type without the `ignorable` marker: skipping it could rebuild a
+    /// wrong session, so it is refused.
+    #[error(
+        "session event \"{kind}\" has an unknown type; only an event marked ignorable may use one"
+    )]
+    UnknownType {
+        /// The event type.
+        kind: String,
+    },
+    /// The seq does not continue the log.
+    #[error("session event seq {seq} is not contiguous; expected {expected}")]
+    NotContiguous {
+        /// The seq found.
+        seq: u64,
+        /// The seq the log expects.
+        expected: u64,
+    },
+    /// A log-only event carries surface metadata.
+    #[error("session event \"{kind}\" is not surface-eligible and cannot carry {field}")]
+    NotSurfaceEligible {
+        /// The event type.
+        kind: String,
+        /// `surfaceOp` or `sourceEventSeqs`.
+        field: &'static str,
+    },
+    /// A surface-eligible event without a `surfaceOp`.
+    #[error("session event \"{kind}\" is surface-eligible and requires a surfaceOp marker")]
+    SurfaceOpRequired {
+        /// The event type.
+        kind: String,
+    },
+    /// A `surfaceOp` that is neither `"append"` nor an object.
+    #[error("session event \"{kind}\" carries an invalid surfaceOp")]
+    InvalidSurfaceOp {
+        /// The event type.
+        kind: String,
+    },
+    /// A replace object that is not exactly `{op:"replace", startSeq, endSeq}`.
+    #[error("session event \"{kind}\" carries an invalid replace surfaceOp")]
+    InvalidReplaceOp {
+        /// The event type.
+        kind: String,
+    },
+    /// A replace range citing the event itself or a later one.
+    #[error("surface replace at seq {seq}: startSeq and endSeq must reference earlier events")]
+    ReplaceNotEarlier {
+        /// The event's seq.
+        seq: u64,
+    },
+    /// `assistant/message` never cites sources.
+    #[error("assistant/message embeds its source stream and cannot carry sourceEventSeqs")]
+    AssistantSources,
+    /// `sourceEventSeqs` is not an array.
+    #[error("sourceEventSeqs on event at seq {seq} must be an array when present")]
+    SourcesNotArray {
+        /// The event's seq.
+        seq: u64,
+    },
+    /// `sourceEventSeqs: []`.
+    #[error("sourceEventSeqs must not be empty")]
+    SourcesEmpty,
+    /// A source that is not a non-negative safe integer.
+    #[error(
+        "session event \"{kind}\" sourceEventSeqs must densely contain non-negative safe integers"
+    )]
+    SourcesNotSeqs {
+        /// The event type.
+        kind: String,
+    },
+    /// A source cited twice.
+    #[error("sourceEventSeqs must not contain duplicates")]
+    SourcesDuplicate,
+    /// A source at or after the event itself.
+    #[error("sourceEventSeqs must reference earlier events: {source_seq} >= current seq {seq}")]
+    SourceNotEarlier {
+        /// The offending source.
+        source_seq: u64,
+        /// The event's seq.
+        seq: u64,
+    },
+    /// A replacement that shadows nodes it does not cite.
+    #[error("surface replace: sourceEventSeqs must include every shadowed surface node; missing {}", join(.missing))]
+    MissingShadowed {
+        /// The shadowed seqs not cited, in surface order.
+        missing: Vec<u64>,
+    },
+    /// The range start is not on the surface.
+    #[error("surface replace: start seq {seq} not found in surface")]
+    StartNotFound {
+        /// The start seq.
+        seq: u64,
+    },
+    /// The range end is not on the surface.
+    #[error("surface replace: end seq {seq} not found in surface")]
+    EndNotFound {
+        /// The end seq.
+        seq: u64,
+    },
+    /// The range is reversed.
+    #[error("surface replace: start seq {start} (index {start_index}) is after end seq {end} (index {end_index})")]
+    StartAfterEnd {
+        /// The start seq.
+        start: u64,
+        /// Its surface index.
+        start_index: usize,
+        /// The end seq.
+        end: u64,
+        /// Its surface index.
+        end_index: usize,
+    },
+    /// A tool-result replacement over several nodes.
+    #[error("tool/result surface replacement must rewrite exactly one current node")]
+    ToolResultCount,
+    /// A tool-result replacement over a node that is not a tool result.
+    #[error("tool/result surface replacement must target a current tool/result")]
+    ToolResultTarget,
+    /// A tool-result replacement that changes more than the result content.
+    #[error("tool/result surface replacement may change only content")]
+    ToolResultContentOnly,
+    /// The system head may be rewritten only by a system message over exactly that node.
+    #[error("surface replace: node 0 holds the system prompt and may be rewritten only by a system/message over exactly that node")]
+    SystemHead,
+    /// The data does not have the shape the event type requires.
+    #[error("session event \"{kind}\" has invalid data: {reason}")]
+    InvalidData {
+        /// The event type.
+        kind: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The envelope itself is malformed (not an object, a missing or mistyped field).
+    #[error("malformed session event: {reason}")]
+    Malformed {
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+fn join(seqs: &[u64]) -> String {
+    seqs.iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Why a session log could not be opened.
+#[derive(Debug, Error)]
+pub enum OpenError {
+    /// Reading, creating or truncating the file failed.
+    #[error("session log {path}: {source}")]
+    Io {
+        /// The log path.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Another process (or another handle in this one) holds the log.
+    #[error("session log {path} is locked by another process")]
+    Locked {
+        /// The log path.
+        path: PathBuf,
+    },
+    /// A complete line is not a valid event.
+    #[error("session log {path}, line {line}: {source}")]
+    Line {
+        /// The log path.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// Why the line is refused.
+        source: EventError,
+    },
+}
+
+/// Why an append was refused. A refused append changes neither the file nor the session.
+#[derive(Debug, Error)]
+pub enum AppendError {
+    /// The candidate event is invalid against the current log and surface.
+    #[error("session log {path}: event at seq {seq} refused: {source}")]
+    Invalid {
+        /// The log path.
+        path: PathBuf,
+        /// The seq the event would have had.
+        seq: u64,
+        /// Why it was refused.
+        source: EventError,
+    },
+    /// Writing or syncing failed; the partial write was rolled back.
+    #[error("session log {path}: writing event at seq {seq} failed: {source}")]
+    Io {
+        /// The log path.
+        path: PathBuf,
+        /// The seq the event would have had.
+        seq: u64,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// An earlier failed write could not be rolled back; the session refuses further appends
+    /// until it is reopened (which recovers the torn tail).
+    #[error("session log {path} is unusable after a failed write; reopen it to recover")]
+    Poisoned {
+        /// The log path.
+        path: PathBuf,
+    },
+}
+
+impl AppendError {
+    /// The validation error, when the event itself was refused.
+    pub fn event_error(&self) -> Option<&EventError> {
+        match self {
+            Self::Invalid { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! The log file: an exclusive advisory lock, whole-line durable appends, torn-tail truncation.
+//!
+//! Durability contract: an append counts only after its line and newline went out in one
+//! `write_all` and `sync_data` returned. A crash before that leaves at most a fragment without
+//! a trailing newline, which the next open cuts off. Complete lines are never rewritten.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use super::error::OpenError;
+
+/// An open, locked log file positioned for appends.
+#[derive(Debug)]
+pub(crate) struct LogFile {
+    file: File,
+    path: PathBuf,
+    len: u64,
+}
+
+impl LogFile {
+    /// Open (creating if missing) and lock `path`, and read its whole content.
+    pub(crate) fn open(path: &Path) -> Result<(Self, Vec<u8>), OpenError> {
+        let io_err = |source| OpenError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let existed = path.exists();
+        // O_APPEND: every write lands at the end even if the offset was disturbed.
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(io_err)?;
+        lock_exclusive(&file).map_err(|e| {
+            if e.kind() == io::ErrorKind::WouldBlock {
+                OpenError::Locked {
+                    path: path.to_path_buf(),
+                }
+            } else {
+                io_err(e)
+            }
+        })?;
+        if !existed {
+            // The new file's directory entry must survive a crash with its first event.
+            sync_parent_dir(path).map_err(io_err)?;
+        }
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(io_err)?;
+        let len = bytes.len() as u64;
+        Ok((
+            Self {
+                file,
+                path: path.to_path_buf(),
+                len,
+            },
+            bytes,
+        ))
+    }
+
+    /// The log path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Cut the file back to `len` bytes (a torn tail) and make that durable.
+    pub(crate) fn truncate(&mut self, len: u64) -> io::Result<()> {
+        self.file.set_len(len)?;
+        self.file.sync_data()?;
+        self.len = len;
+        Ok(())
+    }
+
+    /// Append `line` (which ends with `\n`) durably. On failure the partial write is rolled
+    /// back; `Err((error, rolled_back))` says whether that rollback succeeded.
+    pub(crate) fn append(&mut self, line: &[u8]) -> Result<(), (io::Error, bool)> {
+        let before = self.len;
+        let result = self
+            .file
+            .write_all(line)
+            .and_then(|()| self.file.sync_data());
+        match result {
+            Ok(()) => {
+                self.len = before + line.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                let rolled_back = self
+                    .file
+                    .set_len(before)
+                    .and_then(|()| self.file.sync_data())
+                    .is_ok();
+                Err((e, rolled_back))
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+fn lock_exclusive(file: &File) -> io::Result<()> {
+    use std::os::unix::io::AsRawFd;
+    // flock locks belong to the open file description, so a second open of the same log in
+    // this process is refused too; the lock is released when the file is closed.
+    // SAFETY: flock only reads the descriptor, which `file` keeps open for the call.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(unix))]
+fn lock_exclusive(_file: &File) -> io::Result<()> {
+    Ok(())
+}
+
+#[cfg(unix)]
+fn sync_parent_dir(path: &Path) -> io::Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(parent)?.sync_all()
+}
+
+#[cfg(not(unix))]
+fn sync_parent_dir(_path: &Path) -> io::Result<()> {
+    Ok(())
+}
