@@ -3,8 +3,9 @@
 //! The domain core (`prompt`, `session`, `projection`) names no wasmtime type; `wasm` makes
 //! sandboxed components implement the core's provider traits.
 
-pub mod prompt;
-pub mod wasm;
 pub mod config;
+pub mod mcp;
 pub mod projection;
+pub mod prompt;
 pub mod session;
+pub mod wasm;

@@ -4,6 +4,7 @@
 
 mod integration {
     mod guests_built;
+    mod mcp_client;
     mod wasm_load;
     mod wasm_support;
 }

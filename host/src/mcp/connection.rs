@@ -1,0 +1,250 @@
+//! [`McpConnection`]: keeps one MCP server connected and reports every generation and
+//! failure, reconnecting with exponential backoff.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{broadcast, watch, Mutex};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::session::Session;
+use super::{McpError, McpEvent, McpServerSpec, McpSnapshot, McpTool};
+
+/// Events kept for [`McpConnection::next_event`] / [`McpConnection::subscribe`] readers; a
+/// reader that falls further behind skips the oldest ones (the callback sees them all).
+const EVENT_BUFFER: usize = 64;
+/// How long [`McpConnection::shutdown`] waits for the task to kill and reap the server.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// The callback a connection reports to. It runs on the connection's task, so it must return
+/// quickly (hand the event to a channel or a registry update); it must not block.
+pub type McpListener = Arc<dyn Fn(McpEvent) + Send + Sync>;
+
+/// Delays between connection attempts: `initial`, doubling up to `max`. A session that stayed
+/// up for at least `max` starts the sequence over, so a server that crashes once reconnects
+/// fast while one that crashes on every start is not respawned in a tight loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReconnectPolicy {
+    /// The first delay after a failure.
+    pub initial: Duration,
+    /// The longest delay.
+    pub max: Duration,
+}
+
+impl Default for ReconnectPolicy {
+    /// 100 ms doubling to 5 s.
+    fn default() -> Self {
+        ReconnectPolicy {
+            initial: Duration::from_millis(100),
+            max: Duration::from_secs(5),
+        }
+    }
+}
+
+/// A supervised connection to one MCP server, running on its own Tokio task.
+///
+/// Dropping it (or calling [`McpConnection::shutdown`]) stops the task and kills the server.
+pub struct McpConnection {
+    server: String,
+    snapshot: watch::Receiver<Option<McpSnapshot>>,
+    events_tx: broadcast::Sender<McpEvent>,
+    events: Mutex<broadcast::Receiver<McpEvent>>,
+    stop: watch::Sender<bool>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl McpConnection {
+    /// Starts connecting to `spec` with the default [`ReconnectPolicy`].
+    ///
+    /// # Panics
+    ///
+    /// When called outside a Tokio runtime (the connection lives on a spawned task).
+    pub fn spawn(spec: McpServerSpec, on_update: McpListener) -> McpConnection {
+        McpConnection::spawn_with_policy(spec, ReconnectPolicy::default(), on_update)
+    }
+
+    /// Starts connecting to `spec`, retrying after failures as `policy` says.
+    ///
+    /// # Panics
+    ///
+    /// When called outside a Tokio runtime (the connection lives on a spawned task).
+    pub fn spawn_with_policy(
+        spec: McpServerSpec,
+        policy: ReconnectPolicy,
+        on_update: McpListener,
+    ) -> McpConnection {
+        let (snapshot_tx, snapshot) = watch::channel(None);
+        // The receiver exists before the task does, so `next_event` misses nothing.
+        let (events_tx, events) = broadcast::channel(EVENT_BUFFER);
+        let (stop, stop_rx) = watch::channel(false);
+        let emitter = Emitter {
+            server: spec.name.clone(),
+            generation: 0,
+            on_update,
+            snapshot: snapshot_tx,
+            events: events_tx.clone(),
+        };
+        let task = tokio::spawn(supervise(spec.clone(), policy, emitter, stop_rx));
+        McpConnection {
+            server: spec.name,
+            snapshot,
+            events_tx,
+            events: Mutex::new(events),
+            stop,
+            task: Some(task),
+        }
+    }
+
+    /// The server name.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// The last good generation, if any; a later failure does not clear it.
+    pub fn current(&self) -> Option<McpSnapshot> {
+        self.snapshot.borrow().clone()
+    }
+
+    /// The next event since the previous call (or since the connection started). `None` once
+    /// the connection has stopped and every event has been read. Wrap it in a timeout: a
+    /// healthy connection with an idle server reports nothing.
+    pub async fn next_event(&self) -> Option<McpEvent> {
+        let mut events = self.events.lock().await;
+        loop {
+            match events.recv().await {
+                Ok(event) => return Some(event),
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+
+    /// A fresh receiver of the events that follow this call.
+    pub fn subscribe(&self) -> broadcast::Receiver<McpEvent> {
+        self.events_tx.subscribe()
+    }
+
+    /// Stops the task, kills the server and waits (bounded) until it has been reaped.
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(mut task) = self.task.take() {
+            if tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
+                .await
+                .is_err()
+            {
+                task.abort();
+            }
+        }
+    }
+}
+
+impl Drop for McpConnection {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        // Aborting drops the session, and the child was spawned with kill_on_drop.
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// Publishes events to the callback, the event channel and the snapshot.
+struct Emitter {
+    server: String,
+    generation: u64,
+    on_update: McpListener,
+    snapshot: watch::Sender<Option<McpSnapshot>>,
+    events: broadcast::Sender<McpEvent>,
+}
+
+impl Emitter {
+    fn generation(&mut self, instructions: &str, tools: Vec<McpTool>) {
+        self.generation += 1;
+        let snapshot = McpSnapshot {
+            server: self.server.clone(),
+            generation: self.generation,
+            instructions: instructions.to_owned(),
+            tools,
+        };
+        self.snapshot.send_replace(Some(snapshot.clone()));
+        self.emit(McpEvent::Generation(snapshot));
+    }
+
+    fn failed(&self, error: &McpError) {
+        self.emit(McpEvent::Failed {
+            server: self.server.clone(),
+            error: error.to_string(),
+        });
+    }
+
+    fn emit(&self, event: McpEvent) {
+        // The callback first: whoever waits on the channel may rely on the consumer having
+        // seen the event already.
+        (self.on_update)(event.clone());
+        // No receiver is fine: the callback is the primary consumer.
+        let _ = self.events.send(event);
+    }
+}
+
+/// The connection task: attempt, report, back off, repeat until stopped.
+async fn supervise(
+    spec: McpServerSpec,
+    policy: ReconnectPolicy,
+    mut emitter: Emitter,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut delay = policy.initial;
+    loop {
+        let mut slot = None;
+        let started = Instant::now();
+        let error = tokio::select! {
+            error = run_session(&spec, &mut slot, &mut emitter) => error,
+            () = stopped(&mut stop) => {
+                if let Some(session) = slot.take() {
+                    session.kill().await;
+                }
+                return;
+            }
+        };
+        if let Some(session) = slot.take() {
+            session.kill().await;
+        }
+        emitter.failed(&error);
+        if started.elapsed() >= policy.max {
+            delay = policy.initial;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            () = stopped(&mut stop) => return,
+        }
+        delay = (delay * 2).min(policy.max);
+    }
+}
+
+/// One session from spawn to failure. The session is kept in `slot` so that the caller can
+/// kill it whichever way this future ends (including being dropped on stop).
+async fn run_session(
+    spec: &McpServerSpec,
+    slot: &mut Option<Session>,
+    emitter: &mut Emitter,
+) -> McpError {
+    let session = match Session::start(spec).await {
+        Ok(session) => slot.insert(session),
+        Err(error) => return error,
+    };
+    let tools = match session.list_tools().await {
+        Ok(tools) => tools,
+        Err(error) => return session.explain(error).await,
+    };
+    let instructions = session.instructions.clone();
+    emitter.generation(&instructions, tools);
+    session
+        .watch(|tools| emitter.generation(&instructions, tools))
+        .await
+}
+
+/// Resolves when a stop was requested (or the connection handle is gone).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|stopped| *stopped).await;
+}
