@@ -6,5 +6,6 @@ mod integration {
     mod guests_built;
     mod mcp_client;
     mod wasm_load;
+    mod wasm_sandbox;
     mod wasm_support;
 }

@@ -156,7 +156,9 @@ impl Instance {
         cell: Weak<PluginCell>,
     ) -> Result<Self, CallFailure> {
         let fuel = runtime.fuel.then(|| limits.fuel.unwrap_or(u64::MAX));
-        let init_timeout = limits.init_timeout();
+        // Instantiation is mostly host work (memory setup, data segments); give it at least
+        // a second even when the plugin's own init budget is tighter.
+        let init_timeout = limits.init_timeout().max(Duration::from_secs(1));
         let mut store = Store::new(
             &runtime.engine,
             HostState::new(ident, limits, cell, runtime.log_sink.clone()),
@@ -177,7 +179,7 @@ impl Instance {
         if let Some(fuel) = fuel {
             store.set_fuel(fuel).map_err(|e| failure(&mut store, &e))?;
         }
-        // Instantiation may run start functions: give it the init deadline.
+        // Instantiation may run start functions (guest code): bound it too.
         store.data_mut().deadline = Some(Instant::now() + init_timeout);
         store.data_mut().timeout = init_timeout;
         store.set_epoch_deadline(1);

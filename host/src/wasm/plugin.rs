@@ -8,7 +8,8 @@
 //! `init` fails, the plugin is marked dead and every later call fails `Unavailable` until it
 //! is reloaded. Under `on_error = "skip"`, repeated failures quarantine it instead.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use super::bindings::instruction_provider::exports::prompt_host::plugin::instructions::McpServer;
@@ -37,7 +38,9 @@ pub(crate) struct PluginCell {
     config_json: String,
     me: Weak<PluginCell>,
     slot: Mutex<Slot>,
-    failures: AtomicU32,
+    /// Consecutive failures per entry (`export` + entry name): a plugin with one broken
+    /// entry is quarantined even while its other entries succeed.
+    failures: Mutex<HashMap<String, u32>>,
     quarantined: AtomicBool,
 }
 
@@ -130,11 +133,12 @@ impl PluginCell {
         result.map(|()| instance)
     }
 
-    /// Apply the plugin's failure policy around one provider call: under `skip`, a failure
-    /// (or quarantine) yields `fallback()` for this assembly.
+    /// Apply the plugin's failure policy around one provider call of `entry` (export and
+    /// entry name): under `skip`, a failure (or quarantine) yields `fallback()` for this
+    /// assembly.
     pub(crate) fn guarded<T>(
         &self,
-        export: &str,
+        entry: &str,
         fallback: impl FnOnce() -> T,
         f: impl FnOnce() -> Result<T, ProviderError>,
     ) -> Result<T, ProviderError> {
@@ -144,20 +148,36 @@ impl PluginCell {
         }
         match f() {
             Ok(v) => {
-                self.failures.store(0, Ordering::Relaxed);
+                self.note_success(entry);
                 Ok(v)
             }
             Err(e) if skip => {
-                self.note_skipped(export, &e);
+                self.note_skipped(entry, &e);
                 Ok(fallback())
             }
             Err(e) => Err(e),
         }
     }
 
-    /// Count one skipped failure; quarantine after `quarantine_after` in a row.
-    pub(crate) fn note_skipped(&self, export: &str, e: &ProviderError) {
-        let n = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
+    /// Reset `entry`'s failure count.
+    pub(crate) fn note_success(&self, entry: &str) {
+        if let Ok(mut failures) = self.failures.lock() {
+            if failures.get(entry).is_some_and(|n| *n > 0) {
+                failures.insert(entry.to_string(), 0);
+            }
+        }
+    }
+
+    /// Count one skipped failure of `entry`; quarantine after `quarantine_after` in a row.
+    pub(crate) fn note_skipped(&self, entry: &str, e: &ProviderError) {
+        let n = match self.failures.lock() {
+            Ok(mut failures) => {
+                let n = failures.entry(entry.to_string()).or_insert(0);
+                *n += 1;
+                *n
+            }
+            Err(_) => u32::MAX,
+        };
         log::warn!(
             "{e} (on_error = skip: contribution dropped for this assembly, failure {n} in a row)"
         );
@@ -165,11 +185,19 @@ impl PluginCell {
             && !self.quarantined.swap(true, Ordering::Relaxed)
         {
             log::warn!(
-                "plugin \"{}\" ({}): quarantined after {n} consecutive failures (last in export \"{export}\"); it is no longer called",
+                "plugin \"{}\" ({}): quarantined after {n} consecutive failures of {entry}; it is no longer called",
                 self.ident.plugin,
                 self.ident.scope_label()
             );
         }
+    }
+
+    /// The longest current run of failures over all entries.
+    fn max_failures(&self) -> u32 {
+        self.failures
+            .lock()
+            .map(|f| f.values().copied().max().unwrap_or(0))
+            .unwrap_or(0)
     }
 
     /// Whether the skip policy applies.
@@ -186,7 +214,7 @@ impl PluginCell {
 /// The health of a loaded plugin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginHealth {
-    /// Consecutive failures (reset by a success).
+    /// The longest run of consecutive failures of one entry (reset by its success).
     pub consecutive_failures: u32,
     /// A `skip` plugin that is no longer called.
     pub quarantined: bool,
@@ -237,7 +265,7 @@ impl LoadedPlugin {
             config_json: config_json.clone(),
             me: me.clone(),
             slot: Mutex::new(Slot::default()),
-            failures: AtomicU32::new(0),
+            failures: Mutex::new(HashMap::new()),
             quarantined: AtomicBool::new(false),
         });
         let fiber = Arc::new(registry.fiber(name, scope));
@@ -326,7 +354,7 @@ impl LoadedPlugin {
     pub fn health(&self) -> PluginHealth {
         let unavailable = self.cell.slot.lock().ok().and_then(|s| s.dead.clone());
         PluginHealth {
-            consecutive_failures: self.cell.failures.load(Ordering::Relaxed),
+            consecutive_failures: self.cell.max_failures(),
             quarantined: self.cell.is_quarantined(),
             unavailable,
         }
@@ -500,7 +528,7 @@ impl PluginCell {
             config_json: config_json.clone(),
             me: me.clone(),
             slot: Mutex::new(Slot::default()),
-            failures: AtomicU32::new(0),
+            failures: Mutex::new(HashMap::new()),
             quarantined: AtomicBool::new(false),
         });
         let mut instance = Instance::new(

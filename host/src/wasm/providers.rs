@@ -45,7 +45,8 @@ impl TextProvider for WasmText {
         let wctx = convert::context(ctx);
         let timeout = self.cell.limits.call_timeout();
         // Under `skip`, an empty text contributes nothing for this assembly.
-        self.cell.guarded(export, String::new, || {
+        let entry = format!("{export} \"{}\"", self.name);
+        self.cell.guarded(&entry, String::new, || {
             self.cell.with_instance(export, |inst| {
                 inst.call(
                     timeout,
@@ -114,7 +115,8 @@ impl ToolProvider for WasmTools {
     fn tools(&self, ctx: &AssembleContext) -> Result<ToolSet, ProviderError> {
         let wctx = convert::context(ctx);
         let timeout = self.cell.limits.call_timeout();
-        self.cell.guarded("tools", ToolSet::default, || {
+        let entry = format!("tools \"{}\"", self.key);
+        self.cell.guarded(&entry, ToolSet::default, || {
             let set = self.cell.with_instance("tools", |inst| {
                 inst.call(
                     timeout,
@@ -163,14 +165,18 @@ impl AssembleListener for WasmListener {
         // Under `skip`, keep what we need to drop this plugin's changes if it fails.
         let before = skip.then(|| assembly.clone());
         let result = super::assembly_host::run_listener(&self.cell, &self.key, assembly, ctx, next);
+        let entry = format!("on-assemble \"{}\"", self.key);
         match result {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.cell.note_success(&entry);
+                Ok(())
+            }
             Err(ListenerFailure::Inner(e)) => Err(e),
             Err(ListenerFailure::Own { error, after_next }) => {
                 let Some(before) = before else {
                     return Err(error);
                 };
-                self.cell.note_skipped("on-assemble", &error);
+                self.cell.note_skipped(&entry, &error);
                 if next.was_called() {
                     // The inner chain ran: keep its result (this plugin's edits before
                     // `next` are part of it and cannot be separated).
