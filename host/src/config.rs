@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::prompt::PromptConfig;
+pub use crate::wasm::OnError;
 
 /// A parsed and validated host.toml.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,18 +49,6 @@ pub struct ScopeConfig {
     /// The parent scope key, declared in another `[[scope]]` entry.
     #[serde(default)]
     pub parent: Option<String>,
-}
-
-/// What a plugin's failure does to an assembly.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OnError {
-    /// Fail the assembly with an error naming the plugin (the default).
-    #[default]
-    Fail,
-    /// Drop only this plugin's contributions for that assembly; quarantine it after
-    /// repeated failures.
-    Skip,
 }
 
 /// One `[[plugin]]` entry.

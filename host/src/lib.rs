@@ -3,9 +3,16 @@
 //! The domain core (`prompt`, `session`, `projection`) names no wasmtime type; `wasm` makes
 //! sandboxed components implement the core's provider traits.
 
+pub mod cli;
 pub mod config;
+pub mod host;
 pub mod mcp;
 pub mod projection;
 pub mod prompt;
 pub mod session;
 pub mod wasm;
+
+pub use config::HostConfig;
+pub use host::{Facts, Host, HostError, PluginId, Rendered, StepOptions};
+pub use prompt::PromptConfig;
+pub use wasm::{LoadedPlugin, PluginSpec, RuntimeConfig, WasmRuntime};

@@ -7,6 +7,7 @@
 
 mod assemble;
 pub mod assembly;
+pub mod cache_prefix;
 pub mod config;
 pub mod context;
 pub mod error;

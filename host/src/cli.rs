@@ -1,0 +1,176 @@
+//! The `prompt-host` command line. One file per subcommand under `cli/`; `main.rs` only
+//! calls `cli::main`.
+//!
+//! Exit codes: 0 success; 1 configuration, plugin, assembly or render error (the whole error
+//! chain on stderr, naming plugin, section and scope); 2 usage error.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+mod check;
+mod commands;
+mod inspect;
+mod prefix;
+mod serve;
+
+/// prompt-host: assemble an agent's system prompt from sandboxed Wasm plugins.
+#[derive(Debug, Parser)]
+#[command(name = "prompt-host", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands (the contract external tools use; see DESIGN.md).
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the assembly as JSON: sections, contexts, tools and variables.
+    Assemble(Target),
+    /// Print the rendered system prompt (or `{"prompt","context"}` with --json).
+    Render {
+        /// Where and for whom.
+        #[command(flatten)]
+        target: Target,
+        /// Print `{"prompt": …, "context": …}` instead of the bare prompt.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one step against a session log and print the model request JSON.
+    Step {
+        /// Where and for whom.
+        #[command(flatten)]
+        target: Target,
+        /// The session log (JSON lines); created when missing.
+        #[arg(long)]
+        session: PathBuf,
+        /// The route can take a changed system prompt in history (append, not replace).
+        #[arg(long)]
+        in_history: bool,
+        /// This step starts a new request series (the head is re-baselined).
+        #[arg(long)]
+        starts_series: bool,
+        /// A user message for this step (repeatable).
+        #[arg(long = "user", value_name = "TEXT")]
+        users: Vec<String>,
+    },
+    /// Show who contributed what, where, and how big; optionally compare with a previous
+    /// rendering to see where a model's KV-cache reuse stops.
+    Inspect {
+        /// Where and for whom.
+        #[command(flatten)]
+        target: Target,
+        /// A previous `render --json`, `assemble` or `step` output, or a plain prompt text.
+        #[arg(long, value_name = "PREVIOUS")]
+        against: Option<PathBuf>,
+    },
+    /// Validate a plugin component and list what it declares.
+    Check {
+        /// The component file.
+        plugin: PathBuf,
+        /// JSON handed to the plugin's `init` (default `{}`).
+        #[arg(long, default_value = "{}")]
+        config: String,
+    },
+    /// Serve JSON-RPC 2.0 over stdio, one request per line.
+    Serve {
+        /// Start from this host.toml (otherwise an empty default host).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+}
+
+/// The flags every assembling command shares.
+#[derive(Debug, Clone, Args)]
+pub struct Target {
+    /// The host.toml to load.
+    #[arg(long)]
+    pub config: PathBuf,
+    /// The scope to assemble for (default: global).
+    #[arg(long)]
+    pub scope: Option<String>,
+    /// A caller fact `KEY=VALUE` (repeatable); `model`, `cwd` and `provider` feed the
+    /// host's global variables of the same name.
+    #[arg(long = "fact", value_name = "K=V", value_parser = parse_fact)]
+    pub facts: Vec<(String, String)>,
+}
+
+fn parse_fact(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("expected KEY=VALUE, got \"{text}\"")),
+    }
+}
+
+/// Parse the arguments, run, print errors, and turn the outcome into an exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help/version to stdout with success; real usage errors exit 2.
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", chain(&e));
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The whole error chain on one paragraph: `outer: inner: root`. A cause whose text the
+/// outer message already quotes (errors that print their source) is not repeated.
+pub fn chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Assemble(target) => commands::assemble(&target).await,
+        Command::Render { target, json } => commands::render(&target, json).await,
+        Command::Step {
+            target,
+            session,
+            in_history,
+            starts_series,
+            users,
+        } => {
+            let options = crate::host::StepOptions {
+                in_history,
+                starts_series,
+                user_texts: users,
+            };
+            commands::step(&target, &session, options).await
+        }
+        Command::Inspect { target, against } => inspect::run(&target, against.as_deref()).await,
+        Command::Check { plugin, config } => check::run(&plugin, &config),
+        Command::Serve { config } => serve::run(config.as_deref()).await,
+    }
+}

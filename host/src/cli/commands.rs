@@ -1,0 +1,95 @@
+//! `assemble`, `render` and `step`: load host.toml, assemble for a scope, print JSON or text.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Context;
+
+use super::Target;
+use crate::config::HostConfig;
+use crate::host::{Facts, Host, StepOptions};
+use crate::session::Session;
+use crate::wasm::{PluginLog, RuntimeConfig};
+
+/// The runtime settings of a command-line run: the compile cache (overridable with
+/// `PROMPT_HOST_CACHE_DIR`) and plugin warnings/errors echoed to stderr.
+pub fn runtime_config() -> RuntimeConfig {
+    let mut config = RuntimeConfig::default();
+    if let Some(dir) = std::env::var_os("PROMPT_HOST_CACHE_DIR") {
+        config.cache_dir = Some(dir.into());
+    }
+    config.log_sink = Some(std::sync::Arc::new(|line: &PluginLog| {
+        if matches!(line.stream, "warn" | "error") {
+            let scope = line.scope.as_deref().unwrap_or("global");
+            eprintln!(
+                "plugin \"{}\" ({scope}) {}: {}",
+                line.plugin, line.stream, line.message
+            );
+        }
+    }));
+    config
+}
+
+/// Load host.toml and build the host it describes.
+pub fn load_host(config: &Path) -> anyhow::Result<Host> {
+    let parsed = HostConfig::load(config)?;
+    let host = Host::from_config(&parsed, runtime_config())
+        .with_context(|| format!("cannot start the host described by {}", config.display()))?;
+    Ok(host)
+}
+
+/// The facts of a command line.
+pub fn facts(target: &Target) -> Facts {
+    Facts::from(target.facts.clone())
+}
+
+/// Print a JSON value, pretty, with a trailing newline.
+pub fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// `prompt-host assemble`.
+pub async fn assemble(target: &Target) -> anyhow::Result<()> {
+    let host = load_host(&target.config)?;
+    let assembly = host.assemble(target.scope.as_deref(), facts(target)).await?;
+    print_json(&assembly.to_json())
+}
+
+/// `prompt-host render`: the exact prompt text (no newline added), or
+/// `{"prompt","context"}` with `--json`.
+pub async fn render(target: &Target, json: bool) -> anyhow::Result<()> {
+    let host = load_host(&target.config)?;
+    let rendered = host.render(target.scope.as_deref(), facts(target)).await?;
+    if json {
+        print_json(&serde_json::json!({
+            "prompt": rendered.prompt,
+            "context": rendered.context,
+        }))
+    } else {
+        let mut out = std::io::stdout().lock();
+        out.write_all(rendered.prompt.as_bytes())?;
+        out.flush()?;
+        Ok(())
+    }
+}
+
+/// `prompt-host step`: one step against a session log; prints the model request.
+pub async fn step(target: &Target, session: &Path, options: StepOptions) -> anyhow::Result<()> {
+    let host = load_host(&target.config)?;
+    let (mut log, report) = Session::open(session)
+        .with_context(|| format!("cannot open session log {}", session.display()))?;
+    if report.recovered_torn_bytes > 0 {
+        eprintln!(
+            "session log {}: recovered from a torn last line ({} bytes cut off)",
+            session.display(),
+            report.recovered_torn_bytes
+        );
+    }
+    let (_, outcome) = host
+        .step(&mut log, target.scope.as_deref(), facts(target), &options)
+        .await?;
+    print_json(&serde_json::to_value(&outcome.request)?)
+}

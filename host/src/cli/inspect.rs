@@ -1,0 +1,187 @@
+//! `prompt-host inspect`: who contributed what, where, and how big; with `--against`, where
+//! a model's KV-cache reuse stops compared with a previous rendering.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use anyhow::Context;
+
+use super::commands::{facts, load_host};
+use super::Target;
+use crate::prompt::cache_prefix::{compare, section_spans};
+use crate::prompt::{EntryInfo, EntryKind};
+
+/// Run `inspect`.
+pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> {
+    let host = load_host(&target.config)?;
+    let scope = target.scope.as_deref();
+    let assembly = host.assemble(scope, facts(target)).await?;
+    let (prompt, spans) = section_spans(&assembly)
+        .map_err(|source| crate::HostError::Render {
+            scope: scope.unwrap_or("global").to_string(),
+            source,
+        })?;
+    let registry = host.registry();
+    // Layers visible to this scope, farthest first: global, then the chain reversed.
+    let mut layers: Vec<Option<String>> = vec![None];
+    if let Some(key) = scope {
+        let mut chain: Vec<Option<String>> = registry
+            .scope_chain(key)
+            .iter()
+            .map(|k| Some(k.to_string()))
+            .collect();
+        chain.reverse();
+        layers.extend(chain);
+    }
+    let rank = |s: &Option<String>| layers.iter().position(|l| l == s);
+    let entries = registry.entries();
+    let visible: Vec<&EntryInfo> = entries
+        .iter()
+        .filter(|e| e.kind != EntryKind::Listener && rank(&e.scope).is_some())
+        .collect();
+    let by_name = |kind: EntryKind| {
+        let mut map: HashMap<&str, Vec<&EntryInfo>> = HashMap::new();
+        for e in visible.iter().filter(|e| e.kind == kind) {
+            if let Some(name) = e.name.as_deref() {
+                map.entry(name).or_default().push(e);
+            }
+        }
+        for list in map.values_mut() {
+            list.sort_by_key(|e| rank(&e.scope));
+        }
+        map
+    };
+    let sections = by_name(EntryKind::Section);
+    let label = |s: &Option<String>| s.clone().unwrap_or_else(|| "global".into());
+
+    println!("scope: {}", scope.unwrap_or("global"));
+    println!("prompt: {} bytes, {} sections", prompt.len(), spans.len());
+    println!();
+    println!(
+        "{:<34} {:>7} {:<18} {:<16} {:>7}  shadows",
+        "SECTION", "ORDER", "PLUGIN", "LAYER", "BYTES"
+    );
+    for section in &assembly.sections {
+        let bytes = spans
+            .iter()
+            .find(|s| s.name == section.name)
+            .map_or(0, |s| s.end - s.start);
+        let (order, owner, layer, shadows) = match sections.get(section.name.as_str()) {
+            Some(list) => {
+                let winner = list[list.len() - 1];
+                let shadows: Vec<String> = list[..list.len() - 1]
+                    .iter()
+                    .map(|e| format!("{} in {}", e.owner, label(&e.scope)))
+                    .collect();
+                (
+                    winner.order.map_or("-".into(), |o| o.to_string()),
+                    winner.owner.clone(),
+                    label(&winner.scope),
+                    shadows.join(", "),
+                )
+            }
+            None => ("-".into(), "(listener)".into(), "-".into(), String::new()),
+        };
+        println!(
+            "{:<34} {:>7} {:<18} {:<16} {:>7}  {}",
+            section.name, order, owner, layer, bytes, shadows
+        );
+    }
+
+    println!();
+    println!("{:<34} {:<18} {:<16}", "CONTEXT", "PLUGIN", "LAYER");
+    let contexts = by_name(EntryKind::Context);
+    for context in &assembly.contexts {
+        let (owner, layer) = contexts
+            .get(context.name.as_str())
+            .map(|l| (l[l.len() - 1].owner.clone(), label(&l[l.len() - 1].scope)))
+            .unwrap_or_else(|| ("(listener)".into(), "-".into()));
+        println!("{:<34} {:<18} {:<16}", context.name, owner, layer);
+    }
+
+    println!();
+    println!("{:<34} {:<18} {:<16}", "TOOL", "PROVIDER", "LAYER");
+    let declared = host.tool_owners();
+    for tool in &assembly.tools {
+        let (owner, layer) = declared
+            .get(&tool.name)
+            .cloned()
+            .unwrap_or_else(|| ("(dynamic provider or listener)".into(), "-".into()));
+        println!("{:<34} {:<18} {:<16}", tool.name, owner, layer);
+    }
+    let providers: Vec<String> = visible
+        .iter()
+        .filter(|e| e.kind == EntryKind::ToolProvider)
+        .map(|e| {
+            format!(
+                "{} in {} ({})",
+                e.owner,
+                label(&e.scope),
+                if e.dynamic { "dynamic" } else { "fixed" }
+            )
+        })
+        .collect();
+    println!("tool providers: {}", none_if_empty(&providers));
+
+    println!();
+    println!("{:<34} {:<18} {:<16} VALUE", "VARIABLE", "PLUGIN", "LAYER");
+    let variables = by_name(EntryKind::Variable);
+    for (name, value) in &assembly.variables {
+        let (owner, layer) = variables
+            .get(name.as_str())
+            .map(|l| (l[l.len() - 1].owner.clone(), label(&l[l.len() - 1].scope)))
+            .unwrap_or_else(|| ("(listener)".into(), "-".into()));
+        let shown = match value {
+            Some(v) => format!("{:?}", v),
+            None => "(no value)".into(),
+        };
+        println!("{name:<34} {owner:<18} {layer:<16} {shown}");
+    }
+    let suppressors: Vec<String> = visible
+        .iter()
+        .filter(|e| e.kind == EntryKind::Suppressor)
+        .map(|e| format!("{} in {}", e.owner, label(&e.scope)))
+        .collect();
+    println!();
+    println!("runtime context suppressed by: {}", none_if_empty(&suppressors));
+    let listeners: Vec<String> = entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::Listener)
+        .map(|e| format!("{} ({})", e.owner, label(&e.scope)))
+        .collect();
+    println!("listeners (outermost first): {}", none_if_empty(&listeners));
+
+    if let Some(path) = against {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let previous = super::prefix::previous_prompt(&text)
+            .with_context(|| format!("{} holds no previous prompt", path.display()))?;
+        let report = compare(&previous, &prompt, &spans);
+        println!();
+        println!("cache prefix against {}:", path.display());
+        if report.keeps_prefix {
+            println!(
+                "  kept: the new prompt ({} bytes) starts with the whole previous prompt ({} bytes); KV-cache reuse covers all of it",
+                report.current_bytes, report.previous_bytes
+            );
+        } else {
+            println!(
+                "  broken at byte {} of {} (previous) / {} (new): KV-cache reuse stops there",
+                report.reusable_bytes, report.previous_bytes, report.current_bytes
+            );
+            match &report.first_changed_section {
+                Some(name) => println!("  first changed section: {name}"),
+                None => println!("  the new prompt ends before the previous one"),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn none_if_empty(items: &[String]) -> String {
+    if items.is_empty() {
+        "(none)".into()
+    } else {
+        items.join(", ")
+    }
+}

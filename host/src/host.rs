@@ -1,0 +1,336 @@
+//! The embedding API: one [`Host`] owns a registry, a Wasm runtime and the plugins loaded
+//! from configuration or at run time, and runs assemble → render → step.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), prompt_host::HostError> {
+//! use prompt_host::{Host, PluginSpec, RuntimeConfig, PromptConfig, Facts};
+//! let host = Host::new(PromptConfig::default(), RuntimeConfig::default())?;
+//! host.bind_scope("agent:1", Some("preset:coder"))?;
+//! let plugin = host.load_plugin(PluginSpec::new("persona").scope("agent:1"), "persona.wasm".as_ref())?;
+//! let rendered = host.render(Some("agent:1"), Facts::new().with("model", "m1")).await?;
+//! println!("{}", rendered.prompt);
+//! drop(plugin); // disposes every contribution of the plugin
+//! # Ok(()) }
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::config::HostConfig;
+use crate::projection::step::{run_step, StepInput, StepOutcome};
+use crate::prompt::{
+    join_context_sections, render_context_sections, render_prompt, AssembleContext, Assembly,
+    Fiber, NamedText, ObserverId, PromptConfig, Registry, BUILT_IN_OWNER,
+};
+use crate::session::Session;
+use crate::wasm::{LoadedPlugin, PluginOptions, PluginSpec, RuntimeConfig, WasmRuntime};
+
+mod error;
+mod facts;
+
+pub use error::HostError;
+pub use facts::Facts;
+
+/// Identifies a plugin the host keeps alive (loaded from config or attached).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PluginId(pub u64);
+
+/// The outcome of rendering one assembly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered {
+    /// The assembly that was rendered.
+    pub assembly: Assembly,
+    /// The system prompt text.
+    pub prompt: String,
+    /// The non-empty rendered runtime contexts.
+    pub context_sections: Vec<NamedText>,
+    /// The runtime-context snapshot text (`""` when none applies).
+    pub context: String,
+}
+
+/// Per-step flags of [`Host::step`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepOptions {
+    /// The route reads later system messages as the effective prompt.
+    pub in_history: bool,
+    /// This step starts a new request series.
+    pub starts_series: bool,
+    /// The user's input for this step.
+    pub user_texts: Vec<String>,
+}
+
+/// A prompt host: registry + Wasm runtime + the plugins it keeps.
+pub struct Host {
+    registry: Arc<Registry>,
+    runtime: WasmRuntime,
+    plugins: Mutex<BTreeMap<PluginId, LoadedPlugin>>,
+    next_id: AtomicU64,
+    /// The host's own global variables (`model`, `cwd`, `provider`); never disposed.
+    _host_variables: Fiber,
+}
+
+/// The global variables the host registers, each reading the caller fact of the same name
+/// (no value when the caller gave none), as the upstream loop does.
+pub const HOST_VARIABLES: [&str; 3] = ["provider", "model", "cwd"];
+
+impl Host {
+    /// A host with no plugins.
+    pub fn new(prompt: PromptConfig, runtime: RuntimeConfig) -> Result<Self, HostError> {
+        let registry = Registry::new(prompt).map_err(HostError::Prompt)?;
+        let runtime = WasmRuntime::new(runtime).map_err(HostError::Wasm)?;
+        let fiber = registry.fiber(BUILT_IN_OWNER, None);
+        for name in HOST_VARIABLES {
+            let provider = move |ctx: &AssembleContext| Ok(ctx.fact(name).map(str::to_string));
+            fiber
+                .variable(name, Arc::new(provider))
+                .map_err(HostError::Register)?;
+        }
+        Ok(Self {
+            registry,
+            runtime,
+            plugins: Mutex::new(BTreeMap::new()),
+            next_id: AtomicU64::new(1),
+            _host_variables: fiber,
+        })
+    }
+
+    /// A host built from a validated host.toml: scopes bound, plugins loaded in file order.
+    /// The compile cache is `[host] cache_dir` when set, else `runtime.cache_dir`.
+    pub fn from_config(config: &HostConfig, mut runtime: RuntimeConfig) -> Result<Self, HostError> {
+        if let Some(dir) = &config.host.cache_dir {
+            runtime.cache_dir = Some(dir.clone());
+        }
+        let host = Self::new(config.prompt.clone(), runtime)?;
+        for scope in &config.scopes {
+            if let Some(parent) = &scope.parent {
+                host.bind_scope(&scope.name, Some(parent))?;
+            }
+        }
+        for (index, plugin) in config.plugins.iter().enumerate() {
+            let options = plugin_options(config, index)?;
+            let spec = PluginSpec {
+                name: plugin.name.clone(),
+                scope: plugin.scope.clone(),
+                config: serde_json::to_value(&plugin.config).unwrap_or_default(),
+                options,
+                sha256: plugin.sha256.clone(),
+            };
+            let loaded = host.load_plugin(spec, &plugin.wasm)?;
+            host.attach(loaded);
+        }
+        Ok(host)
+    }
+
+    /// The registry (for native registrations and introspection).
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The Wasm runtime (cache statistics, `check`).
+    pub fn runtime(&self) -> &WasmRuntime {
+        &self.runtime
+    }
+
+    /// Bind `key`'s parent (once per key; cycles are refused). `None` only declares the key.
+    pub fn bind_scope(&self, key: &str, parent: Option<&str>) -> Result<(), HostError> {
+        match parent {
+            Some(parent) => self
+                .registry
+                .bind_scope_parent(key, parent)
+                .map_err(HostError::Scope),
+            None => Ok(()),
+        }
+    }
+
+    /// Load a plugin file into `spec.scope`. The returned handle owns its contributions:
+    /// dropping it disposes them. Use [`Host::attach`] to let the host keep it.
+    pub fn load_plugin(&self, spec: PluginSpec, path: &Path) -> Result<LoadedPlugin, HostError> {
+        self.runtime
+            .load_file(&self.registry, &spec, path)
+            .map_err(HostError::Wasm)
+    }
+
+    /// Load a plugin from bytes (see [`Host::load_plugin`]).
+    pub fn load_plugin_bytes(
+        &self,
+        spec: PluginSpec,
+        wasm: &[u8],
+    ) -> Result<LoadedPlugin, HostError> {
+        self.runtime
+            .load_bytes(&self.registry, &spec, wasm)
+            .map_err(HostError::Wasm)
+    }
+
+    /// Keep a loaded plugin alive inside the host until [`Host::dispose_plugin`] or
+    /// [`Host::dispose_scope`].
+    pub fn attach(&self, plugin: LoadedPlugin) -> PluginId {
+        let id = PluginId(self.next_id.fetch_add(1, Ordering::Relaxed));
+        self.lock_plugins().insert(id, plugin);
+        id
+    }
+
+    /// The plugins the host keeps: id, name, scope.
+    pub fn plugins(&self) -> Vec<(PluginId, String, Option<String>)> {
+        self.lock_plugins()
+            .iter()
+            .map(|(id, p)| (*id, p.name().to_string(), p.scope().map(str::to_string)))
+            .collect()
+    }
+
+    /// Dispose a kept plugin: every contribution is removed. False if unknown.
+    pub fn dispose_plugin(&self, id: PluginId) -> bool {
+        // Take it out first so its disposal (which notifies observers) runs unlocked.
+        let removed = self.lock_plugins().remove(&id);
+        match removed {
+            Some(plugin) => {
+                plugin.dispose();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Dispose scope `key`: every registration made through it, and the kept plugins
+    /// loaded into it.
+    pub fn dispose_scope(&self, key: &str) {
+        let removed: Vec<LoadedPlugin> = {
+            let mut plugins = self.lock_plugins();
+            let ids: Vec<PluginId> = plugins
+                .iter()
+                .filter(|(_, p)| p.scope() == Some(key))
+                .map(|(id, _)| *id)
+                .collect();
+            ids.iter().filter_map(|id| plugins.remove(id)).collect()
+        };
+        drop(removed);
+        self.registry.dispose_scope(key);
+    }
+
+    /// A native registration group in `scope` (`None` = global), owned by `owner`.
+    pub fn native(&self, owner: &str, scope: Option<&str>) -> Fiber {
+        self.registry.fiber(owner, scope)
+    }
+
+    /// Be told after every registration and removal.
+    pub fn subscribe(&self, f: Arc<dyn Fn() + Send + Sync>) -> ObserverId {
+        self.registry.subscribe(f)
+    }
+
+    /// Assemble for `scope` with the caller's facts.
+    pub async fn assemble(&self, scope: Option<&str>, facts: Facts) -> Result<Assembly, HostError> {
+        self.registry
+            .assemble(scope, facts.into_context())
+            .await
+            .map_err(|source| HostError::Assemble {
+                scope: scope_label(scope),
+                source,
+            })
+    }
+
+    /// Assemble and render: the system prompt and the runtime-context snapshot.
+    pub async fn render(&self, scope: Option<&str>, facts: Facts) -> Result<Rendered, HostError> {
+        let assembly = self.assemble(scope, facts).await?;
+        render_assembly(assembly, scope)
+    }
+
+    /// One step against a session log: assemble, render, project and commit the system
+    /// prompt, append the user's input and the runtime-context snapshot, and derive the
+    /// model request (which has no system field).
+    pub async fn step(
+        &self,
+        session: &mut Session,
+        scope: Option<&str>,
+        facts: Facts,
+        options: &StepOptions,
+    ) -> Result<(Rendered, StepOutcome), HostError> {
+        let rendered = self.render(scope, facts).await?;
+        let input = StepInput {
+            rendered_prompt: &rendered.prompt,
+            context_sections: &rendered.context_sections,
+            context_snapshot: &rendered.context,
+            tools: &rendered.assembly.tools,
+            in_history: options.in_history,
+            starts_series: options.starts_series,
+            user_texts: &options.user_texts,
+        };
+        let outcome = run_step(session, &input).map_err(|source| HostError::Session {
+            path: session.path().display().to_string(),
+            source,
+        })?;
+        Ok((rendered, outcome))
+    }
+
+    /// Which kept plugin declared each fixed tool name: name → (plugin, layer).
+    pub fn tool_owners(&self) -> std::collections::HashMap<String, (String, String)> {
+        let mut owners = std::collections::HashMap::new();
+        for plugin in self.lock_plugins().values() {
+            for declaration in plugin.declarations() {
+                if let crate::wasm::Declaration::Tools { names, .. } = declaration {
+                    for name in names {
+                        owners.insert(
+                            name.clone(),
+                            (
+                                plugin.name().to_string(),
+                                scope_label(plugin.scope()),
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        owners
+    }
+
+    fn lock_plugins(&self) -> MutexGuard<'_, BTreeMap<PluginId, LoadedPlugin>> {
+        self.plugins
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Render an assembly made for `scope` (errors name the scope).
+pub fn render_assembly(assembly: Assembly, scope: Option<&str>) -> Result<Rendered, HostError> {
+    let render_err = |source| HostError::Render {
+        scope: scope_label(scope),
+        source,
+    };
+    let prompt = render_prompt(&assembly).map_err(render_err)?;
+    let context_sections = render_context_sections(&assembly).map_err(render_err)?;
+    let context = join_context_sections(&context_sections);
+    Ok(Rendered {
+        assembly,
+        prompt,
+        context_sections,
+        context,
+    })
+}
+
+fn scope_label(scope: Option<&str>) -> String {
+    scope.unwrap_or("global").to_string()
+}
+
+/// The limits and failure policy of `[[plugin]]` number `index`, checked by key.
+fn plugin_options(config: &HostConfig, index: usize) -> Result<PluginOptions, HostError> {
+    use serde::Deserialize;
+    let plugin = &config.plugins[index];
+    let shown = config
+        .path
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "host.toml".into());
+    let limits = crate::wasm::Limits::deserialize(toml::Value::Table(plugin.limits.clone()))
+        .map_err(|e| {
+            HostError::Config(crate::config::ConfigFileError::Invalid {
+                path: shown,
+                key: format!("plugin[{index}].limits"),
+                message: e.to_string().trim_end().to_string(),
+            })
+        })?;
+    Ok(PluginOptions {
+        limits,
+        on_error: plugin.on_error,
+        ..PluginOptions::default()
+    })
+}

@@ -1,0 +1,52 @@
+//! Errors of the embedding API. Each names what failed and where (plugin, scope, file).
+
+use thiserror::Error;
+
+use crate::config::ConfigFileError;
+use crate::prompt::{AssembleError, ConfigError, RegisterError, RenderError, ScopeError};
+use crate::session::AppendError;
+use crate::wasm::WasmError;
+
+/// A failure of a [`crate::Host`] operation.
+#[derive(Debug, Error)]
+pub enum HostError {
+    /// host.toml was refused.
+    #[error(transparent)]
+    Config(#[from] ConfigFileError),
+    /// The `[prompt]` settings were refused (e.g. `tool_order`).
+    #[error("[prompt]: {0}")]
+    Prompt(ConfigError),
+    /// A registration was refused.
+    #[error(transparent)]
+    Register(RegisterError),
+    /// A scope binding was refused.
+    #[error(transparent)]
+    Scope(ScopeError),
+    /// A plugin could not be loaded.
+    #[error(transparent)]
+    Wasm(WasmError),
+    /// The assembly failed.
+    #[error("assembly for scope \"{scope}\" failed: {source}")]
+    Assemble {
+        /// The scope assembled for (`global` when none).
+        scope: String,
+        /// What failed.
+        source: AssembleError,
+    },
+    /// Rendering failed.
+    #[error("rendering for scope \"{scope}\" failed: {source}")]
+    Render {
+        /// The scope rendered for.
+        scope: String,
+        /// What failed.
+        source: RenderError,
+    },
+    /// Writing the step to the session log failed.
+    #[error("session log {path}: {source}")]
+    Session {
+        /// The log file.
+        path: String,
+        /// What failed.
+        source: AppendError,
+    },
+}
