@@ -29,6 +29,7 @@ fn the_example_guests_are_all_there() {
         "tool_guide",
         "runtime_policy",
         "redactor",
+        "hostile",
     ] {
         assert!(
             names.contains(&expected),

@@ -1,0 +1,121 @@
+//! Misuse of the host contract: registrations the host must refuse, registering outside
+//! `init`, calling `next` twice, leaking resource handles. Refusals are recorded as sections
+//! (`<variant>: <host message>`) so tests can assert the host's exact text.
+
+use prompt_plugin::{declare, Assembly, Error, PluginError, RegistryError};
+
+/// `ok`, or `<variant>: <host message>`.
+fn describe(result: Result<(), RegistryError>) -> String {
+    match result {
+        Ok(()) => "ok".to_owned(),
+        Err(RegistryError::Duplicate(m)) => format!("duplicate: {m}"),
+        Err(RegistryError::Invalid(m)) => format!("invalid: {m}"),
+        Err(RegistryError::Closed(m)) => format!("closed: {m}"),
+    }
+}
+
+/// Record one outcome as section `hostile:<case>` (orders 900+ keep them last and in order).
+fn record(index: u32, case: &str, result: Result<(), RegistryError>) -> Result<(), Error> {
+    let name = format!("hostile:{case}");
+    declare::section(&name, 900.0 + f64::from(index), &describe(result))?;
+    Ok(())
+}
+
+/// Declare a section, a context, a variable and a listener twice each.
+pub fn duplicates() -> Result<(), Error> {
+    declare::section("dup", 1.0, "first")?;
+    record(
+        0,
+        "duplicate-section",
+        declare::section("dup", 2.0, "second"),
+    )?;
+    declare::context("dup", 1.0, "first")?;
+    record(
+        1,
+        "duplicate-context",
+        declare::context("dup", 2.0, "second"),
+    )?;
+    declare::variable("dup", Some("first"))?;
+    record(
+        2,
+        "duplicate-variable",
+        declare::variable("dup", Some("second")),
+    )?;
+    declare::listener("first")?;
+    record(3, "duplicate-listener", declare::listener("second"))?;
+    Ok(())
+}
+
+/// Declarations the host must refuse as invalid.
+pub fn invalid() -> Result<(), Error> {
+    let cases: [(&str, Result<(), RegistryError>); 8] = [
+        ("nan-section", declare::section("nan", f64::NAN, "t")),
+        ("inf-section", declare::section("inf", f64::INFINITY, "t")),
+        (
+            "neg-inf-context",
+            declare::context("neginf", f64::NEG_INFINITY, "t"),
+        ),
+        ("bad-variable", declare::variable("Not Valid", Some("v"))),
+        ("empty-variable", declare::variable("", Some("v"))),
+        (
+            "tool-parameters-not-json",
+            declare::tools(vec![prompt_plugin::ToolSchema {
+                name: "t1".into(),
+                description: String::new(),
+                parameters: "not json".into(),
+            }]),
+        ),
+        (
+            "tool-parameters-not-object",
+            declare::tools(vec![prompt_plugin::ToolSchema {
+                name: "t2".into(),
+                description: String::new(),
+                parameters: "[]".into(),
+            }]),
+        ),
+        (
+            "tool-known-names-mismatch-ok",
+            declare::tool_set(
+                prompt_plugin::ToolSet::new(Vec::new()).with_known_names(vec!["ghost".into()]),
+            ),
+        ),
+    ];
+    for (i, (case, result)) in cases.into_iter().enumerate() {
+        record(i as u32, case, result)?;
+    }
+    Ok(())
+}
+
+/// Declare `count` sections; stops at (and returns) the host's first refusal.
+pub fn many_sections(count: u64) -> Result<(), Error> {
+    for i in 0..count {
+        declare::section(&format!("s{i}"), i as f64, "x")?;
+    }
+    Ok(())
+}
+
+/// Try to declare outside `init`: the host should answer `closed`.
+pub fn declare_late() -> String {
+    describe(declare::section("late", 1.0, "late"))
+}
+
+/// Call `next` twice and report both outcomes.
+pub fn next_twice(a: &Assembly) -> String {
+    let show = |r: Result<(), PluginError>| match r {
+        Ok(()) => "ok".to_owned(),
+        Err(PluginError::InvalidInput(m)) => format!("invalid-input: {m}"),
+        Err(PluginError::Failed(m)) => format!("failed: {m}"),
+    };
+    let first = show(a.next());
+    let second = show(a.next());
+    format!("first: {first}; second: {second}")
+}
+
+/// Create output-stream handles and never drop them: the component's handle table (and the
+/// host's resource table behind it) grows until a limit or the deadline stops it.
+pub fn leak_handles(count: u64) -> Result<String, Error> {
+    for _ in 0..count {
+        std::mem::forget(wasip2::cli::stdout::get_stdout());
+    }
+    Ok(format!("hostile: leaked {count} handles"))
+}

@@ -1,0 +1,75 @@
+//! Probes of what the sandbox lets through. Each reports what it saw as text, so a test can
+//! assert that every attempt failed (and see why).
+
+use std::io::Read;
+use std::net::{TcpStream, ToSocketAddrs, UdpSocket};
+
+fn outcome<T>(what: &str, result: std::io::Result<T>, ok: impl FnOnce(T) -> String) -> String {
+    match result {
+        Ok(v) => format!("{what}: ok: {}", ok(v)),
+        Err(e) => format!("{what}: error: {e}"),
+    }
+}
+
+/// Files: the host preopens no directory, so every path should fail.
+pub fn fs() -> String {
+    [
+        outcome(
+            "read /etc/passwd",
+            std::fs::read_to_string("/etc/passwd"),
+            |s| format!("{} bytes", s.len()),
+        ),
+        outcome("list /", std::fs::read_dir("/"), |d| {
+            format!("{} entries", d.count())
+        }),
+        outcome("list .", std::fs::read_dir("."), |d| {
+            format!("{} entries", d.count())
+        }),
+        outcome(
+            "create /tmp/hostile",
+            std::fs::write("/tmp/hostile", "x"),
+            |()| "written".into(),
+        ),
+    ]
+    .join("\n")
+}
+
+/// Environment, arguments and working directory, as JSON: a test asserts they are empty.
+pub fn env() -> String {
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    let args: Vec<String> = std::env::args().collect();
+    let cwd = std::env::current_dir()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    prompt_plugin::serde_json::json!({"env": env, "args": args, "cwd": cwd}).to_string()
+}
+
+/// Network: the host links no socket capability, so connects, binds and lookups should fail.
+pub fn net() -> String {
+    [
+        outcome(
+            "tcp connect 127.0.0.1:1",
+            TcpStream::connect("127.0.0.1:1"),
+            |_| "connected".into(),
+        ),
+        outcome("udp bind 0.0.0.0:0", UdpSocket::bind("0.0.0.0:0"), |_| {
+            "bound".into()
+        }),
+        outcome(
+            "resolve localhost:80",
+            ("localhost", 80).to_socket_addrs(),
+            |a| format!("{} addresses", a.count()),
+        ),
+    ]
+    .join("\n")
+}
+
+/// Standard input: closed, so a read returns nothing (or fails).
+pub fn stdin() -> String {
+    let mut text = String::new();
+    outcome(
+        "read stdin",
+        std::io::stdin().read_to_string(&mut text),
+        |n| format!("{n} bytes"),
+    )
+}
