@@ -200,7 +200,7 @@ fn a_call_past_its_deadline_is_interrupted_and_reported_as_a_timeout() {
     assert!(msg.contains("plugin \"slow\" export \"init\" (scope agent:1)"), "{msg}");
     assert!(msg.contains("deadline of 2 ms exceeded"), "{msg}");
     eprintln!("deadline 2 ms: init interrupted, load returned after {took:?} (config encoding, instantiation and disposal of what was declared included)");
-    assert!(took < std::time::Duration::from_secs(1), "{took:?}");
+    assert!(took < std::time::Duration::from_secs(5), "{took:?}");
     assert!(contributed(&assemble(&reg, Some("agent:1"))).is_empty());
 }
 
