@@ -18,7 +18,8 @@ const EVENT_BUFFER: usize = 64;
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// The callback a connection reports to. It runs on the connection's task, so it must return
-/// quickly (hand the event to a channel or a registry update); it must not block.
+/// quickly (hand the event to a channel or a registry update); it must not block, and a panic
+/// in it ends the connection.
 pub type McpListener = Arc<dyn Fn(McpEvent) + Send + Sync>;
 
 /// Delays between connection attempts: `initial`, doubling up to `max`. A session that stayed

@@ -158,8 +158,12 @@ impl Session {
         }
     }
 
-    /// Prefers "the server exited" over the request error it caused.
+    /// Prefers "the server exited" over the request error it caused. A timeout is reported
+    /// as is: the server is alive, and waiting for it to exit would only delay the report.
     pub(super) async fn explain(&mut self, error: McpError) -> McpError {
+        if matches!(error, McpError::ListTimeout { .. }) {
+            return error;
+        }
         match exited_within(&mut self.child, EXIT_GRACE).await {
             Some(status) => exited(&self.server, status.to_string(), &self.stderr).await,
             None => error,

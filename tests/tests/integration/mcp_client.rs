@@ -253,6 +253,38 @@ async fn crash_is_reported_then_the_server_is_restarted() {
     conn.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_relist_fails_keeps_the_last_generation_and_reconnects() {
+    if !python_mcp_available() {
+        return;
+    }
+    // Long enough for a loaded machine to start Python and answer initialize.
+    let timeout = Duration::from_secs(6);
+    let mut spec = server(&["--list-changed-after", "0.2", "--stall-list-after", "1"]);
+    spec.timeout = timeout;
+    let (conn, seen) = connect(spec, FAST_RETRY);
+    let first = next_generation(&conn).await;
+    let error = next_failure(&conn).await;
+    assert_eq!(
+        error,
+        "mcp-client(fx): no answer to tools/list within 6000 ms"
+    );
+    let stalled = {
+        let seen = seen.lock().unwrap();
+        seen[1].0 - seen[0].0
+    };
+    eprintln!("mcp: stalled re-list reported {stalled:?} after the first generation");
+    assert!(stalled >= timeout, "reported too early: {stalled:?}");
+    assert!(
+        stalled < timeout + Duration::from_secs(3),
+        "reported too late: {stalled:?}"
+    );
+    assert_eq!(conn.current(), Some(first));
+    // A fresh server process answers its first list again.
+    assert_eq!(next_generation(&conn).await.generation, 2);
+    conn.shutdown().await;
+}
+
 fn silent_server(timeout: Duration) -> McpServerSpec {
     let mut spec = McpServerSpec::new("hang", python());
     spec.args = vec![fixtures().join("hang.py").display().to_string()];
