@@ -9,6 +9,7 @@ pub mod host;
 pub mod mcp;
 pub mod projection;
 pub mod prompt;
+pub mod serve;
 pub mod session;
 pub mod wasm;
 
