@@ -14,6 +14,7 @@ mod assembly_host;
 pub mod bindings;
 mod cache;
 mod check;
+mod clock;
 mod convert;
 mod error;
 mod instance;

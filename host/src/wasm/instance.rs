@@ -270,6 +270,15 @@ fn failure(store: &mut Store<HostState>, err: &wasmtime::Error) -> CallFailure {
         Some(line) => format!("{m} (stderr: {line})"),
         None => m,
     };
+    if let Some(e) = err.downcast_ref::<wasmtime::component::ResourceTableError>() {
+        return CallFailure {
+            kind: ProviderErrorKind::Limit,
+            message: format!(
+                "resource handle limit of {} exceeded ({e})",
+                state.limits.resource_handles
+            ),
+        };
+    }
     match err.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => CallFailure {
             kind: ProviderErrorKind::Limit,

@@ -21,6 +21,11 @@ pub struct Limits {
     pub tables: usize,
     /// Maximum linear memories.
     pub memories: usize,
+    /// Maximum declarations (sections, contexts, variables, tool providers, …) per `init`
+    /// or `publish`.
+    pub max_declarations: usize,
+    /// Maximum live host resource handles (WASI streams, pollables, …) per instance.
+    pub resource_handles: usize,
     /// Wall-clock deadline of one provider or listener call, in milliseconds.
     pub call_timeout_ms: u64,
     /// Wall-clock deadline of `init` and `publish`, in milliseconds.
@@ -42,6 +47,8 @@ impl Default for Limits {
             instances: 32,
             tables: 32,
             memories: 4,
+            max_declarations: 1_000,
+            resource_handles: 10_000,
             call_timeout_ms: 50,
             init_timeout_ms: 1_000,
             fuel: None,

@@ -142,6 +142,18 @@ impl HostState {
         decl: Decl,
         info: Declaration,
     ) -> RegResult {
+        let count = match &self.registration {
+            Registration::Direct { declared, .. } | Registration::Buffered { declared, .. } => {
+                declared.len()
+            }
+            _ => 0,
+        };
+        if count >= self.limits.max_declarations {
+            return invalid(format!(
+                "declaration limit of {} reached",
+                self.limits.max_declarations
+            ));
+        }
         match &mut self.registration {
             Registration::Closed => closed(),
             Registration::Shadow => Ok(Ok(())),

@@ -231,6 +231,7 @@ impl WasmRuntime {
         let mut linker = Linker::<HostState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
             .map_err(|e| engine_err("(runtime)", e))?;
+        super::clock::add_capped_sleep(&mut linker).map_err(|e| engine_err("(runtime)", e))?;
         Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(|e| engine_err("(runtime)", e))?;
         let disk = match &config.cache_dir {

@@ -132,6 +132,8 @@ pub struct HostState {
     pub(crate) stdout: Arc<Mutex<OutputBuf>>,
     /// stderr output.
     pub(crate) stderr: Arc<Mutex<OutputBuf>>,
+    /// The WASI monotonic clock of this store (shared with the capped sleep).
+    pub(crate) clock: super::clock::StoreClock,
     /// Where plugin output also goes.
     pub(crate) sink: Option<super::runtime::LogSink>,
     /// The plugin this store belongs to, for building dynamic providers during `init`.
@@ -155,7 +157,9 @@ impl HostState {
         }));
         // Empty WASI: no preopens, env, args; stdin closed (the builder's default); no
         // sockets of any kind and no name lookup. Clocks and random stay (std needs them).
+        let clock = super::clock::StoreClock::new();
         let wasi = WasiCtxBuilder::new()
+            .monotonic_clock(clock.clone())
             .stdout(Capture(stdout.clone()))
             .stderr(Capture(stderr.clone()))
             .allow_tcp(false)
@@ -163,9 +167,12 @@ impl HostState {
             .allow_ip_name_lookup(false)
             .socket_addr_check(|_, _| Box::pin(async { false }))
             .build();
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(limits.resource_handles);
         Self {
             wasi,
-            table: ResourceTable::new(),
+            table,
+            clock,
             limiter: Limiter::new(&limits),
             ident,
             limits,
