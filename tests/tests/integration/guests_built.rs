@@ -30,6 +30,7 @@ fn the_example_guests_are_all_there() {
         "runtime_policy",
         "redactor",
         "hostile",
+        "mcp_instructions",
     ] {
         assert!(
             names.contains(&expected),
