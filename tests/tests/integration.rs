@@ -5,6 +5,7 @@
 mod integration {
     mod guests_built;
     mod mcp_client;
+    mod conformance_wasm;
     mod wasm_hostile;
     mod wasm_load;
     mod wasm_sandbox;

@@ -27,13 +27,20 @@ fn setup(dir: &std::path::Path) -> (WasmRuntime, std::sync::Arc<Registry>, Loade
     (rt, reg, good)
 }
 
-fn load(rt: &WasmRuntime, reg: &std::sync::Arc<Registry>, config: Value) -> Result<LoadedPlugin, WasmError> {
+fn load(
+    rt: &WasmRuntime,
+    reg: &std::sync::Arc<Registry>,
+    config: Value,
+) -> Result<LoadedPlugin, WasmError> {
     rt.load_bytes(reg, &spec("hostile", Some("agent:h"), config), &hostile())
 }
 
 fn unaffected_scope_still_works(reg: &Registry) {
     let a = assemble(reg, Some("agent:ok"));
-    assert!(a.sections.iter().any(|s| s.name == "good" && s.text.starts_with("fine")));
+    assert!(a
+        .sections
+        .iter()
+        .any(|s| s.name == "good" && s.text.starts_with("fine")));
 }
 
 /// Run `mode` in a dynamic section; return the assembly error and how long detection took.
@@ -52,7 +59,10 @@ fn fail_in(phase: &str, mode: &str, extra: Value) -> (AssembleError, Duration) {
     let took = started.elapsed();
     let msg = err.to_string();
     assert_eq!(err.plugin(), Some("hostile"), "{mode}: {msg}");
-    assert!(msg.contains("plugin \"hostile\" export \""), "{mode}: {msg}");
+    assert!(
+        msg.contains("plugin \"hostile\" export \""),
+        "{mode}: {msg}"
+    );
     assert!(msg.contains("(scope agent:h)"), "{mode}: {msg}");
     unaffected_scope_still_works(&reg);
     // The trapped instance is replaced: the next assembly fails the same way, cleanly.
@@ -74,7 +84,10 @@ fn kind(err: &AssembleError) -> ProviderErrorKind {
 fn infinite_loop_times_out_near_the_deadline() {
     let (err, took) = fail_in("section", "loop", json!({}));
     assert_eq!(kind(&err), ProviderErrorKind::Timeout);
-    assert!(err.to_string().contains("deadline of 50 ms exceeded"), "{err}");
+    assert!(
+        err.to_string().contains("deadline of 50 ms exceeded"),
+        "{err}"
+    );
     assert!(took < Duration::from_secs(2), "{took:?}");
 }
 
@@ -92,7 +105,10 @@ fn runaway_recursion_traps() {
     let (err, _) = fail_in("section", "recursion", json!({}));
     assert_eq!(kind(&err), ProviderErrorKind::Trap);
     let msg = err.to_string();
-    assert!(msg.contains("stack overflow") || msg.contains("out-of-bounds"), "{msg}");
+    assert!(
+        msg.contains("stack overflow") || msg.contains("out-of-bounds"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -140,7 +156,11 @@ fn log_and_stdout_spam_are_capped_and_the_loop_times_out() {
     let reg = registry();
     for mode in ["log_spam", "stdout_spam", "huge_log"] {
         let p = rt
-            .load_bytes(&reg, &spec(mode, Some("agent:h"), json!({"mode": mode})), &hostile())
+            .load_bytes(
+                &reg,
+                &spec(mode, Some("agent:h"), json!({"mode": mode})),
+                &hostile(),
+            )
             .unwrap();
         let err = reg
             .assemble_blocking(Some("agent:h"), AssembleContext::default())
@@ -167,7 +187,10 @@ fn a_trap_in_init_fails_the_load_and_leaves_nothing() {
     for mode in ["trap", "panic", "loop", "memory"] {
         let err = load(&rt, &reg, json!({"mode": mode, "in": "init"})).unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("plugin \"hostile\" export \"init\" (scope agent:h)"), "{mode}: {msg}");
+        assert!(
+            msg.contains("plugin \"hostile\" export \"init\" (scope agent:h)"),
+            "{mode}: {msg}"
+        );
         assert!(contributed(&assemble(&reg, Some("agent:h"))).is_empty());
     }
     unaffected_scope_still_works(&reg);
@@ -180,7 +203,12 @@ fn the_sandbox_has_no_files_network_stdin_or_environment() {
     for mode in ["probe_fs", "probe_net", "probe_stdin", "probe_env"] {
         let p = load(&rt, &reg, json!({"mode": mode})).unwrap();
         let a = assemble(&reg, Some("agent:h"));
-        let text = &a.sections.iter().find(|s| s.name == "hostile").unwrap().text;
+        let text = &a
+            .sections
+            .iter()
+            .find(|s| s.name == "hostile")
+            .unwrap()
+            .text;
         eprintln!("{mode}: {text}");
         if mode == "probe_env" {
             let v: Value = serde_json::from_str(text).unwrap();
@@ -188,7 +216,10 @@ fn the_sandbox_has_no_files_network_stdin_or_environment() {
             assert_eq!(v["env"], json!([]), "{text}");
         } else if mode == "probe_stdin" {
             // stdin is closed: reading yields end-of-file at once.
-            assert!(text.contains("ok: 0 bytes") || text.contains("error"), "{text}");
+            assert!(
+                text.contains("ok: 0 bytes") || text.contains("error"),
+                "{text}"
+            );
         } else {
             assert!(!text.contains(": ok"), "{mode}: {text}");
         }
@@ -203,7 +234,11 @@ fn invalid_and_duplicate_declarations_are_refused_with_the_host_message() {
     for mode in ["duplicate", "invalid"] {
         let p = load(&rt, &reg, json!({"mode": mode})).unwrap();
         let a = assemble(&reg, Some("agent:h"));
-        let cases: Vec<_> = a.sections.iter().filter(|s| s.name.starts_with("hostile:")).collect();
+        let cases: Vec<_> = a
+            .sections
+            .iter()
+            .filter(|s| s.name.starts_with("hostile:"))
+            .collect();
         assert!(!cases.is_empty());
         for s in &cases {
             eprintln!("{mode}: {} = {}", s.name, s.text);
@@ -218,15 +253,28 @@ fn declaring_after_init_is_closed_and_next_twice_is_refused() {
     let (rt, reg, _good) = setup(dir.path());
     let p = load(&rt, &reg, json!({"mode": "declare_after_init"})).unwrap();
     let a = assemble(&reg, Some("agent:h"));
-    let text = &a.sections.iter().find(|s| s.name == "hostile").unwrap().text;
+    let text = &a
+        .sections
+        .iter()
+        .find(|s| s.name == "hostile")
+        .unwrap()
+        .text;
     assert!(text.starts_with("closed:"), "{text}");
     assert!(!a.sections.iter().any(|s| s.name == "late"));
     drop(p);
 
     let _p = load(&rt, &reg, json!({"mode": "next_twice"})).unwrap();
     let a = assemble(&reg, Some("agent:h"));
-    let text = &a.sections.iter().find(|s| s.name == "hostile").unwrap().text;
-    assert!(text.starts_with("first: ok; second: invalid-input:"), "{text}");
+    let text = &a
+        .sections
+        .iter()
+        .find(|s| s.name == "hostile")
+        .unwrap()
+        .text;
+    assert!(
+        text.starts_with("first: ok; second: invalid-input:"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -235,7 +283,10 @@ fn many_declarations_stop_at_the_declaration_limit() {
     let (rt, reg, _good) = setup(dir.path());
     let started = Instant::now();
     let err = load(&rt, &reg, json!({"mode": "many_sections"})).unwrap_err();
-    assert!(err.to_string().contains("declaration limit of 1000"), "{err}");
+    assert!(
+        err.to_string().contains("declaration limit of 1000"),
+        "{err}"
+    );
     eprintln!("many_sections refused after {:?}", started.elapsed());
     assert!(contributed(&assemble(&reg, Some("agent:h"))).is_empty());
 }

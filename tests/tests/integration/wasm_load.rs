@@ -51,7 +51,11 @@ fn scoped_plugin_contributes_to_its_scope_and_descendants_only() {
     // The parent, a sibling and the global assembly do not.
     for other in [Some("preset:coder"), Some("agent:2"), None] {
         let a = assemble(&reg, other);
-        assert!(contributed(&a).is_empty(), "{other:?}: {:?}", contributed(&a));
+        assert!(
+            contributed(&a).is_empty(),
+            "{other:?}: {:?}",
+            contributed(&a)
+        );
         assert!(a.tools.is_empty() && a.contexts.is_empty());
     }
     assert!(render(&reg, Some("agent:1")).contains("Fixed text."));
@@ -76,7 +80,11 @@ fn dropping_the_handle_disposes() {
         let _p = rt
             .load_bytes(
                 &reg,
-                &spec("p", None, json!({"sections": [{"name": "s", "order": 1, "text": "S"}]})),
+                &spec(
+                    "p",
+                    None,
+                    json!({"sections": [{"name": "s", "order": 1, "text": "S"}]}),
+                ),
                 &declare(),
             )
             .unwrap();
@@ -92,10 +100,14 @@ fn same_wasm_compiles_once_and_a_second_runtime_reuses_the_disk_cache() {
     let rt = runtime(dir.path());
     let reg = registry();
     let t = Instant::now();
-    let a = rt.load_bytes(&reg, &spec("a", Some("agent:1"), json!({})), &wasm).unwrap();
+    let a = rt
+        .load_bytes(&reg, &spec("a", Some("agent:1"), json!({})), &wasm)
+        .unwrap();
     let first = t.elapsed();
     let t = Instant::now();
-    let b = rt.load_bytes(&reg, &spec("b", Some("agent:2"), json!({})), &wasm).unwrap();
+    let b = rt
+        .load_bytes(&reg, &spec("b", Some("agent:2"), json!({})), &wasm)
+        .unwrap();
     let second = t.elapsed();
     let s = rt.stats();
     assert_eq!((s.compiles, s.memory_hits, s.disk_hits), (1, 1, 0), "{s:?}");
@@ -105,7 +117,9 @@ fn same_wasm_compiles_once_and_a_second_runtime_reuses_the_disk_cache() {
     // "Another process": a fresh runtime on the same cache directory.
     let rt2 = runtime(dir.path());
     let t = Instant::now();
-    let _c = rt2.load_bytes(&reg, &spec("c", None, json!({})), &wasm).unwrap();
+    let _c = rt2
+        .load_bytes(&reg, &spec("c", None, json!({})), &wasm)
+        .unwrap();
     let third = t.elapsed();
     let s = rt2.stats();
     assert_eq!((s.compiles, s.memory_hits, s.disk_hits), (0, 0, 1), "{s:?}");
@@ -122,7 +136,9 @@ fn same_wasm_compiles_once_and_a_second_runtime_reuses_the_disk_cache() {
         }
     }
     let rt3 = runtime(dir.path());
-    let _d = rt3.load_bytes(&reg, &spec("d", None, json!({})), &wasm).unwrap();
+    let _d = rt3
+        .load_bytes(&reg, &spec("d", None, json!({})), &wasm)
+        .unwrap();
     assert_eq!(rt3.stats().compiles, 1);
 }
 
@@ -148,33 +164,52 @@ fn registration_is_closed_after_init_and_duplicates_fail_init() {
     let _a = rt
         .load_bytes(
             &reg,
-            &spec("a", Some("agent:1"), json!({"sections": [{"name": "dup", "order": 1, "text": "A"}]})),
+            &spec(
+                "a",
+                Some("agent:1"),
+                json!({"sections": [{"name": "dup", "order": 1, "text": "A"}]}),
+            ),
             &declare(),
         )
         .unwrap();
     let err = rt
         .load_bytes(
             &reg,
-            &spec("b", Some("agent:1"), json!({"sections": [
+            &spec(
+                "b",
+                Some("agent:1"),
+                json!({"sections": [
                 {"name": "other", "order": 2, "text": "B"},
-                {"name": "dup", "order": 1, "text": "B"}]})),
+                {"name": "dup", "order": 1, "text": "B"}]}),
+            ),
             &declare(),
         )
         .unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("plugin \"b\""), "{msg}");
-    assert!(msg.contains("prompt section \"dup\" is already registered in this scope"), "{msg}");
+    assert!(
+        msg.contains("prompt section \"dup\" is already registered in this scope"),
+        "{msg}"
+    );
     // The failed plugin left nothing behind.
     assert_eq!(contributed(&assemble(&reg, Some("agent:1"))), ["dup"]);
 
     let err = rt
         .load_bytes(
             &reg,
-            &spec("c", None, json!({"sections": [{"name": "bad", "order": "NaN", "text": "x"}]})),
+            &spec(
+                "c",
+                None,
+                json!({"sections": [{"name": "bad", "order": "NaN", "text": "x"}]}),
+            ),
             &declare(),
         )
         .unwrap_err();
-    assert!(err.to_string().contains("prompt section \"bad\" order must be a finite number"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("prompt section \"bad\" order must be a finite number"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -198,7 +233,10 @@ fn dynamic_providers_are_called_per_assembly_with_the_context() {
     assert_eq!(a.sections[2].text, "call 1 model=m1");
     assert_eq!(a.variable("m"), Some(Some("m1")));
     assert_eq!(a.variable("n"), Some(None));
-    assert_eq!(a.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["aa", "zz"]);
+    assert_eq!(
+        a.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["aa", "zz"]
+    );
     let a = reg.assemble_blocking(None, ctx).unwrap();
     assert_eq!(a.sections[2].text, "call 2 model=m1");
 }
@@ -211,8 +249,12 @@ fn err_results_name_plugin_export_and_scope() {
     let _p = rt
         .load_bytes(
             &reg,
-            &spec("failing", Some("agent:1"), json!({
-                "sections": [{"name": "s", "order": 1, "text": {"fail": "no data"}}]})),
+            &spec(
+                "failing",
+                Some("agent:1"),
+                json!({
+                "sections": [{"name": "s", "order": 1, "text": {"fail": "no data"}}]}),
+            ),
             &declare(),
         )
         .unwrap();
@@ -220,7 +262,10 @@ fn err_results_name_plugin_export_and_scope() {
         .assemble_blocking(Some("agent:1"), AssembleContext::default())
         .unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains("plugin \"failing\" export \"section-text\" (scope agent:1)"), "{msg}");
+    assert!(
+        msg.contains("plugin \"failing\" export \"section-text\" (scope agent:1)"),
+        "{msg}"
+    );
     assert!(msg.contains("no data"), "{msg}");
     assert_eq!(err.plugin(), Some("failing"));
     match err {
@@ -239,26 +284,53 @@ fn listeners_edit_the_assembly_through_the_handle_and_chain() {
     let (rt, log) = runtime_with_log(dir.path());
     let reg = registry();
     let _base = rt
-        .load_bytes(&reg, &spec("base", None, json!({"sections": [{"name": "base", "order": 1, "text": "B"}]})), &declare())
+        .load_bytes(
+            &reg,
+            &spec(
+                "base",
+                None,
+                json!({"sections": [{"name": "base", "order": 1, "text": "B"}]}),
+            ),
+            &declare(),
+        )
         .unwrap();
     let _a = rt
-        .load_bytes(&reg, &spec("a", None, json!({"listener": {"key": "a", "steps": [
-            {"push_section": {"name": "from-a", "text": "A"}},
-            {"next": true},
-            {"push_tool": {"name": "aardvark"}}
-        ]}})), &declare())
+        .load_bytes(
+            &reg,
+            &spec(
+                "a",
+                None,
+                json!({"listener": {"key": "a", "steps": [
+                    {"push_section": {"name": "from-a", "text": "A"}},
+                    {"next": true},
+                    {"push_tool": {"name": "aardvark"}}
+                ]}}),
+            ),
+            &declare(),
+        )
         .unwrap();
     let _b = rt
-        .load_bytes(&reg, &spec("b", None, json!({"listener": {"key": "b", "steps": [
-            {"record_sections": true},
-            {"set_variable": {"name": "extra", "value": "from-b"}},
-            {"next": true}
-        ]}})), &declare())
+        .load_bytes(
+            &reg,
+            &spec(
+                "b",
+                None,
+                json!({"listener": {"key": "b", "steps": [
+                    {"record_sections": true},
+                    {"set_variable": {"name": "extra", "value": "from-b"}},
+                    {"next": true}
+                ]}}),
+            ),
+            &declare(),
+        )
         .unwrap();
     let a = assemble(&reg, None);
     assert_eq!(contributed(&a), ["base", "from-a"]);
     assert_eq!(a.variable("extra"), Some(Some("from-b")));
-    assert_eq!(a.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["aardvark"]);
+    assert_eq!(
+        a.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["aardvark"]
+    );
     let lines = log.lock().unwrap();
     let record = lines
         .iter()
@@ -273,7 +345,15 @@ fn a_listener_that_does_not_call_next_short_circuits() {
     let rt = runtime(dir.path());
     let reg = registry();
     let _a = rt
-        .load_bytes(&reg, &spec("a", None, json!({"listener": {"key": "a", "prepend": true, "steps": [{"clear": true}]}})), &declare())
+        .load_bytes(
+            &reg,
+            &spec(
+                "a",
+                None,
+                json!({"listener": {"key": "a", "prepend": true, "steps": [{"clear": true}]}}),
+            ),
+            &declare(),
+        )
         .unwrap();
     let _b = rt
         .load_bytes(&reg, &spec("b", None, json!({"listener": {"key": "b", "steps": [{"push_section": {"name": "never", "text": "x"}}, {"next": true}]}})), &declare())
@@ -303,12 +383,25 @@ fn check_reports_declarations_and_rejects_bad_files() {
         .unwrap();
     assert_eq!(report.section_names(), ["s", "d"]);
     assert!(report.declarations.contains(&Declaration::Section {
-        name: "s".into(), order: 5.0, dynamic: false, bytes: 5, complete: false
+        name: "s".into(),
+        order: 5.0,
+        dynamic: false,
+        bytes: 5,
+        complete: false
     }));
-    assert!(report.declarations.iter().any(|d| matches!(d, Declaration::Section { name, dynamic: true, .. } if name == "d")));
+    assert!(report
+        .declarations
+        .iter()
+        .any(|d| matches!(d, Declaration::Section { name, dynamic: true, .. } if name == "d")));
     assert!(report.declarations.contains(&Declaration::Suppressor));
-    assert!(report.declarations.iter().any(|d| matches!(d, Declaration::Listener { key, .. } if key == "l")));
-    assert!(report.declarations.iter().any(|d| matches!(d, Declaration::Tools { names, .. } if names == &["t"])));
+    assert!(report
+        .declarations
+        .iter()
+        .any(|d| matches!(d, Declaration::Listener { key, .. } if key == "l")));
+    assert!(report
+        .declarations
+        .iter()
+        .any(|d| matches!(d, Declaration::Tools { names, .. } if names == &["t"])));
 
     // Not WebAssembly at all.
     let err = rt.check(b"#!/bin/sh\necho hi\n").unwrap_err();
@@ -323,4 +416,94 @@ fn check_reports_declarations_and_rejects_bad_files() {
     let err = rt.check(b"\0asm\x0d\0\x01\0").unwrap_err();
     assert!(matches!(err, WasmError::WrongWorld { .. }), "{err}");
     assert!(err.to_string().contains("contributor"), "{err}");
+}
+
+fn server(instructions: &str, tools: &[&str]) -> prompt_host::wasm::McpServer {
+    prompt_host::wasm::McpServer {
+        name: "github".into(),
+        instructions: instructions.into(),
+        tools: tools
+            .iter()
+            .map(|t| prompt_host::wasm::McpTool {
+                name: t.to_string(),
+                description: format!("{t} tool"),
+                input_schema: "{\"type\":\"object\"}".into(),
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn instruction_providers_publish_generations_that_replace_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(dir.path());
+    let reg = registry();
+    let wasm = std::fs::read(env!("GUEST_MCP_INSTRUCTIONS")).unwrap();
+    assert_eq!(
+        rt.check(&wasm).unwrap().world,
+        prompt_host::wasm::World::InstructionProvider
+    );
+    let p = rt
+        .load_bytes(&reg, &spec("mcp:github", Some("agent:1"), json!({})), &wasm)
+        .unwrap();
+    assert!(p.is_instruction_provider());
+
+    let declared = p
+        .publish(&server("Use the issue tools.", &["create_issue"]))
+        .unwrap();
+    assert!(!declared.is_empty());
+    let a = assemble(&reg, Some("agent:1"));
+    let section = a
+        .sections
+        .iter()
+        .find(|s| s.name == "mcp:github:instructions")
+        .expect("instructions section");
+    assert!(
+        section.text.contains("Use the issue tools."),
+        "{}",
+        section.text
+    );
+    assert_eq!(a.tools[0].name, "mcp__github__create_issue");
+    assert!(assemble(&reg, Some("agent:2")).tools.is_empty());
+
+    // A new generation replaces the old one.
+    p.publish(&server("Second generation.", &["list_issues"]))
+        .unwrap();
+    let a = assemble(&reg, Some("agent:1"));
+    let texts: Vec<_> = a.sections.iter().map(|s| s.text.as_str()).collect();
+    assert!(
+        texts.iter().any(|t| t.contains("Second generation.")),
+        "{texts:?}"
+    );
+    assert!(
+        !texts.iter().any(|t| t.contains("Use the issue tools.")),
+        "{texts:?}"
+    );
+    assert_eq!(a.tools.len(), 1);
+    assert_eq!(a.tools[0].name, "mcp__github__list_issues");
+
+    // A failing publish keeps the previous generation.
+    let err = p.publish(&server("Third.", &["dup", "dup"])).unwrap_err();
+    assert!(err.to_string().contains("more than once"), "{err}");
+    assert!(err.to_string().contains("export \"publish\""), "{err}");
+    let a = assemble(&reg, Some("agent:1"));
+    assert_eq!(a.tools[0].name, "mcp__github__list_issues");
+
+    // Empty instructions contribute no section.
+    p.publish(&server("", &[])).unwrap();
+    assert!(contributed(&assemble(&reg, Some("agent:1"))).is_empty());
+
+    // A plugin-world component has no publish.
+    let plain = rt
+        .load_bytes(&reg, &spec("plain", None, json!({})), &declare())
+        .unwrap();
+    assert!(matches!(
+        plain.publish(&server("x", &[])),
+        Err(WasmError::Unsupported { .. })
+    ));
+
+    p.publish(&server("Back.", &["t"])).unwrap();
+    drop(p);
+    let a = assemble(&reg, Some("agent:1"));
+    assert!(contributed(&a).is_empty() && a.tools.is_empty());
 }

@@ -23,8 +23,12 @@ fn a_huge_dynamic_text_fails_with_a_limit_error_and_other_scopes_still_assemble(
     let _p = rt
         .load_bytes(
             &reg,
-            &spec("big", Some("agent:1"), json!({
-                "sections": [{"name": "huge", "order": 1, "text": {"dynamic": big}}]})),
+            &spec(
+                "big",
+                Some("agent:1"),
+                json!({
+                "sections": [{"name": "huge", "order": 1, "text": {"dynamic": big}}]}),
+            ),
             &declare(),
         )
         .unwrap();
@@ -33,7 +37,10 @@ fn a_huge_dynamic_text_fails_with_a_limit_error_and_other_scopes_still_assemble(
         .unwrap_err();
     assert_eq!(provider_kind(&err), ProviderErrorKind::Limit);
     let msg = err.to_string();
-    assert!(msg.contains("plugin \"big\" export \"section-text\" (scope agent:1)"), "{msg}");
+    assert!(
+        msg.contains("plugin \"big\" export \"section-text\" (scope agent:1)"),
+        "{msg}"
+    );
     assert!(msg.contains("output limit"), "{msg}");
     assemble(&reg, Some("agent:2"));
     assemble(&reg, None);
@@ -48,12 +55,19 @@ fn oversized_static_declarations_fail_init() {
     let err = rt
         .load_bytes(
             &reg,
-            &spec("bigstatic", None, json!({"sections": [{"name": "s", "order": 1, "text": big}]})),
+            &spec(
+                "bigstatic",
+                None,
+                json!({"sections": [{"name": "s", "order": 1, "text": big}]}),
+            ),
             &declare(),
         )
         .unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains("plugin \"bigstatic\" export \"init\""), "{msg}");
+    assert!(
+        msg.contains("plugin \"bigstatic\" export \"init\""),
+        "{msg}"
+    );
     assert!(msg.contains("output limit"), "{msg}");
     assert!(contributed(&assemble(&reg, None)).is_empty());
 }
@@ -75,8 +89,12 @@ fn a_memory_limit_hit_is_reported_as_such() {
     let err = rt
         .load_bytes(
             &reg,
-            &spec("hungry", Some("agent:1"), json!({"sections": [{"name": "s", "order": 1, "text": big}]}))
-                .options(options),
+            &spec(
+                "hungry",
+                Some("agent:1"),
+                json!({"sections": [{"name": "s", "order": 1, "text": big}]}),
+            )
+            .options(options),
             &declare(),
         )
         .unwrap_err();
@@ -99,20 +117,31 @@ fn skip_policy_drops_contributions_and_quarantines_after_repeated_failures() {
     let p = rt
         .load_bytes(
             &reg,
-            &spec("flaky", None, json!({
-                "sections": [{"name": "ok", "order": 1, "text": "fixed stays"},
-                             {"name": "bad", "order": 2, "text": {"fail": "down"}}],
-                "variables": [{"name": "v", "fail": "down"}],
-                "tools": [{"schemas": [{"name": "t"}], "dynamic": true}]
-            }))
+            &spec(
+                "flaky",
+                None,
+                json!({
+                    "sections": [{"name": "ok", "order": 1, "text": "fixed stays"},
+                                 {"name": "bad", "order": 2, "text": {"fail": "down"}}],
+                    "variables": [{"name": "v", "fail": "down"}],
+                    "tools": [{"schemas": [{"name": "t"}], "dynamic": true}]
+                }),
+            )
             .options(options),
             &declare(),
         )
         .unwrap();
     for round in 1..=4 {
         let a = assemble(&reg, None);
-        assert_eq!(a.sections.iter().find(|s| s.name == "ok").unwrap().text, "fixed stays");
-        assert_eq!(a.sections.iter().find(|s| s.name == "bad").unwrap().text, "", "round {round}");
+        assert_eq!(
+            a.sections.iter().find(|s| s.name == "ok").unwrap().text,
+            "fixed stays"
+        );
+        assert_eq!(
+            a.sections.iter().find(|s| s.name == "bad").unwrap().text,
+            "",
+            "round {round}"
+        );
         assert_eq!(a.variable("v"), Some(None));
     }
     let health = p.health();
@@ -126,16 +155,37 @@ fn listener_failures_fail_loudly_or_pass_through_under_skip() {
     let rt = runtime(dir.path());
     let reg = registry();
     let _inner = rt
-        .load_bytes(&reg, &spec("inner", None, json!({"listener": {"key": "inner", "steps": [
-            {"push_section": {"name": "inner-ran", "text": "i"}}, {"next": true}]}})), &declare())
+        .load_bytes(
+            &reg,
+            &spec(
+                "inner",
+                None,
+                json!({"listener": {"key": "inner", "steps": [
+            {"push_section": {"name": "inner-ran", "text": "i"}}, {"next": true}]}}),
+            ),
+            &declare(),
+        )
         .unwrap();
     let fail = rt
-        .load_bytes(&reg, &spec("outer", None, json!({"listener": {"key": "outer", "prepend": true, "steps": [
-            {"push_section": {"name": "outer-edit", "text": "o"}}, {"fail": "listener broke"}]}})), &declare())
+        .load_bytes(
+            &reg,
+            &spec(
+                "outer",
+                None,
+                json!({"listener": {"key": "outer", "prepend": true, "steps": [
+            {"push_section": {"name": "outer-edit", "text": "o"}}, {"fail": "listener broke"}]}}),
+            ),
+            &declare(),
+        )
         .unwrap();
-    let err = reg.assemble_blocking(None, AssembleContext::default()).unwrap_err();
+    let err = reg
+        .assemble_blocking(None, AssembleContext::default())
+        .unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains("plugin \"outer\" export \"on-assemble\" (global)"), "{msg}");
+    assert!(
+        msg.contains("plugin \"outer\" export \"on-assemble\" (global)"),
+        "{msg}"
+    );
     assert!(msg.contains("listener broke"), "{msg}");
     drop(fail);
 
@@ -144,9 +194,17 @@ fn listener_failures_fail_loudly_or_pass_through_under_skip() {
         ..PluginOptions::default()
     };
     let _skip = rt
-        .load_bytes(&reg, &spec("outer2", None, json!({"listener": {"key": "outer2", "prepend": true, "steps": [
-            {"push_section": {"name": "outer-edit", "text": "o"}}, {"fail": "listener broke"}]}}))
-            .options(options), &declare())
+        .load_bytes(
+            &reg,
+            &spec(
+                "outer2",
+                None,
+                json!({"listener": {"key": "outer2", "prepend": true, "steps": [
+            {"push_section": {"name": "outer-edit", "text": "o"}}, {"fail": "listener broke"}]}}),
+            )
+            .options(options),
+            &declare(),
+        )
         .unwrap();
     let a = assemble(&reg, None);
     let names = contributed(&a);
@@ -160,12 +218,30 @@ fn an_inner_listener_failure_cannot_be_swallowed_by_an_outer_one() {
     let rt = runtime(dir.path());
     let reg = registry();
     let _outer = rt
-        .load_bytes(&reg, &spec("outer", None, json!({"listener": {"key": "o", "prepend": true, "steps": [{"next": true}]}})), &declare())
+        .load_bytes(
+            &reg,
+            &spec(
+                "outer",
+                None,
+                json!({"listener": {"key": "o", "prepend": true, "steps": [{"next": true}]}}),
+            ),
+            &declare(),
+        )
         .unwrap();
     let _inner = rt
-        .load_bytes(&reg, &spec("inner", None, json!({"listener": {"key": "i", "steps": [{"fail": "inner broke"}]}})), &declare())
+        .load_bytes(
+            &reg,
+            &spec(
+                "inner",
+                None,
+                json!({"listener": {"key": "i", "steps": [{"fail": "inner broke"}]}}),
+            ),
+            &declare(),
+        )
         .unwrap();
-    let err = reg.assemble_blocking(None, AssembleContext::default()).unwrap_err();
+    let err = reg
+        .assemble_blocking(None, AssembleContext::default())
+        .unwrap_err();
     assert_eq!(err.plugin(), Some("inner"), "{err}");
     assert!(err.to_string().contains("inner broke"), "{err}");
 }
@@ -197,10 +273,12 @@ fn a_call_past_its_deadline_is_interrupted_and_reported_as_a_timeout() {
         .unwrap_err();
     let took = started.elapsed();
     let msg = err.to_string();
-    assert!(msg.contains("plugin \"slow\" export \"init\" (scope agent:1)"), "{msg}");
+    assert!(
+        msg.contains("plugin \"slow\" export \"init\" (scope agent:1)"),
+        "{msg}"
+    );
     assert!(msg.contains("deadline of 2 ms exceeded"), "{msg}");
     eprintln!("deadline 2 ms: init interrupted, load returned after {took:?} (config encoding, instantiation and disposal of what was declared included)");
     assert!(took < std::time::Duration::from_secs(5), "{took:?}");
     assert!(contributed(&assemble(&reg, Some("agent:1"))).is_empty());
 }
-
