@@ -1,0 +1,412 @@
+//! The real `prompt-host` binary: every command, and each error class with its exit code
+//! and message.
+
+use super::cli_support::Deployment;
+
+const ID: &str = "You are an AI agent powered by the DeepSeek Harness SDK.";
+
+/// A parent scope with tool guidance and a child with its own persona and a section.
+const TWO_SCOPES: &str = r#"
+[prompt]
+persona = "Deployment persona on {{model}}."
+
+[[scope]]
+name = "preset:coder"
+
+[[scope]]
+name = "agent:1"
+parent = "preset:coder"
+
+[[scope]]
+name = "agent:2"
+parent = "preset:coder"
+
+[[plugin]]
+name = "guide"
+wasm = "{DECLARE}"
+scope = "preset:coder"
+config = { sections = [{ name = "guide", order = 150, text = "Use the tools." }], tools = [{ schemas = [{ name = "bash", description = "run", parameters = { type = "object" } }] }] }
+
+[[plugin]]
+name = "agent-persona"
+wasm = "{PERSONA}"
+scope = "agent:1"
+config = { text = "Agent one on {{model}}." }
+"#;
+
+#[test]
+fn render_prints_the_exact_prompt_per_scope() {
+    let d = Deployment::new(TWO_SCOPES);
+    let config = d.config();
+    let config = config.to_str().unwrap();
+    let agent = d.run(&[
+        "render", "--config", config, "--scope", "agent:1", "--fact", "model=m1",
+    ]);
+    assert_eq!(
+        agent.ok(),
+        format!("{ID}\n\nAgent one on m1.\n\nUse the tools.")
+    );
+    let sibling = d.run(&[
+        "render", "--config", config, "--scope", "agent:2", "--fact", "model=m1",
+    ]);
+    assert_eq!(
+        sibling.ok(),
+        format!("{ID}\n\nDeployment persona on m1.\n\nUse the tools.")
+    );
+    let global = d.run(&["render", "--config", config, "--fact", "model=m1"]);
+    assert_eq!(global.ok(), format!("{ID}\n\nDeployment persona on m1."));
+    let json = d
+        .run(&[
+            "render", "--json", "--config", config, "--scope", "agent:1", "--fact", "model=m1",
+        ])
+        .json();
+    assert_eq!(
+        json["prompt"],
+        format!("{ID}\n\nAgent one on m1.\n\nUse the tools.")
+    );
+    assert_eq!(json["context"], "");
+}
+
+#[test]
+fn assemble_prints_the_stable_json_shape() {
+    let d = Deployment::new(TWO_SCOPES);
+    let config = d.config();
+    let json = d
+        .run(&[
+            "assemble",
+            "--config",
+            config.to_str().unwrap(),
+            "--scope",
+            "agent:1",
+        ])
+        .json();
+    let keys: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["sections", "contexts", "tools", "variables"]);
+    let names: Vec<&str> = json["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["harness:identity", "deployment:persona", "guide"]);
+    assert_eq!(json["sections"][1]["text"], "Agent one on {{model}}.");
+    assert_eq!(
+        json["tools"][0],
+        serde_json::json!({"name": "bash", "description": "run", "parameters": {"type": "object"}})
+    );
+    // The host's variables read the facts; absent facts have no value.
+    assert_eq!(json["variables"]["model"], serde_json::Value::Null);
+    assert_eq!(json["variables"]["cwd"], serde_json::Value::Null);
+}
+
+#[test]
+fn step_writes_the_log_and_prints_a_request_without_system_field() {
+    let d = Deployment::new(TWO_SCOPES);
+    let config = d.config();
+    let log = d.path("session.jsonl");
+    let args = |user: &'static str| {
+        vec![
+            "step".to_string(),
+            "--config".into(),
+            config.to_str().unwrap().into(),
+            "--session".into(),
+            log.to_str().unwrap().into(),
+            "--scope".into(),
+            "agent:1".into(),
+            "--fact".into(),
+            "model=m1".into(),
+            "--user".into(),
+            user.into(),
+        ]
+    };
+    let first: Vec<String> = args("hello");
+    let first = d
+        .run(&first.iter().map(String::as_str).collect::<Vec<_>>())
+        .json();
+    assert!(first.get("system").is_none());
+    let messages = first["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["role"], "system");
+    assert_eq!(
+        messages[0]["content"],
+        format!("{ID}\n\nAgent one on m1.\n\nUse the tools.")
+    );
+    assert_eq!(messages[1]["role"], "user");
+    assert_eq!(first["tools"][0]["function"]["name"], "bash");
+    // Same prompt again: no new system message, the history grows by the user message.
+    let second: Vec<String> = args("again");
+    let second = d
+        .run(&second.iter().map(String::as_str).collect::<Vec<_>>())
+        .json();
+    let roles: Vec<&str> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "user"]);
+    let lines = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(lines.matches("\"type\":\"system/message\"").count(), 1);
+}
+
+#[test]
+fn inspect_shows_contributors_and_the_cache_prefix() {
+    let d = Deployment::new(TWO_SCOPES);
+    let config = d.config();
+    let config = config.to_str().unwrap();
+    let out = d.run(&[
+        "inspect", "--config", config, "--scope", "agent:1", "--fact", "model=m1",
+    ]);
+    let text = out.ok();
+    assert!(text.contains("agent-persona"), "{text}");
+    assert!(
+        text.contains("prompt-host in global"),
+        "persona shadows the built-in: {text}"
+    );
+    assert!(text.contains("preset:coder"), "{text}");
+    let previous = d.path("previous.json");
+    let rendered = d.run(&[
+        "render", "--json", "--config", config, "--scope", "agent:1", "--fact", "model=m1",
+    ]);
+    std::fs::write(&previous, rendered.ok()).unwrap();
+    let same = d.run(&[
+        "inspect",
+        "--config",
+        config,
+        "--scope",
+        "agent:1",
+        "--fact",
+        "model=m1",
+        "--against",
+        previous.to_str().unwrap(),
+    ]);
+    assert!(
+        same.ok().contains("kept: the new prompt"),
+        "{}",
+        same.stdout
+    );
+    let changed = d.run(&[
+        "inspect",
+        "--config",
+        config,
+        "--scope",
+        "agent:1",
+        "--fact",
+        "model=m2",
+        "--against",
+        previous.to_str().unwrap(),
+    ]);
+    let text = changed.ok();
+    let offset = ID.len() + 2 + "Agent one on m".len();
+    assert!(
+        text.contains(&format!("broken at byte {offset} ")),
+        "{text}"
+    );
+    assert!(
+        text.contains("first changed section: deployment:persona"),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_reports_declarations_and_refuses_non_components() {
+    let d = Deployment::new("");
+    let out = d.run(&["check", env!("GUEST_TOOL_GUIDE")]);
+    let text = out.ok();
+    assert!(text.contains("section  \"tools:guide\""), "{text}");
+    assert!(text.contains("tools    fixed:"), "{text}");
+    let junk = d.path("junk.wasm");
+    std::fs::write(&junk, b"not wasm at all").unwrap();
+    d.run(&["check", junk.to_str().unwrap()]).fails(
+        1,
+        &["junk.wasm cannot be loaded", "not a WebAssembly component"],
+    );
+    let bytes = std::fs::read(env!("GUEST_PERSONA")).unwrap();
+    let truncated = d.path("truncated.wasm");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    d.run(&["check", truncated.to_str().unwrap()])
+        .fails(1, &["truncated.wasm cannot be loaded"]);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let d = Deployment::new("");
+    d.run(&["render"]).fails(2, &["--config"]);
+    d.run(&["frobnicate"]).fails(2, &["frobnicate"]);
+    let config = d.config();
+    d.run(&[
+        "render",
+        "--config",
+        config.to_str().unwrap(),
+        "--fact",
+        "novalue",
+    ])
+    .fails(2, &["expected KEY=VALUE"]);
+}
+
+#[test]
+fn configuration_errors_name_file_and_key() {
+    let cases: &[(&str, &[&str])] = &[
+        ("[prompt]\npersonna = \"x\"\n", &["host.toml", "personna"]),
+        (
+            "[prompt]\npersona = 3\n",
+            &["host.toml", "persona", "string"],
+        ),
+        (
+            "[[plugin]]\nname = \"p\"\nwasm = \"missing.wasm\"\n",
+            &["plugin[0].wasm", "missing.wasm"],
+        ),
+        (
+            "[[scope]]\nname = \"agent:1\"\nparent = \"ghost\"\n",
+            &["scope[0].parent", "\"ghost\""],
+        ),
+        (
+            "[[scope]]\nname = \"a\"\nparent = \"b\"\n[[scope]]\nname = \"b\"\nparent = \"a\"\n",
+            &["scope[0].parent", "cycle"],
+        ),
+        (
+            "[[plugin]]\nname = \"p\"\nwasm = \"{PERSONA}\"\nsha256 = \"abc\"\n",
+            &["plugin[0].sha256", "expected abc"],
+        ),
+        (
+            "[[plugin]]\nname = \"p\"\nwasm = \"{PERSONA}\"\nlimits = { memory = 5 }\n",
+            &["plugin[0].limits", "memory"],
+        ),
+        (
+            "[prompt]\ntool_order = [\"bash\"]\n",
+            &["toolOrder must contain the \"<unlisted-tools>\" rest entry"],
+        ),
+    ];
+    for (toml, needles) in cases {
+        let d = Deployment::new(toml);
+        let config = d.config();
+        let run = d.run(&["render", "--config", config.to_str().unwrap()]);
+        run.fails(1, needles);
+        assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+        assert!(run.stdout.is_empty());
+    }
+}
+
+#[test]
+fn plugin_assembly_and_render_errors_name_plugin_section_and_scope() {
+    // A plugin whose init fails.
+    let d = Deployment::new(
+        "[[scope]]\nname = \"agent:1\"\n[[plugin]]\nname = \"broken\"\nwasm = \"{DECLARE}\"\nscope = \"agent:1\"\nconfig = { sections = [{ name = \"s\", order = \"NaN\", text = \"x\" }] }\n",
+    );
+    let config = d.config();
+    d.run(&["render", "--config", config.to_str().unwrap()])
+        .fails(
+            1,
+            &[
+                "plugin \"broken\"",
+                "prompt section \"s\" order must be a finite number",
+            ],
+        );
+    // Two complete sections: the assembly error, with the scope.
+    let d = Deployment::new(
+        "[[plugin]]\nname = \"two\"\nwasm = \"{DECLARE}\"\nconfig = { sections = [{ name = \"first\", order = 10, text = \"a\", complete = true }, { name = \"second\", order = 20, text = \"b\", complete = true }] }\n",
+    );
+    let config = d.config();
+    d.run(&["assemble", "--config", config.to_str().unwrap()])
+        .fails(
+            1,
+            &[
+                "assembly for scope \"global\" failed",
+                "multiple complete prompt sections are active: \"first\", \"second\"",
+            ],
+        );
+    // A reference to an unknown variable: the render error names section and scope.
+    let d = Deployment::new(
+        "[[scope]]\nname = \"agent:1\"\n[[plugin]]\nname = \"typo\"\nwasm = \"{DECLARE}\"\nscope = \"agent:1\"\nconfig = { sections = [{ name = \"persona2\", order = 5, text = \"on {{modle}}\" }] }\n",
+    );
+    let config = d.config();
+    d.run(&["render", "--config", config.to_str().unwrap(), "--scope", "agent:1"])
+        .fails(
+            1,
+            &[
+                "rendering for scope \"agent:1\" failed",
+                "unknown prompt variable \"{{modle}}\" in section \"persona2\"; registered variables: provider, model, cwd",
+            ],
+        );
+    // A dynamic provider that fails at assembly: plugin, export and scope are named.
+    let d = Deployment::new(
+        "[[scope]]\nname = \"agent:1\"\n[[plugin]]\nname = \"flaky\"\nwasm = \"{DECLARE}\"\nscope = \"agent:1\"\nconfig = { sections = [{ name = \"dyn\", order = 5, text = { fail = \"upstream down\" } }] }\n",
+    );
+    let config = d.config();
+    d.run(&[
+        "render",
+        "--config",
+        config.to_str().unwrap(),
+        "--scope",
+        "agent:1",
+    ])
+    .fails(
+        1,
+        &[
+            "plugin \"flaky\"",
+            "section-text",
+            "agent:1",
+            "upstream down",
+        ],
+    );
+}
+
+#[test]
+fn serve_survives_a_thousand_mixed_requests() {
+    let d = Deployment::new("");
+    let mut input = String::new();
+    let mut expected = Vec::new();
+    input.push_str(&format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"load_plugin\",\"params\":{{\"name\":\"p\",\"wasm\":{:?},\"scope\":\"agent:1\",\"config\":{{\"text\":\"Hi {{{{model}}}}\"}}}}}}\n",
+        env!("GUEST_PERSONA")
+    ));
+    expected.push("result");
+    for i in 1..1000 {
+        let (line, kind) = match i % 7 {
+            0 => (format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"render\",\"params\":{{\"scope\":\"agent:1\",\"facts\":{{\"model\":\"m{i}\"}}}}}}"), "result"),
+            1 => ("this is not json".to_string(), "error:-32700"),
+            2 => (format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"nope\"}}"), "error:-32601"),
+            3 => (format!("{{\"jsonrpc\":\"1.0\",\"id\":{i},\"method\":\"render\"}}"), "error:-32600"),
+            4 => (format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"render\",\"params\":{{\"scope\":\"agent:1\"}}}}"), "error:-32000"),
+            5 => (format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"assemble\",\"params\":{{\"facts\":7}}}}"), "error:-32602"),
+            _ => (format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"assemble\",\"params\":{{\"scope\":\"agent:2\"}}}}"), "result"),
+        };
+        input.push_str(&line);
+        input.push('\n');
+        expected.push(kind);
+    }
+    // A notification: no response.
+    input.push_str("{\"jsonrpc\":\"2.0\",\"method\":\"plugins\"}\n");
+    let run = d.run_with_input(&["serve"], &input);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let responses: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each response is one JSON line"))
+        .collect();
+    assert_eq!(responses.len(), expected.len());
+    for (i, (response, kind)) in responses.iter().zip(&expected).enumerate() {
+        assert_eq!(response["jsonrpc"], "2.0");
+        match kind.strip_prefix("error:") {
+            Some(code) => {
+                assert_eq!(
+                    response["error"]["code"].to_string(),
+                    code,
+                    "request {i}: {response}"
+                )
+            }
+            None => assert!(response.get("result").is_some(), "request {i}: {response}"),
+        }
+        if i % 7 == 0 && i > 0 {
+            assert_eq!(
+                response["result"]["prompt"],
+                format!("{ID}\n\nHi m{i}"),
+                "request {i}"
+            );
+        }
+    }
+}
