@@ -81,7 +81,10 @@ async fn main() -> anyhow::Result<()> {
         .with("sandbox", "read-only");
     println!("== deployment: {}", config_path.display());
     for (_, name, scope) in host.plugins() {
-        println!("   plugin {name} in {}", scope.as_deref().unwrap_or("global"));
+        println!(
+            "   plugin {name} in {}",
+            scope.as_deref().unwrap_or("global")
+        );
     }
 
     let global = host.render(None, facts.clone()).await?;

@@ -3,9 +3,11 @@
 //! `integration/x.rs`).
 
 mod integration {
+    mod cli;
+    mod cli_support;
+    mod conformance_wasm;
     mod guests_built;
     mod mcp_client;
-    mod conformance_wasm;
     mod wasm_hostile;
     mod wasm_load;
     mod wasm_sandbox;

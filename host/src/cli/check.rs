@@ -58,7 +58,10 @@ fn describe(declaration: &Declaration) -> String {
             order,
             dynamic,
             bytes,
-        } => format!("context  {name:?} order {order} ({})", how(*dynamic, *bytes)),
+        } => format!(
+            "context  {name:?} order {order} ({})",
+            how(*dynamic, *bytes)
+        ),
         Declaration::Variable { name, dynamic } => format!(
             "variable {name:?} ({})",
             if *dynamic { "dynamic" } else { "fixed" }

@@ -16,11 +16,10 @@ pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> 
     let host = load_host(&target.config)?;
     let scope = target.scope.as_deref();
     let assembly = host.assemble(scope, facts(target)).await?;
-    let (prompt, spans) = section_spans(&assembly)
-        .map_err(|source| crate::HostError::Render {
-            scope: scope.unwrap_or("global").to_string(),
-            source,
-        })?;
+    let (prompt, spans) = section_spans(&assembly).map_err(|source| crate::HostError::Render {
+        scope: scope.unwrap_or("global").to_string(),
+        source,
+    })?;
     let registry = host.registry();
     // Layers visible to this scope, farthest first: global, then the chain reversed.
     let mut layers: Vec<Option<String>> = vec![None];
@@ -143,7 +142,10 @@ pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> 
         .map(|e| format!("{} in {}", e.owner, label(&e.scope)))
         .collect();
     println!();
-    println!("runtime context suppressed by: {}", none_if_empty(&suppressors));
+    println!(
+        "runtime context suppressed by: {}",
+        none_if_empty(&suppressors)
+    );
     let listeners: Vec<String> = entries
         .iter()
         .filter(|e| e.kind == EntryKind::Listener)
