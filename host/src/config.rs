@@ -38,6 +38,9 @@ pub struct HostConfig {
 pub struct HostSettings {
     /// Where compiled components are cached; default: the user cache directory.
     pub cache_dir: Option<PathBuf>,
+    /// The instruction-provider plugin of every `[[mcp]]` entry without a `provider` of its
+    /// own (e.g. the `mcp-instructions` example), resolved against the file's directory.
+    pub mcp_provider: Option<PathBuf>,
 }
 
 /// One `[[scope]]` entry.
@@ -93,7 +96,8 @@ pub struct McpConfig {
     /// The scope its contributions land in; absent = global.
     #[serde(default)]
     pub scope: Option<String>,
-    /// An instruction-provider plugin replacing the default one.
+    /// The instruction-provider plugin for this server, replacing `[host] mcp_provider`.
+    /// One of the two must be set.
     #[serde(default)]
     pub provider: Option<PathBuf>,
     /// Handed to the provider plugin's `init` as JSON.
@@ -196,6 +200,19 @@ impl HostConfig {
         if let Some(dir) = &config.host.cache_dir {
             config.host.cache_dir = Some(base.join(dir));
         }
+        if let Some(p) = &config.host.mcp_provider {
+            let p = base.join(p);
+            if !p.is_file() {
+                return Err(invalid(
+                    "host.mcp_provider".into(),
+                    format!(
+                        "expected a readable instruction-provider component, {} does not exist",
+                        p.display()
+                    ),
+                ));
+            }
+            config.host.mcp_provider = Some(p);
+        }
         validate_scopes(&config.scopes).map_err(|(k, m)| invalid(k, m))?;
         let declared: HashMap<&str, ()> = config
             .scopes
@@ -283,9 +300,28 @@ impl HostConfig {
                     ));
                 }
                 mcp.provider = Some(p);
+            } else if config.host.mcp_provider.is_none() {
+                return Err(invalid(
+                    format!("mcp[{i}].provider"),
+                    format!(
+                        "MCP server \"{}\" has no instruction-provider plugin; set mcp[{i}].provider \
+                         or [host] mcp_provider to a component such as mcp-instructions.wasm",
+                        mcp.name
+                    ),
+                ));
             }
         }
         Ok(config)
+    }
+
+    /// The instruction-provider plugin of `[[mcp]]` entry `index`: its own `provider`, else
+    /// `[host] mcp_provider`. `None` only for a config built in memory without either.
+    pub fn mcp_provider(&self, index: usize) -> Option<&Path> {
+        let entry = self.mcp.get(index)?;
+        entry
+            .provider
+            .as_deref()
+            .or(self.host.mcp_provider.as_deref())
     }
 
     /// The `config` table of a plugin as JSON text for its `init`.

@@ -29,9 +29,11 @@ use crate::wasm::{LoadedPlugin, PluginOptions, PluginSpec, RuntimeConfig, WasmRu
 
 mod error;
 mod facts;
+mod mcp_servers;
 
 pub use error::HostError;
 pub use facts::Facts;
+pub use mcp_servers::{provider_plugin_name, McpId, McpSpec};
 
 /// Identifies a plugin the host keeps alive (loaded from config or attached).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -66,6 +68,8 @@ pub struct Host {
     registry: Arc<Registry>,
     runtime: WasmRuntime,
     plugins: Mutex<BTreeMap<PluginId, LoadedPlugin>>,
+    /// MCP servers, each feeding its instruction-provider plugin (see `mcp_servers`).
+    mcp: Mutex<BTreeMap<McpId, crate::mcp::McpBridge>>,
     next_id: AtomicU64,
     /// The host's own global variables (`model`, `cwd`, `provider`); never disposed.
     _host_variables: Fiber,
@@ -91,13 +95,20 @@ impl Host {
             registry,
             runtime,
             plugins: Mutex::new(BTreeMap::new()),
+            mcp: Mutex::new(BTreeMap::new()),
             next_id: AtomicU64::new(1),
             _host_variables: fiber,
         })
     }
 
-    /// A host built from a validated host.toml: scopes bound, plugins loaded in file order.
-    /// The compile cache is `[host] cache_dir` when set, else `runtime.cache_dir`.
+    /// A host built from a validated host.toml: scopes bound, plugins loaded in file order,
+    /// then every `[[mcp]]` server connected through its instruction-provider plugin
+    /// (`provider`, else `[host] mcp_provider`). The compile cache is `[host] cache_dir`
+    /// when set, else `runtime.cache_dir`.
+    ///
+    /// With `[[mcp]]` entries this must run within a Tokio runtime (the connections live on
+    /// it); outside one it fails naming the first server. It does not wait for the servers:
+    /// call [`Host::wait_mcp_ready`] before a one-shot assembly.
     pub fn from_config(config: &HostConfig, mut runtime: RuntimeConfig) -> Result<Self, HostError> {
         if let Some(dir) = &config.host.cache_dir {
             runtime.cache_dir = Some(dir.clone());
@@ -119,6 +130,9 @@ impl Host {
             };
             let loaded = host.load_plugin(spec, &plugin.wasm)?;
             host.attach(loaded);
+        }
+        for index in 0..config.mcp.len() {
+            host.connect_mcp(mcp_spec(config, index)?)?;
         }
         Ok(host)
     }
@@ -192,9 +206,10 @@ impl Host {
         }
     }
 
-    /// Dispose scope `key`: every registration made through it, and the kept plugins
-    /// loaded into it.
+    /// Dispose scope `key`: every registration made through it, the kept plugins loaded
+    /// into it, and the MCP servers connected into it (their processes are killed).
     pub fn dispose_scope(&self, key: &str) {
+        self.dispose_mcp_scope(key);
         let removed: Vec<LoadedPlugin> = {
             let mut plugins = self.lock_plugins();
             let ids: Vec<PluginId> = plugins
@@ -271,10 +286,7 @@ impl Host {
                     for name in names {
                         owners.insert(
                             name.clone(),
-                            (
-                                plugin.name().to_string(),
-                                scope_label(plugin.scope()),
-                            ),
+                            (plugin.name().to_string(), scope_label(plugin.scope())),
                         );
                     }
                 }
@@ -311,15 +323,45 @@ fn scope_label(scope: Option<&str>) -> String {
     scope.unwrap_or("global").to_string()
 }
 
+/// The connection of `[[mcp]]` entry `index`; a missing provider is a config error.
+fn mcp_spec(config: &HostConfig, index: usize) -> Result<McpSpec, HostError> {
+    let entry = &config.mcp[index];
+    let provider = config.mcp_provider(index).ok_or_else(|| {
+        HostError::Config(crate::config::ConfigFileError::Invalid {
+            path: shown_path(config),
+            key: format!("mcp[{index}].provider"),
+            message: format!(
+                "MCP server \"{}\" has no instruction-provider plugin; set mcp[{index}].provider or [host] mcp_provider",
+                entry.name
+            ),
+        })
+    })?;
+    let server = crate::mcp::McpServerSpec {
+        name: entry.name.clone(),
+        command: entry.command.clone(),
+        args: entry.args.clone(),
+        env: entry.env.clone(),
+        timeout: std::time::Duration::from_millis(entry.timeout_ms),
+    };
+    let mut spec = McpSpec::new(server, provider)
+        .config(serde_json::to_value(&entry.config).unwrap_or_default());
+    spec.scope = entry.scope.clone();
+    Ok(spec)
+}
+
+fn shown_path(config: &HostConfig) -> String {
+    config
+        .path
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "host.toml".into())
+}
+
 /// The limits and failure policy of `[[plugin]]` number `index`, checked by key.
 fn plugin_options(config: &HostConfig, index: usize) -> Result<PluginOptions, HostError> {
     use serde::Deserialize;
     let plugin = &config.plugins[index];
-    let shown = config
-        .path
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "host.toml".into());
+    let shown = shown_path(config);
     let limits = crate::wasm::Limits::deserialize(toml::Value::Table(plugin.limits.clone()))
         .map_err(|e| {
             HostError::Config(crate::config::ConfigFileError::Invalid {

@@ -14,6 +14,6 @@ pub mod session;
 pub mod wasm;
 
 pub use config::HostConfig;
-pub use host::{Facts, Host, HostError, PluginId, Rendered, StepOptions};
+pub use host::{Facts, Host, HostError, McpId, McpSpec, PluginId, Rendered, StepOptions};
 pub use prompt::PromptConfig;
 pub use wasm::{LoadedPlugin, PluginSpec, RuntimeConfig, WasmRuntime};

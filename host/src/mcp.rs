@@ -10,10 +10,18 @@
 //! server's timeout and runs on the connection's own task.
 //!
 //! Public tool names follow the upstream rule in [`names`].
+//!
+//! An [`McpBridge`] joins a connection to a sandboxed instruction-provider plugin: each
+//! generation is handed to the plugin's `publish`, which decides what reaches the prompt
+//! (`mcp:<server>:instructions` at order 190 and `mcp__<server>__<tool>` tools with the
+//! default `mcp-instructions` plugin). [`crate::Host::connect_mcp`] keeps bridges inside the
+//! host; [`McpStatus`] reports on them.
 
+mod bridge;
 mod connection;
 pub mod names;
 mod session;
+mod status;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -21,8 +29,10 @@ use std::time::Duration;
 use serde_json::Value;
 use thiserror::Error;
 
-pub use connection::{McpConnection, ReconnectPolicy};
+pub use bridge::{to_wit, McpBridge};
+pub use connection::{McpConnection, McpListener, ReconnectPolicy};
 pub use names::{check_unique_tools, public_tool_name};
+pub use status::{valid_server_name, McpBridgeError, McpState, McpStatus};
 
 /// How to start one MCP server (from a `[[mcp]]` entry of host.toml).
 #[derive(Debug, Clone, PartialEq, Eq)]

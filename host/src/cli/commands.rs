@@ -2,12 +2,14 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::time::Duration;
 
 use anyhow::Context;
 
 use super::Target;
 use crate::config::HostConfig;
 use crate::host::{Facts, Host, StepOptions};
+use crate::mcp::McpState;
 use crate::session::Session;
 use crate::wasm::{PluginLog, RuntimeConfig};
 
@@ -38,6 +40,36 @@ pub fn load_host(config: &Path) -> anyhow::Result<Host> {
     Ok(host)
 }
 
+/// How long a one-shot command waits at most for the MCP servers of host.toml; each
+/// server's own bound (twice its `timeout_ms` plus a margin) usually ends the wait sooner.
+const MCP_READY_LIMIT: Duration = Duration::from_secs(120);
+
+/// Load host.toml, build the host, and wait for every `[[mcp]]` server's first generation
+/// or failure, so a one-shot assembly includes what the servers published. A server that
+/// failed or is still starting is reported on stderr; the command goes on without it.
+pub async fn load_ready_host(config: &Path) -> anyhow::Result<Host> {
+    let host = load_host(config)?;
+    for (_, status) in host.wait_mcp_ready(MCP_READY_LIMIT).await {
+        let error = status.last_error.as_deref().unwrap_or("nothing published");
+        match (status.state, status.live_generation) {
+            (McpState::Starting, _) => eprintln!(
+                "warning: {}: not ready in time; assembling without it",
+                status.label()
+            ),
+            (_, None) => eprintln!(
+                "warning: {}: {error}; assembling without it",
+                status.label()
+            ),
+            (McpState::Down, Some(generation)) => eprintln!(
+                "warning: {}: {error}; using its generation {generation}",
+                status.label()
+            ),
+            (McpState::Up, Some(_)) => {}
+        }
+    }
+    Ok(host)
+}
+
 /// The facts of a command line.
 pub fn facts(target: &Target) -> Facts {
     Facts::from(target.facts.clone())
@@ -53,15 +85,17 @@ pub fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
 
 /// `prompt-host assemble`.
 pub async fn assemble(target: &Target) -> anyhow::Result<()> {
-    let host = load_host(&target.config)?;
-    let assembly = host.assemble(target.scope.as_deref(), facts(target)).await?;
+    let host = load_ready_host(&target.config).await?;
+    let assembly = host
+        .assemble(target.scope.as_deref(), facts(target))
+        .await?;
     print_json(&assembly.to_json())
 }
 
 /// `prompt-host render`: the exact prompt text (no newline added), or
 /// `{"prompt","context"}` with `--json`.
 pub async fn render(target: &Target, json: bool) -> anyhow::Result<()> {
-    let host = load_host(&target.config)?;
+    let host = load_ready_host(&target.config).await?;
     let rendered = host.render(target.scope.as_deref(), facts(target)).await?;
     if json {
         print_json(&serde_json::json!({
@@ -78,7 +112,7 @@ pub async fn render(target: &Target, json: bool) -> anyhow::Result<()> {
 
 /// `prompt-host step`: one step against a session log; prints the model request.
 pub async fn step(target: &Target, session: &Path, options: StepOptions) -> anyhow::Result<()> {
-    let host = load_host(&target.config)?;
+    let host = load_ready_host(&target.config).await?;
     let (mut log, report) = Session::open(session)
         .with_context(|| format!("cannot open session log {}", session.display()))?;
     if report.recovered_torn_bytes > 0 {

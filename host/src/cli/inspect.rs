@@ -6,14 +6,14 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::commands::{facts, load_host};
+use super::commands::{facts, load_ready_host};
 use super::Target;
 use crate::prompt::cache_prefix::{compare, section_spans};
 use crate::prompt::{EntryInfo, EntryKind};
 
 /// Run `inspect`.
 pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> {
-    let host = load_host(&target.config)?;
+    let host = load_ready_host(&target.config).await?;
     let scope = target.scope.as_deref();
     let assembly = host.assemble(scope, facts(target)).await?;
     let (prompt, spans) = section_spans(&assembly).map_err(|source| crate::HostError::Render {

@@ -125,3 +125,41 @@ fn plugin_config_becomes_json() {
     assert_eq!(v["text"], "hi");
     assert_eq!(v["n"], 2);
 }
+
+#[test]
+fn mcp_needs_a_provider() {
+    let e = parse("[[mcp]]\nname = \"fx\"\ncommand = \"x\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("mcp[0].provider") && e.contains("[host] mcp_provider") && e.contains("\"fx\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn mcp_provider_defaults_to_the_host_one_resolved_against_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("default.wasm"), b"x").unwrap();
+    std::fs::write(dir.path().join("own.wasm"), b"x").unwrap();
+    let text = "[host]\nmcp_provider = \"default.wasm\"\n\
+                [[mcp]]\nname = \"a\"\ncommand = \"x\"\n\
+                [[mcp]]\nname = \"b\"\ncommand = \"x\"\nprovider = \"own.wasm\"\n";
+    let c = HostConfig::parse(text, "h.toml", dir.path()).unwrap();
+    assert_eq!(
+        c.mcp_provider(0),
+        Some(dir.path().join("default.wasm").as_path())
+    );
+    assert_eq!(
+        c.mcp_provider(1),
+        Some(dir.path().join("own.wasm").as_path())
+    );
+    let e = HostConfig::parse(
+        "[host]\nmcp_provider = \"gone.wasm\"\n",
+        "h.toml",
+        dir.path(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("host.mcp_provider"), "{e}");
+}

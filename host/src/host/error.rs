@@ -3,6 +3,7 @@
 use thiserror::Error;
 
 use crate::config::ConfigFileError;
+use crate::mcp::McpBridgeError;
 use crate::prompt::{AssembleError, ConfigError, RegisterError, RenderError, ScopeError};
 use crate::session::AppendError;
 use crate::wasm::WasmError;
@@ -25,6 +26,9 @@ pub enum HostError {
     /// A plugin could not be loaded.
     #[error(transparent)]
     Wasm(WasmError),
+    /// An MCP server could not be connected (the message names server and scope).
+    #[error(transparent)]
+    Mcp(#[from] McpBridgeError),
     /// The assembly failed.
     #[error("assembly for scope \"{scope}\" failed: {source}")]
     Assemble {
