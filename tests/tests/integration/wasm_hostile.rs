@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::wasm_support::*;
 use prompt_host::prompt::{AssembleContext, AssembleError, ProviderErrorKind, Registry};
-use prompt_host::wasm::{LoadedPlugin, WasmError, WasmRuntime};
+use prompt_host::wasm::{Limits, LoadedPlugin, PluginOptions, WasmError, WasmRuntime};
 
 fn hostile() -> Vec<u8> {
     std::fs::read(env!("GUEST_HOSTILE")).expect("hostile guest")
@@ -45,13 +45,29 @@ fn unaffected_scope_still_works(reg: &Registry) {
 
 /// Run `mode` in a dynamic section; return the assembly error and how long detection took.
 fn fail_in(phase: &str, mode: &str, extra: Value) -> (AssembleError, Duration) {
+    fail_in_with(phase, mode, extra, PluginOptions::default())
+}
+
+/// [`fail_in`] with plugin options.
+fn fail_in_with(
+    phase: &str,
+    mode: &str,
+    extra: Value,
+    options: PluginOptions,
+) -> (AssembleError, Duration) {
     let dir = tempfile::tempdir().unwrap();
     let (rt, reg, _good) = setup(dir.path());
     let mut config = json!({"mode": mode, "in": phase});
     if let (Some(c), Some(e)) = (config.as_object_mut(), extra.as_object()) {
         c.extend(e.clone());
     }
-    let _p = load(&rt, &reg, config).unwrap_or_else(|e| panic!("{mode}: {e}"));
+    let _p = rt
+        .load_bytes(
+            &reg,
+            &spec("hostile", Some("agent:h"), config).options(options),
+            &hostile(),
+        )
+        .unwrap_or_else(|e| panic!("{mode}: {e}"));
     let started = Instant::now();
     let err = reg
         .assemble_blocking(Some("agent:h"), AssembleContext::default())
@@ -135,7 +151,16 @@ fn a_memory_bomb_hits_the_memory_limit() {
 
 #[test]
 fn leaking_handles_hits_the_handle_limit() {
-    let (err, _) = fail_in("section", "handles", json!({}));
+    // A generous deadline, so the handle limit (not the clock) is what stops it even on a
+    // loaded machine.
+    let options = PluginOptions {
+        limits: Limits {
+            call_timeout_ms: 5_000,
+            ..Limits::default()
+        },
+        ..PluginOptions::default()
+    };
+    let (err, _) = fail_in_with("section", "handles", json!({}), options);
     assert_eq!(kind(&err), ProviderErrorKind::Limit, "{err}");
 }
 
