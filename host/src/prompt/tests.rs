@@ -26,6 +26,7 @@ mod complete;
 mod errors_order;
 mod lifecycle;
 mod ordering;
+mod properties;
 mod registration;
 mod scopes;
 mod suppression;
