@@ -240,7 +240,7 @@ impl Host {
             .await
             .map_err(|source| HostError::Assemble {
                 scope: scope_label(scope),
-                source,
+                source: Box::new(source),
             })
     }
 

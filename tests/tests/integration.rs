@@ -8,6 +8,8 @@ mod integration {
     mod conformance_wasm;
     mod guests_built;
     mod mcp_client;
+    mod mcp_config;
+    mod mcp_prompt;
     mod wasm_hostile;
     mod wasm_load;
     mod wasm_sandbox;

@@ -44,12 +44,13 @@ pub fn load_host(config: &Path) -> anyhow::Result<Host> {
 /// server's own bound (twice its `timeout_ms` plus a margin) usually ends the wait sooner.
 const MCP_READY_LIMIT: Duration = Duration::from_secs(120);
 
-/// Load host.toml, build the host, and wait for every `[[mcp]]` server's first generation
-/// or failure, so a one-shot assembly includes what the servers published. A server that
-/// failed or is still starting is reported on stderr; the command goes on without it.
-pub async fn load_ready_host(config: &Path) -> anyhow::Result<Host> {
+/// Load host.toml, build the host, and wait for the first generation or failure of every
+/// `[[mcp]]` server visible from `scope`, so a one-shot assembly includes what they
+/// published. A server that failed or is still starting is reported on stderr; the command
+/// goes on without it.
+pub async fn load_ready_host(config: &Path, scope: Option<&str>) -> anyhow::Result<Host> {
     let host = load_host(config)?;
-    for (_, status) in host.wait_mcp_ready(MCP_READY_LIMIT).await {
+    for (_, status) in host.wait_mcp_ready_for(scope, MCP_READY_LIMIT).await {
         let error = status.last_error.as_deref().unwrap_or("nothing published");
         match (status.state, status.live_generation) {
             (McpState::Starting, _) => eprintln!(
@@ -85,7 +86,7 @@ pub fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
 
 /// `prompt-host assemble`.
 pub async fn assemble(target: &Target) -> anyhow::Result<()> {
-    let host = load_ready_host(&target.config).await?;
+    let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
     let assembly = host
         .assemble(target.scope.as_deref(), facts(target))
         .await?;
@@ -95,7 +96,7 @@ pub async fn assemble(target: &Target) -> anyhow::Result<()> {
 /// `prompt-host render`: the exact prompt text (no newline added), or
 /// `{"prompt","context"}` with `--json`.
 pub async fn render(target: &Target, json: bool) -> anyhow::Result<()> {
-    let host = load_ready_host(&target.config).await?;
+    let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
     let rendered = host.render(target.scope.as_deref(), facts(target)).await?;
     if json {
         print_json(&serde_json::json!({
@@ -112,7 +113,7 @@ pub async fn render(target: &Target, json: bool) -> anyhow::Result<()> {
 
 /// `prompt-host step`: one step against a session log; prints the model request.
 pub async fn step(target: &Target, session: &Path, options: StepOptions) -> anyhow::Result<()> {
-    let host = load_ready_host(&target.config).await?;
+    let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
     let (mut log, report) = Session::open(session)
         .with_context(|| format!("cannot open session log {}", session.display()))?;
     if report.recovered_torn_bytes > 0 {

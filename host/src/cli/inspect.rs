@@ -13,7 +13,7 @@ use crate::prompt::{EntryInfo, EntryKind};
 
 /// Run `inspect`.
 pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> {
-    let host = load_ready_host(&target.config).await?;
+    let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
     let scope = target.scope.as_deref();
     let assembly = host.assemble(scope, facts(target)).await?;
     let (prompt, spans) = section_spans(&assembly).map_err(|source| crate::HostError::Render {

@@ -34,8 +34,8 @@ pub enum HostError {
     Assemble {
         /// The scope assembled for (`global` when none).
         scope: String,
-        /// What failed.
-        source: AssembleError,
+        /// What failed (boxed: it is the largest error and would bloat every `Result`).
+        source: Box<AssembleError>,
     },
     /// Rendering failed.
     #[error("rendering for scope \"{scope}\" failed: {source}")]

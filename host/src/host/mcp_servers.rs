@@ -183,8 +183,31 @@ impl Host {
     /// Returns every status reached; a server still [`crate::mcp::McpState::Starting`]
     /// simply has nothing in the prompt yet.
     pub async fn wait_mcp_ready(&self, limit: Duration) -> Vec<(McpId, McpStatus)> {
-        let start = tokio::time::Instant::now();
         let ids: Vec<McpId> = self.lock_mcp().keys().copied().collect();
+        self.wait_ready(ids, limit).await
+    }
+
+    /// [`Host::wait_mcp_ready`] for the servers an assembly for `scope` sees: the global
+    /// ones and those connected into `scope` or one of its ancestors.
+    pub async fn wait_mcp_ready_for(
+        &self,
+        scope: Option<&str>,
+        limit: Duration,
+    ) -> Vec<(McpId, McpStatus)> {
+        let chain = scope
+            .map(|s| self.registry.scope_chain(s))
+            .unwrap_or_default();
+        let ids: Vec<McpId> = self
+            .lock_mcp()
+            .iter()
+            .filter(|(_, b)| b.scope().is_none_or(|s| chain.iter().any(|c| &**c == s)))
+            .map(|(id, _)| *id)
+            .collect();
+        self.wait_ready(ids, limit).await
+    }
+
+    async fn wait_ready(&self, ids: Vec<McpId>, limit: Duration) -> Vec<(McpId, McpStatus)> {
+        let start = tokio::time::Instant::now();
         let mut reached = Vec::with_capacity(ids.len());
         for id in ids {
             // The bridge stays in the map; waiting works on a status receiver and a deadline

@@ -20,17 +20,17 @@ const FAST_RETRY: ReconnectPolicy = ReconnectPolicy {
     max: Duration::from_millis(500),
 };
 
-fn fixtures() -> PathBuf {
+pub(super) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mcp")
 }
 
-fn python() -> String {
+pub(super) fn python() -> String {
     std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned())
 }
 
 /// Whether the fixture server can run. Panics under `CI`, where a missing SDK is a broken
 /// setup (`.ci/run` installs `tests/fixtures/mcp/requirements.txt`).
-fn python_mcp_available() -> bool {
+pub(super) fn python_mcp_available() -> bool {
     static AVAILABLE: OnceLock<Result<(), String>> = OnceLock::new();
     let probe = AVAILABLE.get_or_init(|| {
         let out = std::process::Command::new(python())
@@ -390,7 +390,7 @@ async fn a_missing_program_is_reported_and_retried() {
 
 /// Whether a process is still running (a reaped or zombie process is not).
 #[cfg(target_os = "linux")]
-fn running(pid: &str) -> bool {
+pub(super) fn running(pid: &str) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         // The state follows the parenthesised command name: `pid (comm) S ...`.
         Ok(stat) => stat
@@ -409,7 +409,7 @@ async fn server_pid(dir: &Path, conn: &McpConnection) -> String {
 }
 
 #[cfg(target_os = "linux")]
-async fn wait_until_gone(pid: &str) {
+pub(super) async fn wait_until_gone(pid: &str) {
     let deadline = Instant::now() + Duration::from_secs(5);
     while running(pid) {
         assert!(

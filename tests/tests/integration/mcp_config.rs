@@ -1,0 +1,67 @@
+//! MCP servers configured in host.toml: `Host::from_config` needs a Tokio runtime, and the
+//! real `prompt-host render` waits for a server's first generation so its instructions are
+//! in the one-shot prompt.
+
+use std::time::Instant;
+
+use prompt_host::{Host, RuntimeConfig};
+
+use super::cli_support::Deployment;
+use super::mcp_client::{fixtures, python, python_mcp_available};
+use super::mcp_prompt::FENCED;
+
+#[test]
+fn from_config_outside_a_tokio_runtime_is_refused_naming_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "[host]\nmcp_provider = {provider:?}\n[[mcp]]\nname = \"fx\"\ncommand = \"unused\"\n",
+        provider = env!("GUEST_MCP_INSTRUCTIONS")
+    );
+    let config = prompt_host::HostConfig::parse(&text, "host.toml", dir.path()).unwrap();
+    let runtime = RuntimeConfig::with_cache_dir(dir.path());
+    let error = match Host::from_config(&config, runtime) {
+        Ok(_) => panic!("from_config without a Tokio runtime must fail"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        error.contains("MCP server \"fx\" (global)") && error.contains("Tokio runtime"),
+        "{error}"
+    );
+}
+
+#[test]
+fn the_cli_renders_the_instructions_of_a_configured_server() {
+    if !python_mcp_available() {
+        return;
+    }
+    let text = format!(
+        "[host]\nmcp_provider = {provider:?}\n\
+         [[scope]]\nname = \"agent:1\"\n[[scope]]\nname = \"agent:2\"\n\
+         [[mcp]]\nname = \"fx\"\ncommand = {python:?}\nscope = \"agent:1\"\ntimeout_ms = 20000\n\
+         args = [{server:?}, \"--instructions\", \"Use echo to repeat text.\"]\n",
+        provider = env!("GUEST_MCP_INSTRUCTIONS"),
+        python = python(),
+        server = fixtures().join("server.py").display().to_string(),
+    );
+    let deployment = Deployment::new(&text);
+    let config = deployment.config().display().to_string();
+    let render = |scope: &str| {
+        let started = Instant::now();
+        let run = deployment.run(&["render", "--config", &config, "--scope", scope]);
+        eprintln!(
+            "mcp prompt: `prompt-host render --scope {scope}` took {:?}",
+            started.elapsed()
+        );
+        run
+    };
+    let run = render("agent:1");
+    assert!(
+        run.ok().contains(FENCED),
+        "{}\n--- stderr:\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+    let run = render("agent:2");
+    assert!(!run.ok().contains("MCP server"), "{}", run.stdout);
+}
