@@ -187,6 +187,32 @@ async fn instructions_cannot_reference_variables() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relisted_tool_list_is_published_as_a_new_generation() {
+    if !python_mcp_available() {
+        return;
+    }
+    let (host, _native) = host();
+    let server = fixture(&[
+        "--instructions",
+        "Use echo to repeat text.",
+        "--list-changed-after",
+        "0.3",
+    ]);
+    let id = host.connect_mcp(provider_spec(server)).unwrap();
+    let status = published(&host, id, 2).await;
+    assert_eq!(
+        (status.generations, status.published, status.failures),
+        (2, 2, 0)
+    );
+    let r = render(&host, Some("agent:1")).await;
+    assert_eq!(
+        tool_names(&r),
+        ["mcp__fx__add", "mcp__fx__echo", "mcp__fx__late"]
+    );
+    assert_eq!(section(&r, SECTION), Some(FENCED));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_keeps_the_last_generation_until_the_restart_publishes_a_new_one() {
     if !python_mcp_available() {
         return;
