@@ -206,7 +206,7 @@ fn emit(wasm: &[(String, PathBuf)]) {
         println!("cargo:rustc-env={var}={}", path.display());
         let _ = write!(
             src,
-            "\n/// Path of the `{name}` guest component.\npub const {var}: &str = {:?};\n",
+            "\n/// Path of the `{name}` guest component.\n#[allow(dead_code)]\npub const {var}: &str = {:?};\n",
             path.display().to_string()
         );
     }
