@@ -2,8 +2,12 @@
 //! its JSON-lines form.
 
 use serde::ser::SerializeMap;
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
+
+mod decode;
+
+use decode::{RawData, RawEnvelope};
 
 use super::error::EventError;
 use super::message::{Message, MessageData};
@@ -133,30 +137,35 @@ impl Event {
     /// the surface are checked by the session.
     pub fn from_line(line: &[u8]) -> Result<Self, EventError> {
         let malformed = |reason: String| EventError::Malformed { reason };
-        let value: Value = serde_json::from_slice(line).map_err(|e| malformed(e.to_string()))?;
-        let Value::Object(mut map) = value else {
-            return Err(malformed("an event must be a JSON object".into()));
-        };
-        let kind = match map.shift_remove("type") {
+        let mut envelope: RawEnvelope =
+            serde_json::from_slice(line).map_err(|e| malformed(e.to_string()))?;
+        let kind = match envelope.take("type") {
             Some(Value::String(kind)) => kind,
             _ => return Err(malformed("\"type\" must be a string".into())),
         };
-        let seq = take_u64(&mut map, "seq")?;
-        let time = take_u64(&mut map, "time")?;
-        let data = map
-            .shift_remove("data")
+        let seq = take_u64(envelope.take("seq"), "seq")?;
+        let time = take_u64(envelope.take("time"), "time")?;
+        let data = envelope
+            .data
+            .take()
             .ok_or_else(|| malformed("\"data\" is missing".into()))?;
-        let ignorable = match map.shift_remove("ignorable") {
+        let ignorable = match envelope.take("ignorable") {
             None => false,
             Some(Value::Bool(b)) => b,
             Some(_) => return Err(malformed("\"ignorable\" must be a boolean".into())),
         };
         // An unknown ignorable event keeps its metadata opaque: it never touches the surface.
         let opaque = ignorable && !is_known_type(&kind);
+        let mut extra = Map::new();
         let (surface_op, source_event_seqs) = if opaque {
+            for key in ["surfaceOp", "sourceEventSeqs"] {
+                if let Some(value) = envelope.take(key) {
+                    extra.insert(key.to_string(), value);
+                }
+            }
             (None, None)
         } else {
-            let op = match map.shift_remove("surfaceOp") {
+            let op = match envelope.take("surfaceOp") {
                 None => None,
                 Some(v) => Some(SurfaceOp::from_value(&v).map_err(|replace_shape| {
                     if replace_shape {
@@ -166,7 +175,7 @@ impl Event {
                     }
                 })?),
             };
-            let sources = match map.shift_remove("sourceEventSeqs") {
+            let sources = match envelope.take("sourceEventSeqs") {
                 None => None,
                 Some(Value::Array(items)) => Some(
                     items
@@ -179,14 +188,18 @@ impl Event {
             };
             (op, sources)
         };
-        let data = if is_surface_type(&kind) {
-            let typed = MessageData::deserialize(data).map_err(|e| EventError::InvalidData {
-                kind: kind.clone(),
-                reason: e.to_string(),
-            })?;
-            EventData::Message(Box::new(typed))
-        } else {
-            EventData::Other(data)
+        extra.extend(std::mem::take(&mut envelope.fields));
+        let data = match data {
+            RawData::Typed(typed) => EventData::Message(typed),
+            RawData::Raw(value) if is_surface_type(&kind) => {
+                let typed =
+                    MessageData::from_value(value).map_err(|reason| EventError::InvalidData {
+                        kind: kind.clone(),
+                        reason,
+                    })?;
+                EventData::Message(Box::new(typed))
+            }
+            RawData::Raw(value) => EventData::Other(value),
         };
         Ok(Self {
             kind,
@@ -196,13 +209,13 @@ impl Event {
             ignorable,
             surface_op,
             source_event_seqs,
-            extra: map,
+            extra,
         })
     }
 }
 
-fn take_u64(map: &mut Map<String, Value>, key: &str) -> Result<u64, EventError> {
-    map.shift_remove(key)
+fn take_u64(value: Option<Value>, key: &str) -> Result<u64, EventError> {
+    value
         .and_then(|v| v.as_u64())
         .filter(|n| *n <= MAX_SAFE_SEQ)
         .ok_or_else(|| EventError::Malformed {

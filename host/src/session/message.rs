@@ -8,22 +8,23 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::prompt::NamedText;
 
+mod decode;
+
 /// The `data` of a surface event: the message plus the loop position it was produced at.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MessageData {
     /// The message itself.
     pub message: Message,
     /// The turn that produced it, when the producer records one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub turn: Option<u64>,
     /// The step that produced it, when the producer records one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<u64>,
     /// Any other data field, kept verbatim.
     #[serde(flatten)]
@@ -49,7 +50,7 @@ impl MessageData {
 }
 
 /// One chat message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Message {
     /// A unique id (see [`new_message_id`]).
     pub id: String,
@@ -58,7 +59,7 @@ pub struct Message {
     /// The content blocks, in order.
     pub content: Vec<ContentBlock>,
     /// Who formed the message, when it was not the user or the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<Source>,
     /// Any other message field (for example a tool call id), kept verbatim.
     #[serde(flatten)]
@@ -126,18 +127,18 @@ pub fn text_content(text: &str) -> Vec<ContentBlock> {
 }
 
 /// Where a message came from. Only the plugin form is interpreted; other kinds are kept.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Source {
     /// `plugin` for plugin-formed messages; other kinds pass through.
     pub kind: String,
     /// The plugin id, for `kind == "plugin"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub plugin: Option<String>,
     /// The form, e.g. `snapshot` for a runtime-context snapshot.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub form: Option<String>,
     /// The named contributions that formed a snapshot.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sections: Option<Vec<NamedText>>,
     /// Any other source field, kept verbatim.
     #[serde(flatten)]
@@ -220,26 +221,6 @@ impl Serialize for ContentBlock {
             }
             Self::Other(value) => value.serialize(serializer),
         }
-    }
-}
-
-impl<'de> Deserialize<'de> for ContentBlock {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        let Value::Object(mut map) = value else {
-            return Err(D::Error::custom("content block must be an object"));
-        };
-        let is_text = map.get("type").and_then(Value::as_str) == Some("text")
-            && map.get("text").is_some_and(Value::is_string);
-        if !is_text {
-            return Ok(Self::Other(Value::Object(map)));
-        }
-        let text = match map.shift_remove("text") {
-            Some(Value::String(text)) => text,
-            _ => return Err(D::Error::custom("text block without a text string")),
-        };
-        map.shift_remove("type");
-        Ok(Self::Text { text, extra: map })
     }
 }
 
