@@ -18,7 +18,10 @@ async fn main() -> anyhow::Result<()> {
         persona: "You are a helpful agent on {{model}}.".into(),
         ..PromptConfig::default()
     };
-    let host = Host::new(prompt, RuntimeConfig::with_cache_dir(dir.path().join("cache")))?;
+    let host = Host::new(
+        prompt,
+        RuntimeConfig::with_cache_dir(dir.path().join("cache")),
+    )?;
     let changes = Arc::new(AtomicUsize::new(0));
     let seen = changes.clone();
     host.subscribe(Arc::new(move || {
@@ -28,7 +31,11 @@ async fn main() -> anyhow::Result<()> {
     host.bind_scope("agent:7", Some("preset:coder"))?;
     // Native providers follow the same rules as plugins: a fiber owns what it registers.
     let preset = host.native("my-app", Some("preset:coder"));
-    preset.section(SectionDef::fixed("app:rules", 120.0, "Work in {{cwd}}. Be brief."))?;
+    preset.section(SectionDef::fixed(
+        "app:rules",
+        120.0,
+        "Work in {{cwd}}. Be brief.",
+    ))?;
     preset.section(SectionDef::new(
         "app:turn",
         130.0,
@@ -45,7 +52,9 @@ async fn main() -> anyhow::Result<()> {
         None => None,
     };
 
-    let facts = Facts::new().with("model", "deepseek-v4").with("cwd", "/srv/app");
+    let facts = Facts::new()
+        .with("model", "deepseek-v4")
+        .with("cwd", "/srv/app");
     let rendered = host.render(Some("agent:7"), facts.clone()).await?;
     println!("== agent:7\n{}\n", rendered.prompt);
 
@@ -54,11 +63,19 @@ async fn main() -> anyhow::Result<()> {
         user_texts: vec!["Hello".into()],
         ..StepOptions::default()
     };
-    let (_, outcome) = host.step(&mut session, Some("agent:7"), facts, &options).await?;
-    println!("== request\n{}", serde_json::to_string_pretty(&outcome.request)?);
+    let (_, outcome) = host
+        .step(&mut session, Some("agent:7"), facts, &options)
+        .await?;
+    println!(
+        "== request\n{}",
+        serde_json::to_string_pretty(&outcome.request)?
+    );
 
     drop(plugin); // disposes every contribution of the plugin
     preset.dispose();
-    println!("\n{} registry changes observed", changes.load(Ordering::Relaxed));
+    println!(
+        "\n{} registry changes observed",
+        changes.load(Ordering::Relaxed)
+    );
     Ok(())
 }

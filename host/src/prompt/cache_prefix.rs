@@ -149,7 +149,8 @@ mod tests {
         let a = assembly(&[("a", "one"), ("c", "three")]);
         let (text, spans) = section_spans(&a).unwrap();
         let r = compare("one\n\ntwo\n\nthree", &text, &spans);
-        assert_eq!(r.reusable_bytes, 5);
+        // "one\n\nt" still matches: "two" and "three" share their first byte.
+        assert_eq!(r.reusable_bytes, 6);
         assert_eq!(r.first_changed_section.as_deref(), Some("c"));
     }
 
