@@ -119,3 +119,60 @@ pub fn leak_handles(count: u64) -> Result<String, Error> {
     }
     Ok(format!("hostile: leaked {count} handles"))
 }
+
+/// Names with control characters, bidi overrides and odd (but valid) code points, declared
+/// as sections, contexts, tools and a listener key; each outcome is recorded as
+/// `hostile:odd-<kind>-<index>` in the form of `describe`.
+pub fn odd_names() -> Result<(), Error> {
+    let mut index = 0u32;
+    let mut next = |kind: &str, i: usize, result: Result<(), RegistryError>| {
+        let r = record(index, &format!("odd-{kind}-{i}"), result);
+        index += 1;
+        r
+    };
+    for (i, name) in ODD_NAMES.iter().enumerate() {
+        next("section", i, declare::section(name, 1.0, "odd section"))?;
+        next("context", i, declare::context(name, 1.0, "odd context"))?;
+        let params = prompt_plugin::serde_json::json!({"type": "object"});
+        next(
+            "tool",
+            i,
+            declare::tools(vec![prompt_plugin::tool(*name, "odd tool", &params)]),
+        )?;
+    }
+    next("listener", 0, declare::listener("key\u{1b}[2J\n"))?;
+    Ok(())
+}
+
+/// The names `odd_names` tries, in order: first the ones a host should refuse (control
+/// characters, bidi overrides), then odd but harmless ones.
+pub const ODD_NAMES: &[&str] = &[
+    "nul\u{0}byte",
+    "line\nbreak",
+    "carriage\rreturn",
+    "\u{1b}[31mred\u{1b}[0m",
+    "del\u{7f}",
+    "c1\u{85}next-line",
+    "bidi\u{202e}evil",
+    "isolate\u{2066}x\u{2069}",
+    // Accepted: a replacement character, a BOM, a private-use and the last code point, the
+    // neighbours of the surrogate range (which UTF-8 strings cannot hold).
+    "\u{fffd}\u{feff}",
+    "\u{d7ff}\u{e000}\u{10ffff}",
+    "combining e\u{301}\u{301}\u{301}",
+];
+
+/// Wait for a monotonic-clock instant `seconds` ahead by polling its pollable directly
+/// (`subscribe-instant` + `poll`), which `std::thread::sleep` does not use.
+pub fn poll_instant(seconds: u64) {
+    use wasip2::clocks::monotonic_clock;
+    let when = monotonic_clock::now().saturating_add(seconds.saturating_mul(1_000_000_000));
+    let pollable = monotonic_clock::subscribe_instant(when);
+    // Keep polling in case the host wakes it early: only the deadline may stop this.
+    loop {
+        let ready = wasip2::io::poll::poll(&[&pollable]);
+        if !ready.is_empty() && monotonic_clock::now() >= when {
+            return;
+        }
+    }
+}

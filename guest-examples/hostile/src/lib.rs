@@ -47,6 +47,8 @@ const MODES: &[&str] = &[
     "many_sections",
     "declare_after_init",
     "next_twice",
+    "odd_names",
+    "poll_instant",
 ];
 
 /// The name every dynamic entry of this plugin uses.
@@ -79,7 +81,7 @@ fn phase(text: &str) -> Result<Phase, Error> {
 /// The phase a mode runs in when the config does not say.
 fn default_phase(mode: &str) -> Phase {
     match mode {
-        "duplicate" | "invalid" | "many_sections" => Phase::Init,
+        "duplicate" | "invalid" | "many_sections" | "odd_names" => Phase::Init,
         "next_twice" => Phase::Listener,
         _ => Phase::Section,
     }
@@ -134,6 +136,11 @@ impl Hostile {
             "many_sections" => abuse::many_sections(self.number("count", 1_000_000))
                 .map(|()| "hostile: declared".to_owned()),
             "declare_after_init" => Ok(abuse::declare_late()),
+            "odd_names" => abuse::odd_names().map(|()| "hostile: declared".to_owned()),
+            "poll_instant" => {
+                abuse::poll_instant(self.number("seconds", 3600));
+                Ok("hostile: woke up".to_owned())
+            }
             "next_twice" => match assembly {
                 Some(a) => Ok(abuse::next_twice(a)),
                 None => Err(Error::invalid_input("next_twice runs in a listener")),

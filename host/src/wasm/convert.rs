@@ -41,6 +41,7 @@ pub(crate) fn parameters(tool: &str, text: &str) -> Result<serde_json::Value, St
 
 /// A WIT tool schema as the core's.
 pub(crate) fn tool_schema(t: wit::ToolSchema) -> Result<ToolSchema, String> {
+    super::validate::declared_name("tool", &t.name)?;
     let parameters = parameters(&t.name, &t.parameters)?;
     Ok(ToolSchema {
         name: t.name,

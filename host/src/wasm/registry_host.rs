@@ -8,6 +8,7 @@ use super::convert;
 use super::plugin::PluginCell;
 use super::providers::{TextKind, WasmListener, WasmText, WasmTools, WasmVariable};
 use super::state::HostState;
+use super::validate;
 use crate::prompt::errors::{EntryKind, RegisterError};
 use crate::prompt::{
     AssembleListener, Fiber, ListenerOptions, SectionDef, TextSource, ToolSource, VariableProvider,
@@ -243,6 +244,9 @@ impl wit::Host for HostState {
             return closed();
         }
         self.charge(s.name.len(), "section name")?;
+        if let Err(e) = validate::declared_name("section", &s.name) {
+            return invalid(e);
+        }
         if !s.order.is_finite() {
             return Ok(Err(register_error(RegisterError::NonFiniteOrder {
                 kind: EntryKind::Section,
@@ -274,6 +278,9 @@ impl wit::Host for HostState {
             return closed();
         }
         self.charge(c.name.len(), "context name")?;
+        if let Err(e) = validate::declared_name("context", &c.name) {
+            return invalid(e);
+        }
         if !c.order.is_finite() {
             return Ok(Err(register_error(RegisterError::NonFiniteOrder {
                 kind: EntryKind::Context,
@@ -358,6 +365,9 @@ impl wit::Host for HostState {
             }
             wit::ToolSource::Dynamic(key) => {
                 self.charge(key.len(), "tool provider key")?;
+                if let Err(e) = validate::declared_name("tool provider key", &key) {
+                    return invalid(e);
+                }
                 let Some(cell) = self.cell() else {
                     return invalid("plugin instance is gone");
                 };
@@ -388,6 +398,9 @@ impl wit::Host for HostState {
             return closed();
         }
         self.charge(key.len(), "listener key")?;
+        if let Err(e) = validate::declared_name("listener key", &key) {
+            return invalid(e);
+        }
         let already = match &mut self.registration {
             Registration::Direct { listener, .. } | Registration::Buffered { listener, .. } => {
                 std::mem::replace(listener, true)

@@ -110,6 +110,29 @@ pub(crate) fn link_error(plugin: &str, e: &wasmtime::Error) -> WasmError {
     }
 }
 
+/// Refuse a name a plugin declares (section, context, tool, listener or tool-provider key)
+/// that holds a control character or a bidirectional-text control. Names appear in error
+/// messages, logs and the command line's human output, where such characters could forge
+/// lines or escape sequences, or display reordered text. The message shows the name escaped.
+pub(crate) fn declared_name(what: &str, name: &str) -> Result<(), String> {
+    match name.chars().find(|&c| c.is_control() || is_bidi_control(c)) {
+        None => Ok(()),
+        Some(c) => Err(format!(
+            "{what} name {name:?} contains the control character U+{:04X}; names may not hold \
+             control characters or bidirectional-text controls",
+            u32::from(c)
+        )),
+    }
+}
+
+/// The bidirectional-text controls (marks, embeddings, overrides, isolates).
+fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
 fn list(names: &[String]) -> String {
     if names.is_empty() {
         "none".into()
@@ -140,5 +163,36 @@ mod tests {
             Err(WasmError::Invalid { .. })
         ));
         assert!(header("p", b"\0asm\x0d\0\x01\0").is_ok());
+    }
+
+    #[test]
+    fn declared_names_refuse_control_and_bidi_characters() {
+        for ok in [
+            "a",
+            "tool-guide:rules",
+            "\u{fffd}\u{feff}",
+            "\u{10ffff}",
+            "e\u{301}",
+        ] {
+            assert!(declared_name("section", ok).is_ok(), "{ok:?}");
+        }
+        for bad in [
+            "a\0",
+            "a\nb",
+            "\u{1b}[2J",
+            "\u{7f}",
+            "\u{85}",
+            "\u{202e}x",
+            "\u{2066}",
+        ] {
+            let err = declared_name("tool", bad).unwrap_err();
+            assert!(err.starts_with("tool name \""), "{err}");
+            assert!(!err.chars().any(char::is_control), "{err:?}");
+        }
+        assert_eq!(
+            declared_name("section", "a\nb").unwrap_err(),
+            "section name \"a\\nb\" contains the control character U+000A; names may not hold \
+             control characters or bidirectional-text controls"
+        );
     }
 }
