@@ -10,7 +10,10 @@ mod integration {
     mod mcp_client;
     mod mcp_config;
     mod mcp_prompt;
+    mod session_attack;
+    mod stress;
     mod wasm_hostile;
+    mod wasm_hostile_extra;
     mod wasm_load;
     mod wasm_sandbox;
     mod wasm_support;
