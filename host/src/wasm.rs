@@ -35,7 +35,10 @@ pub use error::WasmError;
 pub use limits::{Limits, OnError, PluginOptions};
 pub use plugin::{LoadedPlugin, PluginHealth};
 pub use registry_host::Declaration;
-pub use runtime::{CacheStats, LogSink, PluginLog, PluginSpec, RuntimeConfig, WasmRuntime, World};
+pub use runtime::{
+    CacheStats, LogSink, PluginCode, PluginLog, PluginSpec, Pooling, RuntimeConfig, WasmRuntime,
+    World,
+};
 pub use state::HostState;
 
 /// What the `assembly` resource handle designates in the store's table. The assembly itself

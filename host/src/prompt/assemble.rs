@@ -42,14 +42,18 @@ pub(crate) fn assemble(
     // Step 3: every visible variable provider runs, shadowed ones included; nearer
     // overwrites farther, keys keep their first-insertion position.
     let mut variables: Vec<(String, Option<String>)> = Vec::new();
+    let mut slots: HashMap<&str, usize> = HashMap::new();
     for entry in all_layers().flat_map(|layer| layer.variables.iter()) {
         let value = entry
             .provider
             .value(&ctx)
             .map_err(|e| provider_error(EntryKind::Variable, Some(&entry.name), &entry.meta, e))?;
-        match variables.iter_mut().find(|(key, _)| **key == *entry.name) {
-            Some(slot) => slot.1 = value,
-            None => variables.push((entry.name.to_string(), value)),
+        match slots.get(&*entry.name) {
+            Some(&slot) => variables[slot].1 = value,
+            None => {
+                slots.insert(&entry.name, variables.len());
+                variables.push((entry.name.to_string(), value));
+            }
         }
     }
 

@@ -68,13 +68,14 @@ pub enum RenderError {
 pub fn render_prompt(assembly: &Assembly) -> Result<String, RenderError> {
     let estimate: usize = assembly.sections.iter().map(|s| s.text.len() + 2).sum();
     let mut out = String::with_capacity(estimate);
+    let vars = Vars::new(&assembly.variables);
     for section in &assembly.sections {
         append_joined(
             &mut out,
             &section.text,
             EntryKind::Section,
             &section.name,
-            &assembly.variables,
+            &vars,
         )?;
     }
     Ok(out)
@@ -83,14 +84,15 @@ pub fn render_prompt(assembly: &Assembly) -> Result<String, RenderError> {
 /// The interpolated contexts whose text is not empty.
 pub fn render_context_sections(assembly: &Assembly) -> Result<Vec<NamedText>, RenderError> {
     let mut rendered = Vec::with_capacity(assembly.contexts.len());
+    let vars = Vars::new(&assembly.variables);
     for context in &assembly.contexts {
         let mut text = String::with_capacity(context.text.len());
-        interpolate_into(
+        interpolate_with(
             &mut text,
             &context.text,
             EntryKind::Context,
             &context.name,
-            &assembly.variables,
+            &vars,
         )?;
         if !text.is_empty() {
             rendered.push(NamedText {
@@ -133,18 +135,19 @@ pub fn render_context_snapshot(assembly: &Assembly) -> Result<String, RenderErro
     out.push_str(CONTEXT_SNAPSHOT_PREFIX);
     out.push_str("\n\n");
     let body_start = out.len();
+    let vars = Vars::new(&assembly.variables);
     for context in &assembly.contexts {
         let mark = out.len();
         if mark > body_start {
             out.push_str("\n\n");
         }
         let start = out.len();
-        interpolate_into(
+        interpolate_with(
             &mut out,
             &context.text,
             EntryKind::Context,
             &context.name,
-            &assembly.variables,
+            &vars,
         )?;
         if out.len() == start {
             out.truncate(mark);
@@ -163,18 +166,54 @@ fn append_joined(
     text: &str,
     kind: EntryKind,
     owner: &str,
-    variables: &[(String, Option<String>)],
+    variables: &Vars<'_>,
 ) -> Result<(), RenderError> {
     let mark = out.len();
     if mark > 0 {
         out.push_str("\n\n");
     }
     let start = out.len();
-    interpolate_into(out, text, kind, owner, variables)?;
+    interpolate_with(out, text, kind, owner, variables)?;
     if out.len() == start {
         out.truncate(mark);
     }
     Ok(())
+}
+
+/// The variables of one rendering, indexed by name when there are many, so a text with
+/// many references to many variables costs one lookup per reference, not a scan.
+struct Vars<'a> {
+    list: &'a [(String, Option<String>)],
+    index: Option<std::collections::HashMap<&'a str, Option<&'a str>>>,
+}
+
+impl<'a> Vars<'a> {
+    /// Below this many variables a linear scan is cheaper than hashing.
+    const INDEX_FROM: usize = 32;
+
+    fn new(list: &'a [(String, Option<String>)]) -> Self {
+        let index = (list.len() >= Self::INDEX_FROM).then(|| {
+            let mut map = std::collections::HashMap::with_capacity(list.len());
+            for (key, value) in list {
+                // The first entry of a name wins, as the scan's `find` does.
+                map.entry(key.as_str()).or_insert(value.as_deref());
+            }
+            map
+        });
+        Self { list, index }
+    }
+
+    /// `None` = not registered; `Some(None)` = registered without a value.
+    fn get(&self, name: &str) -> Option<Option<&'a str>> {
+        match &self.index {
+            Some(map) => map.get(name).copied(),
+            None => self
+                .list
+                .iter()
+                .find(|(key, _)| key == name)
+                .map(|(_, v)| v.as_deref()),
+        }
+    }
 }
 
 /// Interpolate one text onto `out` (SPEC §4.2).
@@ -184,6 +223,16 @@ pub fn interpolate_into(
     kind: EntryKind,
     owner: &str,
     variables: &[(String, Option<String>)],
+) -> Result<(), RenderError> {
+    interpolate_with(out, text, kind, owner, &Vars::new(variables))
+}
+
+fn interpolate_with(
+    out: &mut String,
+    text: &str,
+    kind: EntryKind,
+    owner: &str,
+    variables: &Vars<'_>,
 ) -> Result<(), RenderError> {
     let bytes = text.as_bytes();
     // A `{{` is a group or a malformed reference only if some `}}` starts at or after its
@@ -217,9 +266,9 @@ pub fn interpolate_into(
                 owner: owner.to_string(),
             });
         }
-        let value = match variables.iter().find(|(key, _)| key == name) {
-            Some((_, Some(value))) => value,
-            Some((_, None)) => {
+        let value = match variables.get(name) {
+            Some(Some(value)) => value,
+            Some(None) => {
                 return Err(RenderError::NoValue {
                     reference: name.to_string(),
                     kind,
@@ -231,7 +280,7 @@ pub fn interpolate_into(
                     reference: name.to_string(),
                     kind,
                     owner: owner.to_string(),
-                    registered: registered_list(variables),
+                    registered: registered_list(variables.list),
                 })
             }
         };

@@ -52,6 +52,53 @@ pub struct RuntimeConfig {
     pub max_wasm_stack: Option<usize>,
     /// Also hand every plugin log line to this sink.
     pub log_sink: Option<LogSink>,
+    /// Allocate instances from a pre-reserved pool (wasmtime's pooling allocator) instead of
+    /// mapping memory per instantiation; `None` (the default) = on demand.
+    pub pooling: Option<Pooling>,
+}
+
+/// Settings of the pooling instance allocator: every instance slot (memory, tables, instance
+/// data) is reserved once when the runtime is built and reused, so instantiating a plugin
+/// maps nothing new (its memory image is still copy-on-write).
+///
+/// The pool is a hard cap: with `max_instances` plugin instances alive, loading one more
+/// fails. Each memory slot reserves address space like an on-demand memory does (about
+/// 4 GiB of it, not resident); a memory cannot grow past `max_memory_bytes`, whatever a
+/// plugin's `limits.memory_bytes` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pooling {
+    /// Plugin instances alive at once.
+    pub max_instances: u32,
+    /// The largest linear memory of one instance, in bytes.
+    pub max_memory_bytes: usize,
+}
+
+impl Default for Pooling {
+    fn default() -> Self {
+        Self {
+            max_instances: 1_000,
+            max_memory_bytes: 256 << 20,
+        }
+    }
+}
+
+impl Pooling {
+    /// The wasmtime allocation strategy for these settings. A Rust `wasm32-wasip2` plugin
+    /// is one component of a few core instances (the program and its adapter shims), one
+    /// memory and a few tables; the per-component caps leave room for more.
+    fn strategy(&self) -> wasmtime::InstanceAllocationStrategy {
+        let n = self.max_instances.max(1);
+        let mut pool = wasmtime::PoolingAllocationConfig::new();
+        pool.total_component_instances(n)
+            .total_core_instances(n.saturating_mul(8))
+            .total_memories(n)
+            .total_tables(n.saturating_mul(4))
+            .max_core_instances_per_component(32)
+            .max_memories_per_component(4)
+            .max_tables_per_component(32)
+            .max_memory_size(self.max_memory_bytes);
+        wasmtime::InstanceAllocationStrategy::Pooling(pool)
+    }
 }
 
 impl std::fmt::Debug for RuntimeConfig {
@@ -62,6 +109,7 @@ impl std::fmt::Debug for RuntimeConfig {
             .field("epoch_tick", &self.epoch_tick)
             .field("max_wasm_stack", &self.max_wasm_stack)
             .field("log_sink", &self.log_sink.is_some())
+            .field("pooling", &self.pooling)
             .finish()
     }
 }
@@ -74,6 +122,7 @@ impl Default for RuntimeConfig {
             epoch_tick: Duration::from_millis(1),
             max_wasm_stack: None,
             log_sink: None,
+            pooling: None,
         }
     }
 }
@@ -164,6 +213,34 @@ pub(crate) enum Pre {
     Instructions(InstructionProviderPre<HostState>),
 }
 
+/// A plugin's compiled code and its pre-instantiation, from [`WasmRuntime::compile`]: load
+/// it into any number of scopes with [`WasmRuntime::load_code`]. Cheap to clone.
+#[derive(Clone)]
+pub struct PluginCode {
+    compiled: Arc<Compiled>,
+}
+
+impl PluginCode {
+    /// Lower-case hex sha256 of the wasm it was compiled from.
+    pub fn sha256(&self) -> &str {
+        &self.compiled.sha256
+    }
+
+    /// The world the component implements.
+    pub fn world(&self) -> World {
+        self.compiled.world
+    }
+}
+
+impl std::fmt::Debug for PluginCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginCode")
+            .field("sha256", &self.compiled.sha256)
+            .field("world", &self.compiled.world)
+            .finish()
+    }
+}
+
 /// A compiled component and its pre-instantiation, shared by every instance of that wasm.
 pub(crate) struct Compiled {
     pub(crate) world: World,
@@ -226,6 +303,9 @@ impl WasmRuntime {
         cfg.consume_fuel(config.fuel);
         if let Some(stack) = config.max_wasm_stack {
             cfg.max_wasm_stack(stack);
+        }
+        if let Some(pooling) = &config.pooling {
+            cfg.allocation_strategy(pooling.strategy());
         }
         let engine = Engine::new(&cfg).map_err(|e| engine_err("(runtime)", e))?;
         let mut linker = Linker::<HostState>::new(&engine);
@@ -292,14 +372,19 @@ impl WasmRuntime {
     /// (or reuse) the component, instantiate it, and run `init(spec.config)` with its
     /// declarations going to a fiber owned by `spec.name`. The returned handle owns that
     /// fiber.
+    ///
+    /// This hashes `wasm` to find its compiled code; to load the same plugin again (a new
+    /// agent scope), keep the [`PluginCode`] of [`WasmRuntime::compile`] and use
+    /// [`WasmRuntime::load_code`], which only instantiates.
     pub fn load_bytes(
         &self,
         registry: &Arc<Registry>,
         spec: &PluginSpec,
         wasm: &[u8],
     ) -> Result<LoadedPlugin, WasmError> {
+        let sha = cache::sha256(wasm);
         if let Some(expected) = &spec.sha256 {
-            let actual = cache::hex(&cache::sha256(wasm));
+            let actual = cache::hex(&sha);
             if !actual.eq_ignore_ascii_case(expected.trim()) {
                 return Err(WasmError::PinMismatch {
                     plugin: spec.name.clone(),
@@ -308,10 +393,43 @@ impl WasmRuntime {
                 });
             }
         }
-        let compiled = self.prepare(&spec.name, wasm)?;
+        let code = PluginCode {
+            compiled: self.prepare_hashed(&spec.name, wasm, sha)?,
+        };
+        self.load_code(registry, spec, &code)
+    }
+
+    /// The compiled code of `wasm` (from memory, the disk cache, or compiled now), ready to
+    /// be instantiated any number of times by [`WasmRuntime::load_code`]. `name` is used in
+    /// errors.
+    pub fn compile(&self, name: &str, wasm: &[u8]) -> Result<PluginCode, WasmError> {
+        Ok(PluginCode {
+            compiled: self.prepare(name, wasm)?,
+        })
+    }
+
+    /// Load a plugin from its compiled code: instantiate it from the shared `InstancePre` and
+    /// run `init(spec.config)`, as [`WasmRuntime::load_bytes`] does, without reading, hashing
+    /// or compiling anything. A `spec.sha256` pin is checked against the code's hash.
+    pub fn load_code(
+        &self,
+        registry: &Arc<Registry>,
+        spec: &PluginSpec,
+        code: &PluginCode,
+    ) -> Result<LoadedPlugin, WasmError> {
+        if let Some(expected) = &spec.sha256 {
+            let actual = &code.compiled.sha256;
+            if !actual.eq_ignore_ascii_case(expected.trim()) {
+                return Err(WasmError::PinMismatch {
+                    plugin: spec.name.clone(),
+                    expected: expected.clone(),
+                    actual: actual.clone(),
+                });
+            }
+        }
         LoadedPlugin::load(
             self.inner.clone(),
-            compiled,
+            code.compiled.clone(),
             registry,
             &spec.name,
             spec.scope.as_deref(),
@@ -327,8 +445,17 @@ impl WasmRuntime {
     /// The compiled form of `wasm`: from memory, else from the disk cache, else compiled
     /// (and written to the disk cache). Concurrent requests for the same wasm compile once.
     pub(crate) fn prepare(&self, name: &str, wasm: &[u8]) -> Result<Arc<Compiled>, WasmError> {
+        self.prepare_hashed(name, wasm, cache::sha256(wasm))
+    }
+
+    /// [`WasmRuntime::prepare`] with the sha256 of `wasm` already computed.
+    fn prepare_hashed(
+        &self,
+        name: &str,
+        wasm: &[u8],
+        sha: [u8; 32],
+    ) -> Result<Arc<Compiled>, WasmError> {
         validate::header(name, wasm)?;
-        let sha = cache::sha256(wasm);
         let slot = {
             let mut map = self
                 .inner
