@@ -1,0 +1,108 @@
+//! Cold start: a new host process (the `cold-start` binary) loading the reference
+//! deployment's 12 plugins and running its first step, with a warm on-disk compile cache and
+//! with none; the 12 plugins as the reference deploys them (2 distinct components) and as 12
+//! distinct components. Prints min / median / max of each phase.
+//! `cargo bench -p prompt-host-tests --bench cold_start`.
+
+use std::process::Command;
+use std::time::Instant;
+
+const BIN: &str = env!("CARGO_BIN_EXE_cold-start");
+
+#[derive(Default)]
+struct Runs {
+    wall: Vec<f64>,
+    total: Vec<f64>,
+    load: Vec<f64>,
+    runtime: Vec<f64>,
+    compiles: u64,
+    disk_hits: u64,
+    disk_rejected: u64,
+}
+
+fn run(args: &[String]) -> (f64, serde_json::Value) {
+    let started = Instant::now();
+    let out = Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("run cold-start");
+    let wall = started.elapsed().as_secs_f64() * 1e3;
+    assert!(
+        out.status.success(),
+        "cold-start failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(line.trim()).expect("json line");
+    (wall, v)
+}
+
+fn measure(args: &[String], n: usize) -> Runs {
+    let mut runs = Runs::default();
+    for _ in 0..n {
+        let (wall, v) = run(args);
+        let ms = |k: &str| v[k].as_f64().unwrap_or(f64::NAN) / 1e3;
+        runs.wall.push(wall);
+        runs.total.push(ms("total_us"));
+        runs.load.push(ms("load_us"));
+        runs.runtime.push(ms("runtime_us"));
+        runs.compiles = v["compiles"].as_u64().unwrap_or(0);
+        runs.disk_hits = v["disk_hits"].as_u64().unwrap_or(0);
+        runs.disk_rejected = v["disk_rejected"].as_u64().unwrap_or(0);
+    }
+    runs
+}
+
+fn stats(values: &[f64]) -> String {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let median = v[v.len() / 2];
+    format!("{:>7.1} {:>7.1} {:>7.1}", v[0], median, v[v.len() - 1])
+}
+
+fn report(label: &str, runs: &Runs) {
+    println!(
+        "{label:<34} wall {}  in-process {}  of which engine {}  plugins {}  (compiles {}, disk hits {}, rejected {})",
+        stats(&runs.wall),
+        stats(&runs.total),
+        stats(&runs.runtime),
+        stats(&runs.load),
+        runs.compiles,
+        runs.disk_hits,
+        runs.disk_rejected
+    );
+}
+
+fn main() {
+    let warm_runs = 15;
+    let cold_runs = 3;
+    println!("cold start of a host process, 12 plugins + first step; ms as min / median / max");
+    for distinct in [false, true] {
+        for pooling in [false, true] {
+            let mut base: Vec<String> = Vec::new();
+            if distinct {
+                base.push("--distinct".into());
+            }
+            if pooling {
+                base.push("--pooling".into());
+            }
+            let what = format!(
+                "{}, {}",
+                if distinct {
+                    "12 components"
+                } else {
+                    "2 components"
+                },
+                if pooling { "pooling" } else { "on-demand" }
+            );
+            let cache = tempfile::tempdir().expect("cache dir");
+            let mut warm = base.clone();
+            warm.push("--cache".into());
+            warm.push(cache.path().display().to_string());
+            // Fill the cache once.
+            run(&warm);
+            report(&format!("warm cache, {what}"), &measure(&warm, warm_runs));
+            report(&format!("no cache, {what}"), &measure(&base, cold_runs));
+        }
+    }
+}

@@ -1,0 +1,364 @@
+//! Per-step cost of the sandbox: the reference deployment assembled and rendered for an
+//! agent scope through Wasm plugins and through native closures, side by side; what a
+//! pass-through listener costs; spinning up an agent scope's plugins; and how a step grows
+//! with 10 → 100 → 1,000 plugins in one scope chain. `cargo bench -p prompt-host-tests
+//! --bench step`; figures and their reading in BENCHMARKS.md.
+
+mod support;
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion};
+use prompt_host::prompt::{
+    join_context_sections, render_context_sections, render_prompt, Assembly, Fiber, Registry,
+};
+use prompt_host::wasm::{LoadedPlugin, Pooling, RuntimeConfig, WasmRuntime};
+use prompt_host_tests::reference::{self, Code, Guests, PluginDef, Reference};
+
+/// One step's prompt work: assemble for `scope`, render the prompt and the context snapshot.
+fn step(registry: &Registry, scope: &str) -> (String, String, usize) {
+    let assembly = registry
+        .assemble_blocking(Some(scope), Reference::context())
+        .expect("assemble");
+    rendered(&assembly)
+}
+
+fn rendered(assembly: &Assembly) -> (String, String, usize) {
+    let prompt = render_prompt(assembly).expect("render");
+    let contexts = render_context_sections(assembly).expect("render contexts");
+    (
+        prompt,
+        join_context_sections(&contexts),
+        assembly.tools.len(),
+    )
+}
+
+fn runtime(cache: &std::path::Path, pooling: bool) -> WasmRuntime {
+    let mut config = RuntimeConfig::with_cache_dir(cache);
+    // Room for the growth bench's 1,000 plugins next to everything else.
+    config.pooling = pooling.then_some(Pooling {
+        max_instances: 4_096,
+        ..Pooling::default()
+    });
+    WasmRuntime::new(config).expect("runtime")
+}
+
+struct Both {
+    wasm: Arc<Registry>,
+    native: Arc<Registry>,
+    _loaded: Vec<LoadedPlugin>,
+    _fibers: Vec<Fiber>,
+}
+
+fn reference_deployments(runtime: &WasmRuntime, code: &Code) -> Both {
+    let reference = Reference::new();
+    let wasm = Reference::registry(1);
+    let loaded = reference.deploy_wasm(runtime, &wasm, code, 1);
+    let native = Reference::registry(1);
+    let fibers = reference.deploy_native(&native, 1);
+    // The comparison is only fair if both paths produce the same step.
+    let scope = reference::agent(0);
+    let a = wasm
+        .assemble_blocking(Some(&scope), Reference::context())
+        .expect("wasm assemble");
+    let b = native
+        .assemble_blocking(Some(&scope), Reference::context())
+        .expect("native assemble");
+    assert_eq!(
+        a, b,
+        "the Wasm and native deployments must assemble the same"
+    );
+    let (prompt, snapshot, tools) = rendered(&a);
+    assert!(prompt.contains("[redacted]") && !prompt.contains(reference::REDACTED_WORD));
+    assert_eq!(tools, 30);
+    eprintln!(
+        "reference step: {} sections, {} contexts, {tools} tools ({} bytes of parameters), {} variables; prompt {} bytes, snapshot {} bytes",
+        a.sections.len(),
+        a.contexts.len(),
+        a.tools.iter().map(|t| t.parameters.to_string().len()).sum::<usize>(),
+        a.variables.len(),
+        prompt.len(),
+        snapshot.len()
+    );
+    Both {
+        wasm,
+        native,
+        _loaded: loaded,
+        _fibers: fibers,
+    }
+}
+
+fn bench_step(c: &mut Criterion, both: &Both) {
+    let scope = reference::agent(0);
+    let mut group = c.benchmark_group("step");
+    group.bench_function("native", |b| {
+        b.iter(|| black_box(step(&both.native, &scope)))
+    });
+    group.bench_function("wasm", |b| b.iter(|| black_box(step(&both.wasm, &scope))));
+    group.finish();
+
+    // Where the time goes: assembly alone, rendering alone.
+    let assembly = both
+        .native
+        .assemble_blocking(Some(&scope), Reference::context())
+        .expect("assemble");
+    let mut group = c.benchmark_group("step-parts");
+    group.bench_function("native-assemble", |b| {
+        b.iter(|| {
+            black_box(
+                both.native
+                    .assemble_blocking(Some(&scope), Reference::context())
+                    .expect("assemble"),
+            )
+        })
+    });
+    group.bench_function("wasm-assemble", |b| {
+        b.iter(|| {
+            black_box(
+                both.wasm
+                    .assemble_blocking(Some(&scope), Reference::context())
+                    .expect("assemble"),
+            )
+        })
+    });
+    group.bench_function("render", |b| b.iter(|| black_box(rendered(&assembly))));
+    group.bench_function("clone-assembly", |b| b.iter(|| black_box(assembly.clone())));
+    group.finish();
+}
+
+/// A pass-through Wasm listener on a small assembly (identity + persona) and on the
+/// reference-sized one (native content), against the same registries without it; and one
+/// plain export call (a dynamic section) for scale.
+fn bench_listener(c: &mut Criterion, runtime: &WasmRuntime, code: &Code) {
+    let reference = Reference::new();
+    let pass = reference
+        .plugins
+        .iter()
+        .find(|p| p.name == "pass-through")
+        .expect("pass-through plugin")
+        .clone();
+    let mut group = c.benchmark_group("listener");
+    for size in ["small", "large"] {
+        let registry = Reference::registry(1);
+        let mut fibers = Vec::new();
+        if size == "large" {
+            for p in reference.plugins.iter().filter(|p| p.listener.is_none()) {
+                fibers.push(p.load_native(&registry, p.scope("agent:0")));
+            }
+        }
+        let scope = "agent:0";
+        let ctx = || Reference::context();
+        group.bench_function(format!("{size}-none"), |b| {
+            b.iter(|| black_box(registry.assemble_blocking(Some(scope), ctx()).expect("a")))
+        });
+        let listener = pass.load_wasm(runtime, &registry, code, Some(reference::PARENT));
+        group.bench_function(format!("{size}-pass-through"), |b| {
+            b.iter(|| black_box(registry.assemble_blocking(Some(scope), ctx()).expect("a")))
+        });
+        drop(listener);
+        drop(fibers);
+    }
+    // One dynamic section: one export call taking the context, returning a short string.
+    let registry = Reference::registry(1);
+    let mut one = PluginDef::clone(&reference.plugins[0]);
+    one.name = "one-call".into();
+    one.sections.retain(|s| s.dynamic);
+    one.sections[0].text = "Serving ${scope}.".into();
+    let _plugin = one.load_wasm(runtime, &registry, code, None);
+    group.bench_function("small-one-call", |b| {
+        b.iter(|| {
+            black_box(
+                registry
+                    .assemble_blocking(Some("agent:0"), Reference::context())
+                    .expect("a"),
+            )
+        })
+    });
+    group.finish();
+}
+
+/// A new agent scope loading its three plugins (instantiate from `InstancePre` + `init` +
+/// registration), timed; disposing them is not.
+fn bench_spinup(c: &mut Criterion, runtimes: &[(&str, &WasmRuntime, &Code)]) {
+    let reference = Reference::new();
+    let per_agent: Vec<PluginDef> = reference.per_agent().cloned().collect();
+    assert_eq!(per_agent.len(), 3);
+    let mut group = c.benchmark_group("spinup");
+    for (label, runtime, code) in runtimes {
+        let registry = Reference::registry(0);
+        let _shared = reference
+            .shared()
+            .map(|p| p.load_wasm(runtime, &registry, code, p.scope("")))
+            .collect::<Vec<_>>();
+        registry
+            .bind_scope_parent("agent:spin", reference::PARENT)
+            .expect("bind");
+        let specs: Vec<_> = per_agent
+            .iter()
+            .map(|p| (p.wasm_spec(Some("agent:spin")), p.code(code)))
+            .collect();
+        group.bench_function(format!("{label}-3-plugins"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let started = Instant::now();
+                    let loaded: Vec<LoadedPlugin> = specs
+                        .iter()
+                        .map(|(spec, code)| runtime.load_code(&registry, spec, code).expect("load"))
+                        .collect();
+                    total += started.elapsed();
+                    drop(black_box(loaded));
+                }
+                total
+            })
+        });
+    }
+    let registry = Reference::registry(0);
+    let _shared: Vec<Fiber> = reference
+        .shared()
+        .map(|p| p.load_native(&registry, p.scope("")))
+        .collect();
+    registry
+        .bind_scope_parent("agent:spin", reference::PARENT)
+        .expect("bind");
+    group.bench_function("native-3-plugins", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let started = Instant::now();
+                let fibers: Vec<Fiber> = per_agent
+                    .iter()
+                    .map(|p| p.load_native(&registry, Some("agent:spin")))
+                    .collect();
+                total += started.elapsed();
+                drop(black_box(fibers));
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+/// 10 → 100 → 1,000 plugins along one ten-scope chain, Wasm and native.
+fn bench_growth(c: &mut Criterion, runtime: &WasmRuntime, code: &Code) {
+    let mut group = c.benchmark_group("growth");
+    group.sample_size(15);
+    let scope = reference::chain_agent();
+    for n in [10usize, 100, 1000] {
+        let plugins = reference::chain_plugins(n);
+        let wasm = reference::chain_registry();
+        let _base_w = reference::chain_base().load_wasm(runtime, &wasm, code, None);
+        let _loaded: Vec<LoadedPlugin> = plugins
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let s = reference::chain_scope(i, n);
+                p.load_wasm(runtime, &wasm, code, Some(&s))
+            })
+            .collect();
+        let native = reference::chain_registry();
+        let _base_n = reference::chain_base().load_native(&native, None);
+        let _fibers: Vec<Fiber> = plugins
+            .iter()
+            .enumerate()
+            .map(|(i, p)| p.load_native(&native, Some(&reference::chain_scope(i, n))))
+            .collect();
+        let a = wasm
+            .assemble_blocking(Some(&scope), Reference::context())
+            .expect("a");
+        let b = native
+            .assemble_blocking(Some(&scope), Reference::context())
+            .expect("b");
+        assert_eq!(a, b);
+        assert_eq!(a.sections.len(), 2 * n + 2);
+        group.bench_with_input(BenchmarkId::new("wasm", n), &n, |b, _| {
+            b.iter(|| black_box(step(&wasm, &scope)))
+        });
+        group.bench_with_input(BenchmarkId::new("native", n), &n, |b, _| {
+            b.iter(|| black_box(step(&native, &scope)))
+        });
+    }
+    group.finish();
+}
+
+fn summary() {
+    println!("\n== summary (medians of this run)");
+    support::ratio("per step, Wasm vs native", "step", "wasm", "native");
+    support::ratio(
+        "assembly only, Wasm vs native",
+        "step-parts",
+        "wasm-assemble",
+        "native-assemble",
+    );
+    for size in ["small", "large"] {
+        if let (Some(with), Some(without)) = (
+            support::median_ns("listener", &format!("{size}-pass-through")),
+            support::median_ns("listener", &format!("{size}-none")),
+        ) {
+            println!(
+                "pass-through listener on the {size} assembly: +{}",
+                support::fmt_ns(with - without)
+            );
+        }
+    }
+    if let (Some(one), Some(none)) = (
+        support::median_ns("listener", "small-one-call"),
+        support::median_ns("listener", "small-none"),
+    ) {
+        println!(
+            "one export call (dynamic section): +{}",
+            support::fmt_ns(one - none)
+        );
+    }
+    for label in ["wasm-on-demand", "wasm-pooling", "native"] {
+        if let Some(ns) = support::median_ns("spinup", &format!("{label}-3-plugins")) {
+            println!(
+                "agent scope spin-up, {label}: {} for 3 plugins, {} per plugin",
+                support::fmt_ns(ns),
+                support::fmt_ns(ns / 3.0)
+            );
+        }
+    }
+    for kind in ["wasm", "native"] {
+        let figures: Vec<String> = [10, 100, 1000]
+            .iter()
+            .filter_map(|n| {
+                support::median_ns(&format!("growth/{kind}"), &n.to_string()).map(|ns| {
+                    format!(
+                        "{n}: {} ({} per plugin)",
+                        support::fmt_ns(ns),
+                        support::fmt_ns(ns / *n as f64)
+                    )
+                })
+            })
+            .collect();
+        println!("growth, {kind}: {}", figures.join(", "));
+    }
+}
+
+fn main() {
+    let cache = tempfile::tempdir().expect("cache dir");
+    let guests = Guests::load();
+    let on_demand = runtime(cache.path(), false);
+    let pooling = runtime(cache.path(), true);
+    let on_demand_code = Code::compile(&on_demand, &guests);
+    let code = Code::compile(&pooling, &guests);
+    let mut c = support::criterion();
+    {
+        let both = reference_deployments(&pooling, &code);
+        bench_step(&mut c, &both);
+    }
+    bench_listener(&mut c, &pooling, &code);
+    bench_spinup(
+        &mut c,
+        &[
+            ("wasm-on-demand", &on_demand, &on_demand_code),
+            ("wasm-pooling", &pooling, &code),
+        ],
+    );
+    bench_growth(&mut c, &pooling, &code);
+    c.final_summary();
+    summary();
+}

@@ -1,0 +1,65 @@
+//! Shared by the benches: criterion settings that keep the suite short, and reading back
+//! criterion's medians to print side-by-side ratios.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use criterion::Criterion;
+
+/// Short runs: the whole suite must finish in a few minutes on a 2-core machine.
+pub fn criterion() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(30)
+        .configure_from_args()
+}
+
+/// Where criterion writes its reports (`<workspace target>/criterion`).
+fn criterion_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CRITERION_HOME") {
+        return PathBuf::from(dir);
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    target.join("criterion")
+}
+
+/// The median (ns) criterion measured for `group/id` in this run, if it ran.
+pub fn median_ns(group: &str, id: &str) -> Option<f64> {
+    let path = criterion_dir()
+        .join(group)
+        .join(id)
+        .join("new")
+        .join("estimates.json");
+    let text = std::fs::read_to_string(path).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v["median"]["point_estimate"].as_f64()
+}
+
+/// Human-readable duration.
+pub fn fmt_ns(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.1} µs", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+/// Print `a / b` for two benches of this run.
+pub fn ratio(label: &str, group: &str, a: &str, b: &str) {
+    match (median_ns(group, a), median_ns(group, b)) {
+        (Some(x), Some(y)) => println!(
+            "{label}: {group}/{a} {} vs {group}/{b} {} → ratio {:.2}×",
+            fmt_ns(x),
+            fmt_ns(y),
+            x / y
+        ),
+        _ => println!("{label}: {group}/{a} or {group}/{b} did not run"),
+    }
+}

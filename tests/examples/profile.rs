@@ -1,0 +1,83 @@
+//! A profiling driver for the benchmarks' hot paths, to run under
+//! `valgrind --tool=callgrind` (instruction counts) or `perf`:
+//!
+//! ```text
+//! cargo build --release -p prompt-host-tests --example profile
+//! valgrind --tool=callgrind target/release/examples/profile spinup 200
+//! valgrind --tool=callgrind target/release/examples/profile step 2000
+//! ```
+//!
+//! `step`: assemble + render the reference deployment for an agent scope (Wasm plugins);
+//! `step-native`: the same through native closures; `spinup`: load an agent scope's three
+//! plugins and drop them; `growth-100` / `growth-1000`: a step over a chain of 100 or
+//! 1,000 plugins (these two need `perf`: valgrind cannot reserve the address space of many
+//! instances). Compiled plugins are cached in `target/bench-cache`.
+
+use prompt_host::prompt::render_prompt;
+use prompt_host::wasm::{RuntimeConfig, WasmRuntime};
+use prompt_host_tests::reference::{self, Code, Guests, Reference};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let what = args.get(1).map_or("step", String::as_str);
+    let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let cache = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-cache");
+    let runtime = WasmRuntime::new(RuntimeConfig::with_cache_dir(cache)).expect("runtime");
+    let guests = Guests::load();
+    let code = Code::compile(&runtime, &guests);
+    let reference = Reference::new();
+    let registry = Reference::registry(1);
+    let scope = reference::agent(0);
+    match what {
+        "spinup" => {
+            let _shared: Vec<_> = reference
+                .shared()
+                .map(|p| p.load_wasm(&runtime, &registry, &code, p.scope("")))
+                .collect();
+            for _ in 0..n {
+                let loaded: Vec<_> = reference
+                    .per_agent()
+                    .map(|p| p.load_wasm(&runtime, &registry, &code, Some(&scope)))
+                    .collect();
+                drop(loaded);
+            }
+        }
+        "step" | "step-native" => {
+            let _w;
+            let _n;
+            if what == "step" {
+                _w = reference.deploy_wasm(&runtime, &registry, &code, 1);
+            } else {
+                _n = reference.deploy_native(&registry, 1);
+            }
+            for _ in 0..n {
+                let a = registry
+                    .assemble_blocking(Some(&scope), Reference::context())
+                    .expect("assemble");
+                std::hint::black_box(render_prompt(&a).expect("render"));
+            }
+        }
+        "growth-100" | "growth-1000" => {
+            // 100 steps of a chain of 100 or 1,000 plugins (see `reference::chain_plugins`).
+            let plugins: usize = what[7..].parse().expect("count");
+            let registry = reference::chain_registry();
+            let _base = reference::chain_base().load_wasm(&runtime, &registry, &code, None);
+            let _loaded: Vec<_> = reference::chain_plugins(plugins)
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let s = reference::chain_scope(i, plugins);
+                    p.load_wasm(&runtime, &registry, &code, Some(&s))
+                })
+                .collect();
+            let scope = reference::chain_agent();
+            for _ in 0..n {
+                let a = registry
+                    .assemble_blocking(Some(&scope), Reference::context())
+                    .expect("assemble");
+                std::hint::black_box(render_prompt(&a).expect("render"));
+            }
+        }
+        other => panic!("unknown {other}"),
+    }
+}

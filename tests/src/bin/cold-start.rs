@@ -1,0 +1,114 @@
+//! One cold start of a host process on the reference deployment, for the `cold_start`
+//! bench: build the runtime, load the 12 plugins (compiling them, or deserializing them from
+//! the on-disk cache), run the first assembly + render, and print the phases as one JSON
+//! line.
+//!
+//! ```text
+//! cold-start [--cache DIR] [--distinct] [--pooling]
+//! ```
+//!
+//! Without `--cache` there is no disk cache (every distinct component is compiled).
+//! `--distinct` gives every plugin its own component (a custom section makes the bytes
+//! differ), as in a deployment of 12 different plugins; without it the 12 plugins are two
+//! components (`declare` ×11, `redactor` ×1).
+
+use std::time::Instant;
+
+use prompt_host::prompt::render_prompt;
+use prompt_host::wasm::{RuntimeConfig, WasmRuntime};
+use prompt_host_tests::reference::{self, Code, Guests, Listener, Reference};
+
+/// `wasm` with a custom section named `prompt-host-bench` holding `tag` appended.
+fn tagged(wasm: &[u8], tag: usize) -> Vec<u8> {
+    fn leb(mut n: usize, out: &mut Vec<u8>) {
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                out.push(byte);
+                return;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+    let name = b"prompt-host-bench";
+    let payload = tag.to_le_bytes();
+    let mut body = Vec::new();
+    leb(name.len(), &mut body);
+    body.extend_from_slice(name);
+    body.extend_from_slice(&payload);
+    let mut out = wasm.to_vec();
+    out.push(0);
+    leb(body.len(), &mut out);
+    out.extend_from_slice(&body);
+    out
+}
+
+fn main() {
+    let started = Instant::now();
+    let mut cache = None;
+    let mut distinct = false;
+    let mut pooling = false;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--cache" => cache = Some(args.next().expect("--cache DIR")),
+            "--distinct" => distinct = true,
+            "--pooling" => pooling = true,
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    let guests = Guests::load();
+    let config = RuntimeConfig {
+        cache_dir: cache.map(Into::into),
+        pooling: pooling.then(Default::default),
+        ..RuntimeConfig::default()
+    };
+    let runtime = WasmRuntime::new(config).expect("runtime");
+    let runtime_ready = started.elapsed();
+
+    let reference = Reference::new();
+    let registry = Reference::registry(1);
+    let scope = reference::agent(0);
+    let mut loaded = Vec::new();
+    for (i, plugin) in reference.plugins.iter().enumerate() {
+        let wasm = match plugin.listener {
+            Some(Listener::Redactor) => &guests.redactor,
+            _ => &guests.declare,
+        };
+        let wasm = if distinct {
+            tagged(wasm, i)
+        } else {
+            wasm.clone()
+        };
+        // What loading a plugin from its file does: hash, fetch or compile, instantiate.
+        let code = runtime.compile(&plugin.name, &wasm).expect("compile");
+        let both = Code {
+            declare: code.clone(),
+            redactor: code,
+        };
+        loaded.push(plugin.load_wasm(&runtime, &registry, &both, plugin.scope(&scope)));
+    }
+    let plugins_ready = started.elapsed();
+    let assembly = registry
+        .assemble_blocking(Some(&scope), Reference::context())
+        .expect("assemble");
+    let prompt = render_prompt(&assembly).expect("render");
+    let first_step = started.elapsed();
+    let stats = runtime.stats();
+    println!(
+        "{}",
+        serde_json::json!({
+            "plugins": loaded.len(),
+            "runtime_us": runtime_ready.as_micros() as u64,
+            "load_us": (plugins_ready - runtime_ready).as_micros() as u64,
+            "first_step_us": (first_step - plugins_ready).as_micros() as u64,
+            "total_us": first_step.as_micros() as u64,
+            "prompt_bytes": prompt.len(),
+            "compiles": stats.compiles,
+            "disk_hits": stats.disk_hits,
+            "memory_hits": stats.memory_hits,
+            "disk_rejected": stats.disk_rejected,
+        })
+    );
+}
