@@ -84,6 +84,19 @@ fn connect(spec: McpServerSpec, policy: ReconnectPolicy) -> (McpConnection, Seen
     )
 }
 
+/// MCP tests start Python servers whose cold start takes seconds; run them one at a time so
+/// a loaded 2-core machine does not push a start past an `initialize` timeout.
+pub(super) async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().await
+}
+
+/// [`serial`] for tests that do not run on a runtime.
+pub(super) fn serial_blocking() -> tokio::sync::MutexGuard<'static, ()> {
+    SERIAL.blocking_lock()
+}
+
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 async fn next(conn: &McpConnection) -> McpEvent {
     match tokio::time::timeout(EVENT_WAIT, conn.next_event()).await {
         Ok(Some(event)) => event,
@@ -129,6 +142,7 @@ fn tool_names(snapshot: &McpSnapshot) -> Vec<&str> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn instructions_and_tools_arrive() {
+    let _serial = serial().await;
     if !python_mcp_available() {
         return;
     }
@@ -180,6 +194,7 @@ async fn instructions_and_tools_arrive() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn absent_instructions_are_empty() {
+    let _serial = serial().await;
     if !python_mcp_available() {
         return;
     }
@@ -192,6 +207,7 @@ async fn absent_instructions_are_empty() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paginated_list_is_drained() {
+    let _serial = serial().await;
     if !python_mcp_available() {
         return;
     }
@@ -203,6 +219,7 @@ async fn paginated_list_is_drained() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_changed_brings_a_new_generation() {
+    let _serial = serial().await;
     if !python_mcp_available() {
         return;
     }
@@ -221,6 +238,7 @@ async fn list_changed_brings_a_new_generation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_is_reported_then_the_server_is_restarted() {
+    let _serial = serial().await;
     if !python_mcp_available() {
         return;
     }
@@ -269,6 +287,7 @@ async fn crash_is_reported_then_the_server_is_restarted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stalled_relist_fails_keeps_the_last_generation_and_reconnects() {
+    let _serial = serial().await;
     if !python_mcp_available() {
         return;
     }
@@ -311,6 +330,7 @@ fn silent_server(timeout: Duration) -> McpServerSpec {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn silent_server_times_out() {
+    let _serial = serial().await;
     if !python_mcp_available() {
         return;
     }
@@ -337,6 +357,7 @@ async fn silent_server_times_out() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn silent_server_blocks_no_one() {
+    let _serial = serial().await;
     if !python_mcp_available() {
         return;
     }
@@ -357,6 +378,7 @@ async fn silent_server_blocks_no_one() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn duplicate_raw_names_are_detected() {
+    let _serial = serial().await;
     if !python_mcp_available() {
         return;
     }
@@ -375,6 +397,7 @@ async fn duplicate_raw_names_are_detected() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_program_is_reported_and_retried() {
+    let _serial = serial().await;
     let spec = McpServerSpec::new("nope", "/nonexistent/mcp-server");
     let (conn, _) = connect(spec, FAST_RETRY);
     let error = next_failure(&conn).await;
@@ -423,6 +446,7 @@ pub(super) async fn wait_until_gone(pid: &str) {
 #[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_and_drop_kill_the_server() {
+    let _serial = serial().await;
     if !python_mcp_available() {
         return;
     }

@@ -12,6 +12,7 @@ use super::mcp_prompt::FENCED;
 
 #[test]
 fn from_config_outside_a_tokio_runtime_is_refused_naming_the_server() {
+    let _serial = super::mcp_client::serial_blocking();
     let dir = tempfile::tempdir().unwrap();
     let text = format!(
         "[host]\nmcp_provider = {provider:?}\n[[mcp]]\nname = \"fx\"\ncommand = \"unused\"\n",
@@ -31,6 +32,7 @@ fn from_config_outside_a_tokio_runtime_is_refused_naming_the_server() {
 
 #[test]
 fn the_cli_renders_the_instructions_of_a_configured_server() {
+    let _serial = super::mcp_client::serial_blocking();
     if !python_mcp_available() {
         return;
     }

@@ -117,6 +117,7 @@ async fn published(host: &Host, id: McpId, generation: u64) -> McpStatus {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn instructions_land_at_190_in_the_scope_and_its_children_only() {
+    let _serial = super::mcp_client::serial().await;
     if !python_mcp_available() {
         return;
     }
@@ -167,6 +168,7 @@ async fn instructions_land_at_190_in_the_scope_and_its_children_only() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn instructions_cannot_reference_variables() {
+    let _serial = super::mcp_client::serial().await;
     if !python_mcp_available() {
         return;
     }
@@ -188,6 +190,7 @@ async fn instructions_cannot_reference_variables() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_relisted_tool_list_is_published_as_a_new_generation() {
+    let _serial = super::mcp_client::serial().await;
     if !python_mcp_available() {
         return;
     }
@@ -214,6 +217,7 @@ async fn a_relisted_tool_list_is_published_as_a_new_generation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_keeps_the_last_generation_until_the_restart_publishes_a_new_one() {
+    let _serial = super::mcp_client::serial().await;
     if !python_mcp_available() {
         return;
     }
@@ -264,6 +268,7 @@ async fn a_crash_keeps_the_last_generation_until_the_restart_publishes_a_new_one
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_server_times_out_and_never_blocks_an_assembly() {
+    let _serial = super::mcp_client::serial().await;
     if !python_mcp_available() {
         return;
     }
@@ -321,6 +326,7 @@ async fn a_silent_server_times_out_and_never_blocks_an_assembly() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_list_with_a_repeated_raw_name_is_refused() {
+    let _serial = super::mcp_client::serial().await;
     if !python_mcp_available() {
         return;
     }
@@ -353,6 +359,7 @@ async fn a_tool_list_with_a_repeated_raw_name_is_refused() {
 #[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn disposing_the_scope_kills_the_server_and_removes_its_contributions() {
+    let _serial = super::mcp_client::serial().await;
     use super::mcp_client::{running, wait_until_gone};
     if !python_mcp_available() {
         return;
@@ -392,6 +399,7 @@ async fn disposing_the_scope_kills_the_server_and_removes_its_contributions() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_operator_restricts_tools_through_the_provider_config() {
+    let _serial = super::mcp_client::serial().await;
     if !python_mcp_available() {
         return;
     }
@@ -411,6 +419,7 @@ async fn the_operator_restricts_tools_through_the_provider_config() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_provider_must_be_an_instruction_provider_and_names_unique() {
+    let _serial = super::mcp_client::serial().await;
     if !python_mcp_available() {
         return;
     }
