@@ -142,6 +142,7 @@ impl wit::HostAssembly for HostState {
         section: NamedText,
     ) -> wasmtime::Result<()> {
         self.charge(section.name.len() + section.text.len(), "assembly edit")?;
+        edited_name("section", &section.name)?;
         let sections = &mut self.asm(&h)?.sections;
         let at = usize::try_from(index)
             .unwrap_or(usize::MAX)
@@ -156,6 +157,7 @@ impl wit::HostAssembly for HostState {
         section: NamedText,
     ) -> wasmtime::Result<()> {
         self.charge(section.name.len() + section.text.len(), "assembly edit")?;
+        edited_name("section", &section.name)?;
         self.asm(&h)?.sections.push(convert::named_text(section));
         Ok(())
     }
@@ -184,6 +186,9 @@ impl wit::HostAssembly for HostState {
     ) -> wasmtime::Result<()> {
         let bytes = sections.iter().map(|s| s.name.len() + s.text.len()).sum();
         self.charge(bytes, "assembly edit")?;
+        for section in &sections {
+            edited_name("section", &section.name)?;
+        }
         self.asm(&h)?.sections = sections.into_iter().map(convert::named_text).collect();
         Ok(())
     }
@@ -234,6 +239,7 @@ impl wit::HostAssembly for HostState {
         context: NamedText,
     ) -> wasmtime::Result<()> {
         self.charge(context.name.len() + context.text.len(), "assembly edit")?;
+        edited_name("context", &context.name)?;
         self.asm(&h)?.contexts.push(convert::named_text(context));
         Ok(())
     }
@@ -352,3 +358,10 @@ impl wit::HostAssembly for HostState {
 }
 
 impl wit::Host for HostState {}
+
+/// A name a listener puts into the assembly obeys the same rule as a declared one. These
+/// methods have no error result in the contract, so a refused name traps the call, which
+/// fails the assembly naming the plugin.
+fn edited_name(what: &str, name: &str) -> wasmtime::Result<()> {
+    super::validate::declared_name(what, name).map_err(wasmtime::Error::msg)
+}

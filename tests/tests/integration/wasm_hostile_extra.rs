@@ -279,3 +279,31 @@ fn files_that_are_not_components_fail_the_load_by_name() {
     let _ok = load_with(&rt, &reg, json!({"mode": "ok"}), Limits::default()).unwrap();
     assert!(contributed(&assemble(&reg, Some("agent:h"))).contains(&"hostile".to_string()));
 }
+
+#[test]
+fn a_listener_cannot_push_names_with_control_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(dir.path());
+    let reg = registry();
+    for step in [
+        json!({"push_section": {"name": "x\u{1b}[31mred", "text": "t"}}),
+        json!({"push_context": {"name": "ctx\u{202e}evil", "text": "t"}}),
+    ] {
+        let config = json!({"listener": {"key": "l", "steps": [step, {"next": true}]}});
+        let plugin = rt
+            .load_bytes(&reg, &spec("pusher", Some("agent:1"), config), &declare())
+            .expect("load");
+        let err = reg
+            .assemble_blocking(Some("agent:1"), AssembleContext::default())
+            .expect_err("a control character in a pushed name fails the assembly");
+        let text = err.to_string();
+        assert!(text.contains("pusher"), "{text}");
+        assert!(text.contains("control character"), "{text}");
+        drop(plugin);
+        // With the listener gone, the same scope assembles again.
+        assert_eq!(
+            render(&reg, Some("agent:1")),
+            prompt_host::prompt::DEFAULT_IDENTITY
+        );
+    }
+}
