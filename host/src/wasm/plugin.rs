@@ -45,6 +45,28 @@ pub(crate) struct PluginCell {
 }
 
 impl PluginCell {
+    /// A cell for one instance of `compiled`, with nothing instantiated yet.
+    fn new(
+        ident: &Ident,
+        options: PluginOptions,
+        runtime: &Arc<RuntimeInner>,
+        compiled: &Arc<Compiled>,
+        config_json: &str,
+    ) -> Arc<Self> {
+        Arc::new_cyclic(|me| PluginCell {
+            ident: ident.clone(),
+            limits: Arc::new(options.limits.clone()),
+            options,
+            runtime: runtime.clone(),
+            compiled: compiled.clone(),
+            config_json: config_json.to_string(),
+            me: me.clone(),
+            slot: Mutex::new(Slot::default()),
+            failures: Mutex::new(HashMap::new()),
+            quarantined: AtomicBool::new(false),
+        })
+    }
+
     fn lock(&self) -> Result<MutexGuard<'_, Slot>, ProviderError> {
         self.slot.lock().map_err(|_| {
             ProviderError::new(
@@ -255,19 +277,8 @@ impl LoadedPlugin {
             plugin: name.into(),
             scope: scope.map(Into::into),
         };
-        let limits = Arc::new(options.limits.clone());
-        let cell = Arc::new_cyclic(|me| PluginCell {
-            ident: ident.clone(),
-            options,
-            limits: limits.clone(),
-            runtime: runtime.clone(),
-            compiled: compiled.clone(),
-            config_json: config_json.clone(),
-            me: me.clone(),
-            slot: Mutex::new(Slot::default()),
-            failures: Mutex::new(HashMap::new()),
-            quarantined: AtomicBool::new(false),
-        });
+        let cell = PluginCell::new(&ident, options, &runtime, &compiled, &config_json);
+        let limits = cell.limits.clone();
         let fiber = Arc::new(registry.fiber(name, scope));
         let call_error = |export: &str, fail: CallFailure| WasmError::Call {
             plugin: name.to_string(),
@@ -453,23 +464,7 @@ impl LoadedPlugin {
     fn commit(&self, decls: &[Decl]) -> Result<Fiber, String> {
         let fiber = self.registry.fiber(self.name(), self.scope());
         for decl in decls.iter().cloned() {
-            let result = match decl {
-                Decl::Section(def) => fiber.section(def).map(drop),
-                Decl::Context(def) => fiber.context(def).map(drop),
-                Decl::Variable(name, p) => fiber.variable(&name, p).map(drop),
-                Decl::Tools(source) => {
-                    fiber.tools(source);
-                    Ok(())
-                }
-                Decl::Suppressor => {
-                    fiber.suppress_runtime_context();
-                    Ok(())
-                }
-                Decl::Listener(l, opts) => {
-                    fiber.listener(l, opts);
-                    Ok(())
-                }
-            };
+            let result = decl.register(&fiber);
             if let Err(e) = result {
                 fiber.dispose();
                 return Err(e.to_string());
@@ -518,19 +513,8 @@ impl PluginCell {
             plugin: "check".into(),
             scope: None,
         };
-        let limits = Arc::new(options.limits.clone());
-        let cell = Arc::new_cyclic(|me| PluginCell {
-            ident: ident.clone(),
-            options,
-            limits: limits.clone(),
-            runtime: runtime.clone(),
-            compiled: compiled.clone(),
-            config_json: config_json.clone(),
-            me: me.clone(),
-            slot: Mutex::new(Slot::default()),
-            failures: Mutex::new(HashMap::new()),
-            quarantined: AtomicBool::new(false),
-        });
+        let cell = PluginCell::new(&ident, options, &runtime, &compiled, &config_json);
+        let limits = cell.limits.clone();
         let mut instance = Instance::new(
             &runtime,
             &compiled,

@@ -25,6 +25,30 @@ pub(crate) enum Decl {
     Listener(Arc<dyn AssembleListener>, ListenerOptions),
 }
 
+impl Decl {
+    /// Register this declaration through `fiber` (the one place a plugin's declaration
+    /// becomes a registry entry, during `init` and when a `publish` generation commits).
+    pub(crate) fn register(self, fiber: &Fiber) -> Result<(), RegisterError> {
+        match self {
+            Decl::Section(def) => fiber.section(def).map(drop),
+            Decl::Context(def) => fiber.context(def).map(drop),
+            Decl::Variable(name, p) => fiber.variable(&name, p).map(drop),
+            Decl::Tools(source) => {
+                fiber.tools(source);
+                Ok(())
+            }
+            Decl::Suppressor => {
+                fiber.suppress_runtime_context();
+                Ok(())
+            }
+            Decl::Listener(l, opts) => {
+                fiber.listener(l, opts);
+                Ok(())
+            }
+        }
+    }
+}
+
 /// What a plugin declared, for reports (`check`, `inspect`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -161,23 +185,7 @@ impl HostState {
             Registration::Direct {
                 fiber, declared, ..
             } => {
-                let result = match decl {
-                    Decl::Section(def) => fiber.section(def).map(drop),
-                    Decl::Context(def) => fiber.context(def).map(drop),
-                    Decl::Variable(name, p) => fiber.variable(&name, p).map(drop),
-                    Decl::Tools(source) => {
-                        fiber.tools(source);
-                        Ok(())
-                    }
-                    Decl::Suppressor => {
-                        fiber.suppress_runtime_context();
-                        Ok(())
-                    }
-                    Decl::Listener(l, opts) => {
-                        fiber.listener(l, opts);
-                        Ok(())
-                    }
-                };
+                let result = decl.register(fiber);
                 match result {
                     Ok(()) => {
                         declared.push(info);
