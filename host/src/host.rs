@@ -25,7 +25,9 @@ use crate::prompt::{
     Fiber, NamedText, ObserverId, PromptConfig, Registry, BUILT_IN_OWNER,
 };
 use crate::session::Session;
-use crate::wasm::{LoadedPlugin, PluginOptions, PluginSpec, RuntimeConfig, WasmRuntime};
+use crate::wasm::{
+    LoadedPlugin, PluginCode, PluginOptions, PluginSpec, RuntimeConfig, WasmRuntime,
+};
 
 mod error;
 mod facts;
@@ -163,6 +165,28 @@ impl Host {
     pub fn load_plugin(&self, spec: PluginSpec, path: &Path) -> Result<LoadedPlugin, HostError> {
         self.runtime
             .load_file(&self.registry, &spec, path)
+            .map_err(HostError::Wasm)
+    }
+
+    /// The compiled code of a plugin file, for a host that loads the same plugin into many
+    /// scopes (one per agent): [`Host::load_plugin_code`] then only instantiates it, where
+    /// [`Host::load_plugin`] reads and hashes the file on every call. `name` is used in errors.
+    pub fn compile_plugin(&self, name: &str, path: &Path) -> Result<PluginCode, HostError> {
+        self.runtime
+            .compile_file(name, path)
+            .map_err(HostError::Wasm)
+    }
+
+    /// Load a plugin from code compiled by [`Host::compile_plugin`] into `spec.scope`; a
+    /// `spec.sha256` pin is checked against the code's hash. The returned handle owns the
+    /// plugin's contributions, as with [`Host::load_plugin`].
+    pub fn load_plugin_code(
+        &self,
+        spec: PluginSpec,
+        code: &PluginCode,
+    ) -> Result<LoadedPlugin, HostError> {
+        self.runtime
+            .load_code(&self.registry, &spec, code)
             .map_err(HostError::Wasm)
     }
 

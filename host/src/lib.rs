@@ -16,4 +16,4 @@ pub mod wasm;
 pub use config::HostConfig;
 pub use host::{Facts, Host, HostError, McpId, McpSpec, PluginId, Rendered, StepOptions};
 pub use prompt::PromptConfig;
-pub use wasm::{LoadedPlugin, PluginSpec, RuntimeConfig, WasmRuntime};
+pub use wasm::{LoadedPlugin, PluginCode, PluginSpec, RuntimeConfig, WasmRuntime};

@@ -819,7 +819,7 @@ fn tool_schemas(words: &mut Words, n: usize) -> Vec<ToolSchema> {
                     return ToolSchema {
                         name: TOOL_NAMES[i % TOOL_NAMES.len()].to_string(),
                         description,
-                        parameters: params,
+                        parameters: params.into(),
                     };
                 }
             }

@@ -1,5 +1,7 @@
 //! The assembly: sections, contexts, tools and variables for one step, before rendering.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// A resolved section or context: its name and its (not yet interpolated) text.
@@ -29,8 +31,25 @@ pub struct ToolSchema {
     pub name: String,
     /// What the tool does.
     pub description: String,
-    /// A JSON Schema object describing the arguments.
-    pub parameters: serde_json::Value,
+    /// A JSON Schema object describing the arguments. Shared, because every step hands the
+    /// same schemas on: cloning a tool must not copy its parameter tree (a few KB each, tens
+    /// of tools per step). Edit one with `Arc::make_mut`, which copies only that tree.
+    pub parameters: Arc<serde_json::Value>,
+}
+
+impl ToolSchema {
+    /// Convenience constructor.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: serde_json::Value,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters: Arc::new(parameters),
+        }
+    }
 }
 
 /// The result of `assemble` (SPEC §1.2). `variables` keeps first-insertion order: global

@@ -98,7 +98,7 @@ mod tests {
             tools: vec![ToolSchema {
                 name: "t".into(),
                 description: String::new(),
-                parameters: serde_json::json!({}),
+                parameters: serde_json::json!({}).into(),
             }],
             variables: vec![("v".into(), None)],
         }

@@ -88,7 +88,7 @@ pub(super) fn tool(name: &str, description: &str) -> ToolSchema {
     ToolSchema {
         name: name.into(),
         description: description.into(),
-        parameters: json!({"type": "object", "properties": {}}),
+        parameters: json!({"type": "object", "properties": {}}).into(),
     }
 }
 

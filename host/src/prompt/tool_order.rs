@@ -102,7 +102,7 @@ mod tests {
             schema: ToolSchema {
                 name: name.into(),
                 description: description.into(),
-                parameters: json!({"type": "object"}),
+                parameters: json!({"type": "object"}).into(),
             },
             plugin: Arc::from("p"),
         }

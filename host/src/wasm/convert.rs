@@ -1,6 +1,8 @@
 //! Conversions between the WIT records and the core's types. Tool parameters cross the
 //! boundary as JSON text and must parse to a JSON object.
 
+use std::sync::Arc;
+
 use super::bindings::plugin::prompt_host::plugin::types as wit;
 use crate::prompt::{AssembleContext, NamedText, ToolSchema, ToolSet};
 
@@ -46,8 +48,43 @@ pub(crate) fn tool_schema(t: wit::ToolSchema) -> Result<ToolSchema, String> {
     Ok(ToolSchema {
         name: t.name,
         description: t.description,
-        parameters,
+        parameters: parameters.into(),
     })
+}
+
+/// The parameters a dynamic tool provider returned last time, as text and parsed, by
+/// position. A provider usually returns the same schemas every step; comparing the text
+/// costs a `memcmp`, parsing it again costs a full JSON parse per tool per step.
+#[derive(Default)]
+pub(crate) struct ParsedParameters {
+    last: Vec<(String, Arc<serde_json::Value>)>,
+}
+
+impl ParsedParameters {
+    /// A WIT tool set as the core's, reusing last call's parsed parameters where the text at
+    /// the same position is byte-identical. On error the cache is left as it was.
+    pub(crate) fn tool_set(&mut self, set: wit::ToolSet) -> Result<ToolSet, String> {
+        let mut schemas = Vec::with_capacity(set.schemas.len());
+        let mut seen = Vec::with_capacity(set.schemas.len());
+        for (i, t) in set.schemas.into_iter().enumerate() {
+            super::validate::declared_name("tool", &t.name)?;
+            let parsed = match self.last.get(i) {
+                Some((text, value)) if *text == t.parameters => Arc::clone(value),
+                _ => Arc::new(parameters(&t.name, &t.parameters)?),
+            };
+            seen.push((t.parameters, Arc::clone(&parsed)));
+            schemas.push(ToolSchema {
+                name: t.name,
+                description: t.description,
+                parameters: parsed,
+            });
+        }
+        self.last = seen;
+        Ok(ToolSet {
+            schemas,
+            known_names: set.known_names,
+        })
+    }
 }
 
 /// A core tool schema as the WIT record.
@@ -86,6 +123,52 @@ pub(crate) fn tool_set_bytes(set: &wit::ToolSet) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn wit_set(params: &[&str]) -> wit::ToolSet {
+        wit::ToolSet {
+            schemas: params
+                .iter()
+                .enumerate()
+                .map(|(i, p)| wit::ToolSchema {
+                    name: format!("t{i}"),
+                    description: String::new(),
+                    parameters: p.to_string(),
+                })
+                .collect(),
+            known_names: None,
+        }
+    }
+
+    #[test]
+    fn unchanged_parameters_are_parsed_once_and_changed_ones_again() {
+        let mut cache = ParsedParameters::default();
+        let a = cache
+            .tool_set(wit_set(&[r#"{"a":1}"#, r#"{"b":2}"#]))
+            .unwrap();
+        let b = cache
+            .tool_set(wit_set(&[r#"{"a":1}"#, r#"{"b":3}"#]))
+            .unwrap();
+        // Same text at the same position: the very same parsed tree.
+        assert!(Arc::ptr_eq(
+            &a.schemas[0].parameters,
+            &b.schemas[0].parameters
+        ));
+        assert!(!Arc::ptr_eq(
+            &a.schemas[1].parameters,
+            &b.schemas[1].parameters
+        ));
+        assert_eq!(*b.schemas[1].parameters, serde_json::json!({"b": 3}));
+        // Invalid text is refused even when a valid tree sits at that position.
+        let err = cache.tool_set(wit_set(&[r#"{"a":1}"#, "[]"])).unwrap_err();
+        assert!(err.contains("JSON object"), "{err}");
+        let c = cache
+            .tool_set(wit_set(&[r#"{"a":1}"#, r#"{"b":3}"#]))
+            .unwrap();
+        assert!(Arc::ptr_eq(
+            &b.schemas[1].parameters,
+            &c.schemas[1].parameters
+        ));
+    }
 
     #[test]
     fn parameters_must_be_objects() {

@@ -41,6 +41,9 @@ pub(crate) struct PluginCell {
     /// Consecutive failures per entry (`export` + entry name): a plugin with one broken
     /// entry is quarantined even while its other entries succeed.
     failures: Mutex<HashMap<String, u32>>,
+    /// Whether `failures` ever counted one: until then a success has nothing to reset and
+    /// skips the lock (every successful call reports one).
+    ever_failed: AtomicBool,
     quarantined: AtomicBool,
 }
 
@@ -63,6 +66,7 @@ impl PluginCell {
             me: me.clone(),
             slot: Mutex::new(Slot::default()),
             failures: Mutex::new(HashMap::new()),
+            ever_failed: AtomicBool::new(false),
             quarantined: AtomicBool::new(false),
         })
     }
@@ -183,6 +187,9 @@ impl PluginCell {
 
     /// Reset `entry`'s failure count.
     pub(crate) fn note_success(&self, entry: &str) {
+        if !self.ever_failed.load(Ordering::Acquire) {
+            return;
+        }
         if let Ok(mut failures) = self.failures.lock() {
             if failures.get(entry).is_some_and(|n| *n > 0) {
                 failures.insert(entry.to_string(), 0);
@@ -194,6 +201,7 @@ impl PluginCell {
     pub(crate) fn note_skipped(&self, entry: &str, e: &ProviderError) {
         let n = match self.failures.lock() {
             Ok(mut failures) => {
+                self.ever_failed.store(true, Ordering::Release);
                 let n = failures.entry(entry.to_string()).or_insert(0);
                 *n += 1;
                 *n

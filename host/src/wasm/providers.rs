@@ -1,7 +1,7 @@
 //! The core's provider traits, implemented by calls into a plugin instance. Only dynamic
 //! entries get one of these; fixed texts, tool sets and variable values are host data.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::convert;
 use super::plugin::PluginCell;
@@ -24,6 +24,8 @@ pub(crate) struct WasmText {
     cell: Arc<PluginCell>,
     kind: TextKind,
     name: String,
+    /// `section-text "name"`, for failure bookkeeping (formatted once, not per call).
+    entry: String,
 }
 
 impl WasmText {
@@ -32,22 +34,28 @@ impl WasmText {
             cell,
             kind,
             name: name.to_string(),
+            entry: format!("{} \"{name}\"", kind.export()),
+        }
+    }
+}
+
+impl TextKind {
+    /// The export this kind of text calls.
+    fn export(self) -> &'static str {
+        match self {
+            TextKind::Section => "section-text",
+            TextKind::Context => "context-text",
         }
     }
 }
 
 impl TextProvider for WasmText {
     fn text(&self, ctx: &AssembleContext) -> Result<String, ProviderError> {
-        let export = match self.kind {
-            TextKind::Section => "section-text",
-            TextKind::Context => "context-text",
-        };
         let wctx = convert::context(ctx);
         let timeout = self.cell.limits.call_timeout();
         // Under `skip`, an empty text contributes nothing for this assembly.
-        let entry = format!("{export} \"{}\"", self.name);
-        self.cell.guarded(&entry, String::new, || {
-            self.cell.with_instance(export, |inst| {
+        self.cell.guarded(&self.entry, String::new, || {
+            self.cell.with_instance(self.kind.export(), |inst| {
                 inst.call(
                     timeout,
                     |b, s| match self.kind {
@@ -100,6 +108,10 @@ impl VariableProvider for WasmVariable {
 pub(crate) struct WasmTools {
     cell: Arc<PluginCell>,
     key: String,
+    /// `tools "key"`, for failure bookkeeping.
+    entry: String,
+    /// Last step's parsed parameters, reused while the provider returns the same text.
+    parsed: Mutex<convert::ParsedParameters>,
 }
 
 impl WasmTools {
@@ -107,6 +119,8 @@ impl WasmTools {
         Self {
             cell,
             key: key.to_string(),
+            entry: format!("tools \"{key}\""),
+            parsed: Mutex::default(),
         }
     }
 }
@@ -115,8 +129,7 @@ impl ToolProvider for WasmTools {
     fn tools(&self, ctx: &AssembleContext) -> Result<ToolSet, ProviderError> {
         let wctx = convert::context(ctx);
         let timeout = self.cell.limits.call_timeout();
-        let entry = format!("tools \"{}\"", self.key);
-        self.cell.guarded(&entry, ToolSet::default, || {
+        self.cell.guarded(&self.entry, ToolSet::default, || {
             let set = self.cell.with_instance("tools", |inst| {
                 inst.call(
                     timeout,
@@ -124,7 +137,12 @@ impl ToolProvider for WasmTools {
                     convert::tool_set_bytes,
                 )
             })?;
-            convert::tool_set(set).map_err(|m| {
+            let converted = match self.parsed.lock() {
+                Ok(mut parsed) => parsed.tool_set(set),
+                // A poisoned cache is only a lost optimisation.
+                Err(_) => convert::tool_set(set),
+            };
+            converted.map_err(|m| {
                 super::instance::CallFailure {
                     kind: crate::prompt::ProviderErrorKind::InvalidInput,
                     message: m,
@@ -139,6 +157,8 @@ impl ToolProvider for WasmTools {
 pub(crate) struct WasmListener {
     cell: Arc<PluginCell>,
     key: String,
+    /// `on-assemble "key"`, for failure bookkeeping.
+    entry: String,
 }
 
 impl WasmListener {
@@ -146,6 +166,7 @@ impl WasmListener {
         Self {
             cell,
             key: key.to_string(),
+            entry: format!("on-assemble \"{key}\""),
         }
     }
 }
@@ -165,10 +186,10 @@ impl AssembleListener for WasmListener {
         // Under `skip`, keep what we need to drop this plugin's changes if it fails.
         let before = skip.then(|| assembly.clone());
         let result = super::assembly_host::run_listener(&self.cell, &self.key, assembly, ctx, next);
-        let entry = format!("on-assemble \"{}\"", self.key);
+        let entry = &self.entry;
         match result {
             Ok(()) => {
-                self.cell.note_success(&entry);
+                self.cell.note_success(entry);
                 Ok(())
             }
             Err(ListenerFailure::Inner(e)) => Err(e),
@@ -176,7 +197,7 @@ impl AssembleListener for WasmListener {
                 let Some(before) = before else {
                     return Err(error);
                 };
-                self.cell.note_skipped(&entry, &error);
+                self.cell.note_skipped(entry, &error);
                 if next.was_called() {
                     // The inner chain ran: keep its result (this plugin's edits before
                     // `next` are part of it and cannot be separated).

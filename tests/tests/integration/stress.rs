@@ -90,7 +90,7 @@ fn tool(name: &str, scope: &str) -> ToolSchema {
     ToolSchema {
         name: name.to_string(),
         description: format!("scope={scope}"),
-        parameters: json!({"type": "object", "properties": {}}),
+        parameters: json!({"type": "object", "properties": {}}).into(),
     }
 }
 

@@ -507,3 +507,57 @@ fn instruction_providers_publish_generations_that_replace_each_other() {
     let a = assemble(&reg, Some("agent:1"));
     assert!(contributed(&a).is_empty() && a.tools.is_empty());
 }
+
+/// An embedder spinning up agent scopes compiles a plugin file once and loads that code into
+/// each scope; a sha256 pin is checked against the compiled code.
+#[test]
+fn host_loads_compiled_code_into_many_scopes() {
+    use prompt_host::{Host, PromptConfig, RuntimeConfig};
+    let dir = tempfile::tempdir().unwrap();
+    let host = Host::new(
+        PromptConfig::default(),
+        RuntimeConfig::with_cache_dir(dir.path().join("cache")),
+    )
+    .unwrap();
+    let path = std::path::Path::new(env!("GUEST_DECLARE"));
+    let code = host.compile_plugin("guide", path).unwrap();
+    let config =
+        json!({"sections": [{"name": "guide", "order": 150, "text": {"dynamic": "for ${scope}"}}]});
+    let plugins: Vec<_> = (0..3)
+        .map(|i| {
+            let scope = format!("agent:{i}");
+            host.bind_scope(&scope, Some("preset:coder")).unwrap();
+            host.load_plugin_code(spec("guide", Some(&scope), config.clone()), &code)
+                .unwrap()
+        })
+        .collect();
+    for i in 0..3 {
+        let a = assemble(host.registry(), Some(&format!("agent:{i}")));
+        let guide = a.sections.iter().find(|s| s.name == "guide").unwrap();
+        assert_eq!(guide.text, format!("for agent:{i}"));
+    }
+    drop(plugins);
+    assert!(
+        !contributed(&assemble(host.registry(), Some("agent:0"))).contains(&"guide".to_string())
+    );
+
+    let mut pinned = spec("guide", Some("agent:0"), config);
+    pinned.sha256 = Some("00".repeat(32));
+    let error = host
+        .load_plugin_code(pinned, &code)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("plugin \"guide\"") && error.contains("sha256"),
+        "{error}"
+    );
+
+    let missing = host
+        .compile_plugin("ghost", &dir.path().join("ghost.wasm"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        missing.contains("plugin \"ghost\": cannot read"),
+        "{missing}"
+    );
+}

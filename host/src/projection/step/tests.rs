@@ -13,7 +13,7 @@ fn tool(name: &str) -> ToolSchema {
     ToolSchema {
         name: name.to_string(),
         description: format!("{name} tool"),
-        parameters: json!({"type":"object","properties":{}}),
+        parameters: json!({"type":"object","properties":{}}).into(),
     }
 }
 

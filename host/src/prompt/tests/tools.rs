@@ -148,14 +148,14 @@ fn case40_mutating_an_assembly_never_leaks() {
     let mut first = assemble(&r, None);
     for t in &mut first.tools {
         t.description = "mutated".into();
-        t.parameters["properties"]["x"] = json!({"type": "string"});
+        Arc::make_mut(&mut t.parameters)["properties"]["x"] = json!({"type": "string"});
     }
     first.sections[2].text = "mutated".into();
     first.contexts[0].text = "mutated".into();
     let second = assemble(&r, None);
     assert_eq!(second.tools, vec![tool("d", "tool"), tool("t", "tool")]);
     assert_eq!(
-        second.tools[1].parameters,
+        *second.tools[1].parameters,
         json!({"type": "object", "properties": {}})
     );
     assert_eq!(second.sections[2].text, "text");
