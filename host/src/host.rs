@@ -13,7 +13,7 @@
 //! # Ok(()) }
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -106,7 +106,8 @@ impl Host {
     /// A host built from a validated host.toml: scopes bound, plugins loaded in file order,
     /// then every `[[mcp]]` server connected through its instruction-provider plugin
     /// (`provider`, else `[host] mcp_provider`). The compile cache is `[host] cache_dir`
-    /// when set, else `runtime.cache_dir`.
+    /// when set, else `runtime.cache_dir`; `[host.pooling]`, when present, replaces
+    /// `runtime.pooling`. A wasm file several plugins share is read and compiled once.
     ///
     /// With `[[mcp]]` entries this must run within a Tokio runtime (the connections live on
     /// it); outside one it fails naming the first server. It does not wait for the servers:
@@ -115,12 +116,16 @@ impl Host {
         if let Some(dir) = &config.host.cache_dir {
             runtime.cache_dir = Some(dir.clone());
         }
+        if let Some(pooling) = &config.host.pooling {
+            runtime.pooling = Some(pooling.pooling());
+        }
         let host = Self::new(config.prompt.clone(), runtime)?;
         for scope in &config.scopes {
             if let Some(parent) = &scope.parent {
                 host.bind_scope(&scope.name, Some(parent))?;
             }
         }
+        let mut code_by_file: HashMap<&Path, PluginCode> = HashMap::new();
         for (index, plugin) in config.plugins.iter().enumerate() {
             let options = plugin_options(config, index)?;
             let spec = PluginSpec {
@@ -130,7 +135,14 @@ impl Host {
                 options,
                 sha256: plugin.sha256.clone(),
             };
-            let loaded = host.load_plugin(spec, &plugin.wasm)?;
+            let code = match code_by_file.get(plugin.wasm.as_path()) {
+                Some(code) => code,
+                None => {
+                    let code = host.compile_plugin(&plugin.name, &plugin.wasm)?;
+                    code_by_file.entry(plugin.wasm.as_path()).or_insert(code)
+                }
+            };
+            let loaded = host.load_plugin_code(spec, code)?;
             host.attach(loaded);
         }
         for index in 0..config.mcp.len() {

@@ -22,7 +22,12 @@ fn main() {
     let what = args.get(1).map_or("step", String::as_str);
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1000);
     let cache = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-cache");
-    let runtime = WasmRuntime::new(RuntimeConfig::with_cache_dir(cache)).expect("runtime");
+    let mut config = RuntimeConfig::with_cache_dir(cache);
+    // `PROFILE_POOLING=1`: the same run with the pooling allocator.
+    if std::env::var_os("PROFILE_POOLING").is_some_and(|v| v == "1") {
+        config.pooling = Some(prompt_host::wasm::Pooling::default());
+    }
+    let runtime = WasmRuntime::new(config).expect("runtime");
     let guests = Guests::load();
     let code = Code::compile(&runtime, &guests);
     let reference = Reference::new();

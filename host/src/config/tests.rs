@@ -163,3 +163,23 @@ fn mcp_provider_defaults_to_the_host_one_resolved_against_the_file() {
     .to_string();
     assert!(e.contains("host.mcp_provider"), "{e}");
 }
+
+#[test]
+fn pooling_table_overrides_only_the_keys_it_names() {
+    assert_eq!(parse("").unwrap().host.pooling, None);
+    let c = parse("[host.pooling]\nmax_instances = 64\n").unwrap();
+    let pooling = c.host.pooling.expect("pooling").pooling();
+    let defaults = crate::wasm::Pooling::default();
+    assert_eq!(pooling.max_instances, 64);
+    assert_eq!(pooling.max_memory_bytes, defaults.max_memory_bytes);
+    assert_eq!(pooling.keep_resident_bytes, defaults.keep_resident_bytes);
+    let empty = parse("[host.pooling]\n").unwrap();
+    assert_eq!(empty.host.pooling.expect("pooling").pooling(), defaults);
+    let e = parse("[host.pooling]\nmax_instance = 3\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("max_instance") && e.contains("expected one of"),
+        "{e}"
+    );
+}

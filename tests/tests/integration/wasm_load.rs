@@ -561,3 +561,38 @@ fn host_loads_compiled_code_into_many_scopes() {
         "{missing}"
     );
 }
+
+/// `[host.pooling]` in host.toml switches the runtime to the pooling allocator: plugins load
+/// from it, one wasm file shared by several plugins is compiled once, and the pool's cap on
+/// live instances is a clear error naming the plugin that did not fit.
+#[test]
+fn host_toml_pooling_loads_plugins_and_names_the_one_over_the_cap() {
+    use prompt_host::{Host, HostConfig, RuntimeConfig};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(env!("GUEST_DECLARE"), dir.path().join("declare.wasm")).unwrap();
+    let plugin = |name: &str, order: u32| {
+        format!(
+            "[[plugin]]\nname = \"{name}\"\nwasm = \"declare.wasm\"\n\
+             config = {{ sections = [{{ name = \"{name}\", order = {order}, text = \"{name} text\" }}] }}\n"
+        )
+    };
+    let text = format!(
+        "[host]\ncache_dir = \"cache\"\n[host.pooling]\nmax_instances = 2\n{}{}",
+        plugin("one", 150),
+        plugin("two", 160)
+    );
+    let config = HostConfig::parse(&text, "host.toml", dir.path()).unwrap();
+    let host = Host::from_config(&config, RuntimeConfig::default()).unwrap();
+    let a = assemble(host.registry(), None);
+    assert_eq!(contributed(&a), ["one", "two"]);
+    let stats = host.runtime().stats();
+    assert_eq!(stats.compiles + stats.disk_hits, 1, "{stats:?}");
+
+    let over = format!("{text}{}", plugin("three", 170));
+    let config = HostConfig::parse(&over, "host.toml", dir.path()).unwrap();
+    let error = match Host::from_config(&config, RuntimeConfig::default()) {
+        Ok(_) => panic!("a third instance must not fit a pool of two"),
+        Err(e) => format!("{e:#}"),
+    };
+    assert!(error.contains("plugin \"three\""), "{error}");
+}
