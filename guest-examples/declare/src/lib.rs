@@ -171,6 +171,28 @@ impl Plugin for Declare {
                 Step::SetSection(s) => {
                     a.set_section(&s.name, &s.text);
                 }
+                Step::SetSectionAt(i, text) => {
+                    let found = a.set_section_text_at(*i, text);
+                    log::info(
+                        json!({ "record": "set_section_at", "listener": key, "value": found })
+                            .to_string(),
+                    );
+                }
+                Step::RecordFind(needle) => {
+                    let hits = a.find_sections(needle);
+                    // Each hit as `section-at` returns it, plus the position after the
+                    // last section (none).
+                    let len = a.section_names().len() as u32;
+                    let at: Vec<Value> = hits
+                        .iter()
+                        .chain(std::iter::once(&len))
+                        .map(|i| json!(a.section_at(*i).map(|s| (s.name, s.text))))
+                        .collect();
+                    log::info(
+                        json!({ "record": "find", "listener": key, "value": { "hits": hits, "at": at } })
+                            .to_string(),
+                    );
+                }
                 Step::RemoveSection(n) => {
                     a.remove_section(n);
                 }

@@ -55,6 +55,8 @@ pub enum Step {
     PushSection(NamedText),
     InsertSection(u32, NamedText),
     SetSection(NamedText),
+    SetSectionAt(u32, String),
+    RecordFind(String),
     RemoveSection(String),
     PushContext(NamedText),
     SetContext(NamedText),
@@ -321,6 +323,18 @@ fn step(value: &Value, path: &str) -> Result<Step, Error> {
             Step::InsertSection(index, text)
         }
         "set_section" => Step::SetSection(named_text(arg, &at)?),
+        "set_section_at" => {
+            let map = object(arg, &at, &["index", "text"])?;
+            let index = required(map, "index", &at)?
+                .as_u64()
+                .and_then(|i| u32::try_from(i).ok())
+                .ok_or_else(|| bad(&format!("{at}.index"), "expected a non-negative integer"))?;
+            Step::SetSectionAt(
+                index,
+                string(required(map, "text", &at)?, &format!("{at}.text"))?,
+            )
+        }
+        "record_find" => Step::RecordFind(string(arg, &at)?),
         "remove_section" => Step::RemoveSection(string(arg, &at)?),
         "push_context" => Step::PushContext(named_text(arg, &at)?),
         "set_context" => Step::SetContext(named_text(arg, &at)?),

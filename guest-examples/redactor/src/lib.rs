@@ -2,7 +2,7 @@
 //! result, replacing every configured word with `[redacted]`. Running outermost (prepended)
 //! means it sees what every inner listener added.
 
-use prompt_plugin::{config, declare, AssembleContext, Assembly, Error, NamedText, Plugin};
+use prompt_plugin::{config, declare, AssembleContext, Assembly, Error, Plugin};
 use serde::Deserialize;
 
 const KEY: &str = "redactor";
@@ -78,21 +78,21 @@ impl Plugin for Redactor {
         _cx: &AssembleContext,
     ) -> Result<(), Error> {
         a.next()?;
-        // Rewrite through `sections()`/`set_sections()` rather than by name: names may repeat.
-        let sections = a.sections();
-        let mut changed = false;
-        let sections: Vec<NamedText> = sections
-            .into_iter()
-            .map(|s| match self.redact(&s.text) {
-                Some(text) => {
-                    changed = true;
-                    NamedText::new(s.name, text)
-                }
-                None => s,
-            })
+        // Let the host find the sections to rewrite, then copy only those across the
+        // boundary.
+        let mut hits: Vec<u32> = self
+            .words
+            .iter()
+            .flat_map(|word| a.find_sections(word))
             .collect();
-        if changed {
-            a.set_sections(&sections);
+        hits.sort_unstable();
+        hits.dedup();
+        for index in hits {
+            if let Some(section) = a.section_at(index) {
+                if let Some(text) = self.redact(&section.text) {
+                    a.set_section_text_at(index, &text);
+                }
+            }
         }
         if self.contexts {
             for name in a.context_names() {

@@ -193,6 +193,51 @@ impl wit::HostAssembly for HostState {
         Ok(())
     }
 
+    fn find_sections(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        needle: String,
+    ) -> wasmtime::Result<Vec<u32>> {
+        Ok(self
+            .asm(&h)?
+            .sections
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.text.contains(needle.as_str()))
+            // An assembly never holds 2^32 sections (`max_declarations` and the edit budget
+            // bound it); saturate rather than wrap if one ever did.
+            .map(|(i, _)| u32::try_from(i).unwrap_or(u32::MAX))
+            .collect())
+    }
+
+    fn section_at(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        index: u32,
+    ) -> wasmtime::Result<Option<NamedText>> {
+        Ok(self
+            .asm(&h)?
+            .sections
+            .get(index as usize)
+            .map(convert::wit_named_text))
+    }
+
+    fn set_section_text_at(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        index: u32,
+        text: String,
+    ) -> wasmtime::Result<bool> {
+        self.charge(text.len(), "assembly edit")?;
+        Ok(match self.asm(&h)?.sections.get_mut(index as usize) {
+            Some(s) => {
+                s.text = text;
+                true
+            }
+            None => false,
+        })
+    }
+
     fn context_names(&mut self, h: Resource<AssemblyHandle>) -> wasmtime::Result<Vec<String>> {
         Ok(self
             .asm(&h)?

@@ -596,3 +596,174 @@ fn host_toml_pooling_loads_plugins_and_names_the_one_over_the_cap() {
     };
     assert!(error.contains("plugin \"three\""), "{error}");
 }
+
+/// `find-sections` searches in the host and returns positions; `section-at` and
+/// `set-section-text-at` read and write by position, and report a position past the end.
+#[test]
+fn a_listener_finds_sections_in_the_host_and_edits_them_by_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rt, log) = runtime_with_log(dir.path());
+    let reg = registry();
+    let _base = rt
+        .load_bytes(
+            &reg,
+            &spec(
+                "base",
+                None,
+                json!({"sections": [
+                    {"name": "s1", "order": 10, "text": "a needle here"},
+                    {"name": "s2", "order": 20, "text": "plain"},
+                    {"name": "s3", "order": 30, "text": "needle again"}
+                ]}),
+            ),
+            &declare(),
+        )
+        .unwrap();
+    let _editor = rt
+        .load_bytes(
+            &reg,
+            &spec(
+                "editor",
+                None,
+                json!({"listener": {"key": "editor", "steps": [
+                    {"next": true},
+                    {"record_find": "needle"},
+                    {"set_section_at": {"index": 999, "text": "nowhere"}}
+                ]}}),
+            ),
+            &declare(),
+        )
+        .unwrap();
+    let a = assemble(&reg, None);
+    let position = |name: &str| a.sections.iter().position(|s| s.name == name).unwrap();
+    let lines = log.lock().unwrap();
+    let record = |what: &str| {
+        let line = lines
+            .iter()
+            .find(|l| l.plugin == "editor" && l.message.contains(&format!("\"record\":\"{what}\"")))
+            .unwrap_or_else(|| panic!("{lines:?}"));
+        serde_json::from_str::<serde_json::Value>(&line.message).unwrap()["value"].clone()
+    };
+    let found = record("find");
+    assert_eq!(found["hits"], json!([position("s1"), position("s3")]));
+    assert_eq!(
+        found["at"],
+        json!([["s1", "a needle here"], ["s3", "needle again"], null])
+    );
+    assert_eq!(record("set_section_at"), json!(false));
+    drop(lines);
+
+    // Writing by position changes exactly that section.
+    let at = position("s2");
+    let _writer = rt
+        .load_bytes(
+            &reg,
+            &spec(
+                "writer",
+                None,
+                json!({"listener": {"key": "writer", "steps": [
+                    {"next": true},
+                    {"set_section_at": {"index": at, "text": "rewritten"}}
+                ]}}),
+            ),
+            &declare(),
+        )
+        .unwrap();
+    let b = assemble(&reg, None);
+    assert_eq!(b.sections[at].name, "s2");
+    assert_eq!(b.sections[at].text, "rewritten");
+    assert_eq!(b.sections[position("s1")].text, "a needle here");
+}
+
+/// The `redactor` guest rewrites every configured word in sections (and contexts when asked)
+/// after the inner chain ran, and leaves the rest as they were.
+#[test]
+fn the_redactor_rewrites_only_the_sections_that_contain_a_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(dir.path());
+    let reg = registry();
+    let _base = rt
+        .load_bytes(
+            &reg,
+            &spec(
+                "base",
+                None,
+                json!({
+                    "sections": [
+                        {"name": "first", "order": 10, "text": "the SECRET is hunter2"},
+                        {"name": "plain", "order": 20, "text": "no words here"},
+                        {"name": "other", "order": 30, "text": "hunter2 and hunter2"}
+                    ],
+                    "contexts": [{"name": "ctx", "order": 1, "text": "ctx SECRET"}]
+                }),
+            ),
+            &declare(),
+        )
+        .unwrap();
+    let redactor = std::fs::read(env!("GUEST_REDACTOR")).unwrap();
+    let _redactor = rt
+        .load_bytes(
+            &reg,
+            &spec(
+                "redactor",
+                None,
+                json!({"words": ["SECRET", "hunter2"], "contexts": true}),
+            ),
+            &redactor,
+        )
+        .unwrap();
+    let a = assemble(&reg, None);
+    let texts: Vec<&str> = a
+        .sections
+        .iter()
+        .filter(|s| ["first", "plain", "other"].contains(&s.name.as_str()))
+        .map(|s| s.text.as_str())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "the [redacted] is [redacted]",
+            "no words here",
+            "[redacted] and [redacted]"
+        ]
+    );
+    assert_eq!(a.contexts[0].text, "ctx [redacted]");
+
+    let bad = rt
+        .load_bytes(&reg, &spec("bad", None, json!({"words": [""]})), &redactor)
+        .err()
+        .expect("an empty word is refused")
+        .to_string();
+    assert!(
+        bad.contains("plugin \"bad\"") && bad.contains("empty word"),
+        "{bad}"
+    );
+}
+
+/// The benchmarks' reference deployment builds the same assembly through Wasm plugins and
+/// through native closures (the benches compare like with like).
+#[test]
+fn the_reference_deployment_is_the_same_in_wasm_and_native() {
+    use prompt_host_tests::reference::{self, Code, Guests, Reference};
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(dir.path());
+    let code = Code::compile(&rt, &Guests::load());
+    let reference = Reference::new();
+    let wasm = Reference::registry(1);
+    let native = Reference::registry(1);
+    let _w = reference.deploy_wasm(&rt, &wasm, &code, 1);
+    let _n = reference.deploy_native(&native, 1);
+    let scope = reference::agent(0);
+    let w = wasm
+        .assemble_blocking(Some(&scope), Reference::context())
+        .unwrap();
+    let n = native
+        .assemble_blocking(Some(&scope), Reference::context())
+        .unwrap();
+    assert_eq!(w, n);
+    assert_eq!(w.tools.len(), 30);
+    assert!(w
+        .sections
+        .iter()
+        .any(|s| s.text.contains("[redacted]") && !s.text.contains(reference::REDACTED_WORD)));
+}
