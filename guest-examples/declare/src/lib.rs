@@ -17,15 +17,26 @@ enum Dynamic {
     Fail(String),
 }
 
-/// Instance state: the dynamic entries and the listener script, plus per-entry call counts
-/// for `${call}`.
+/// A dynamic entry and how many times the host called it (for `${call}`), kept together so
+/// a call looks its entry up once.
+struct Counted {
+    dynamic: Dynamic,
+    calls: u64,
+}
+
+impl From<Dynamic> for Counted {
+    fn from(dynamic: Dynamic) -> Self {
+        Counted { dynamic, calls: 0 }
+    }
+}
+
+/// Instance state: the dynamic entries and the listener script.
 struct Declare {
-    sections: BTreeMap<String, Dynamic>,
-    contexts: BTreeMap<String, Dynamic>,
-    variables: BTreeMap<String, Dynamic>,
+    sections: BTreeMap<String, Counted>,
+    contexts: BTreeMap<String, Counted>,
+    variables: BTreeMap<String, Counted>,
     tools: BTreeMap<String, ToolSet>,
     listener: Option<spec::ListenerSpec>,
-    calls: BTreeMap<String, u64>,
 }
 
 fn dynamic(source: Source) -> (Option<String>, Option<Dynamic>) {
@@ -52,7 +63,6 @@ impl Plugin for Declare {
             variables: BTreeMap::new(),
             tools: BTreeMap::new(),
             listener: None,
-            calls: BTreeMap::new(),
         };
         for s in sections {
             let (fixed, dynamic) = dynamic(s.text);
@@ -66,7 +76,7 @@ impl Plugin for Declare {
                 complete: s.complete,
             })?;
             if let Some(d) = dynamic {
-                state.sections.insert(s.name, d);
+                state.sections.insert(s.name, d.into());
             }
         }
         for c in contexts {
@@ -76,7 +86,7 @@ impl Plugin for Declare {
                 None => declare::dynamic_context(&c.name, c.order)?,
             }
             if let Some(d) = dynamic {
-                state.contexts.insert(c.name, d);
+                state.contexts.insert(c.name, d.into());
             }
         }
         for v in variables {
@@ -84,11 +94,13 @@ impl Plugin for Declare {
                 VariableValue::Fixed(value) => declare::variable(&v.name, value.as_deref())?,
                 VariableValue::Dynamic(value) => {
                     declare::dynamic_variable(&v.name)?;
-                    state.variables.insert(v.name, Dynamic::Value(value));
+                    state.variables.insert(v.name, Dynamic::Value(value).into());
                 }
                 VariableValue::Fail(message) => {
                     declare::dynamic_variable(&v.name)?;
-                    state.variables.insert(v.name, Dynamic::Fail(message));
+                    state
+                        .variables
+                        .insert(v.name, Dynamic::Fail(message).into());
                 }
             }
         }
@@ -121,10 +133,9 @@ impl Plugin for Declare {
     }
 
     fn section_text(&mut self, name: &str, cx: &AssembleContext) -> Result<String, Error> {
-        let call = count(&mut self.calls, "section", name);
-        match self.sections.get(name) {
-            Some(Dynamic::Text(t)) => Ok(expand(t, call, cx)),
-            Some(Dynamic::Fail(m)) => Err(Error::failed(m.clone())),
+        match count(&mut self.sections, name) {
+            Some((Dynamic::Text(t), call)) => Ok(expand(t, call, cx)),
+            Some((Dynamic::Fail(m), _)) => Err(Error::failed(m.clone())),
             _ => Err(Error::invalid_input(format!(
                 "no dynamic section \"{name}\""
             ))),
@@ -132,10 +143,9 @@ impl Plugin for Declare {
     }
 
     fn context_text(&mut self, name: &str, cx: &AssembleContext) -> Result<String, Error> {
-        let call = count(&mut self.calls, "context", name);
-        match self.contexts.get(name) {
-            Some(Dynamic::Text(t)) => Ok(expand(t, call, cx)),
-            Some(Dynamic::Fail(m)) => Err(Error::failed(m.clone())),
+        match count(&mut self.contexts, name) {
+            Some((Dynamic::Text(t), call)) => Ok(expand(t, call, cx)),
+            Some((Dynamic::Fail(m), _)) => Err(Error::failed(m.clone())),
             _ => Err(Error::invalid_input(format!(
                 "no dynamic context \"{name}\""
             ))),
@@ -143,10 +153,9 @@ impl Plugin for Declare {
     }
 
     fn variable(&mut self, name: &str, cx: &AssembleContext) -> Result<Option<String>, Error> {
-        let call = count(&mut self.calls, "variable", name);
-        match self.variables.get(name) {
-            Some(Dynamic::Value(v)) => Ok(v.as_ref().map(|t| expand(t, call, cx))),
-            Some(Dynamic::Fail(m)) => Err(Error::failed(m.clone())),
+        match count(&mut self.variables, name) {
+            Some((Dynamic::Value(v), call)) => Ok(v.as_ref().map(|t| expand(t, call, cx))),
+            Some((Dynamic::Fail(m), _)) => Err(Error::failed(m.clone())),
             _ => Err(Error::invalid_input(format!(
                 "no dynamic variable \"{name}\""
             ))),
@@ -219,10 +228,11 @@ impl Plugin for Declare {
 }
 
 /// Bump and return the 1-based call count of one dynamic entry.
-fn count(calls: &mut BTreeMap<String, u64>, kind: &str, name: &str) -> u64 {
-    let n = calls.entry(format!("{kind}:{name}")).or_insert(0);
-    *n += 1;
-    *n
+/// Count one call of the entry `name`: the entry and its call number (1 for the first).
+fn count<'a>(entries: &'a mut BTreeMap<String, Counted>, name: &str) -> Option<(&'a Dynamic, u64)> {
+    let entry = entries.get_mut(name)?;
+    entry.calls += 1;
+    Some((&entry.dynamic, entry.calls))
 }
 
 /// Expand `${call}`, `${scope}`, `${scope_chain}` and `${fact:NAME}` in a dynamic template.
@@ -230,7 +240,15 @@ fn count(calls: &mut BTreeMap<String, u64>, kind: &str, name: &str) -> u64 {
 fn expand(template: &str, call: u64, cx: &AssembleContext) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
-    while let Some(start) = rest.find("${") {
+    // Look for `$` (a byte search) and then check for `{`: much cheaper in Wasm than a
+    // substring search for `${`.
+    while let Some(dollar) = rest.find('$') {
+        if !rest[dollar + 1..].starts_with('{') {
+            out.push_str(&rest[..=dollar]);
+            rest = &rest[dollar + 1..];
+            continue;
+        }
+        let start = dollar;
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
@@ -266,3 +284,26 @@ fn record(key: &str, what: &str, a: &Assembly, cx: &AssembleContext) {
 }
 
 prompt_plugin::export_plugin!(Declare);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expand_replaces_known_names_and_keeps_everything_else() {
+        let cx = AssembleContext {
+            scope_chain: vec!["agent:1".into(), "preset:coder".into()],
+            facts: vec![("model".into(), "m1".into())],
+        };
+        assert_eq!(
+            expand(
+                "$ a$b ${scope} ${scope_chain} ${fact:model}|${fact:none}|${call} ${x} {{v}} $${scope} ${open",
+                3,
+                &cx
+            ),
+            "$ a$b agent:1 agent:1,preset:coder m1||3 ${x} {{v}} $agent:1 ${open"
+        );
+        assert_eq!(expand("", 1, &cx), "");
+        assert_eq!(expand("tail $", 1, &cx), "tail $");
+    }
+}
