@@ -90,7 +90,48 @@ fn reference_deployments(runtime: &WasmRuntime, code: &Code) -> Both {
     }
 }
 
+/// The per-step ratio measured with both paths interleaved: each round times one Wasm and
+/// one native step (alternating which goes first), so load on a shared machine hits both
+/// sides alike. Prints the medians, the 10th–90th percentiles and the ratio of medians.
+fn interleaved_ratio(both: &Both, rounds: usize) {
+    let scope = reference::agent(0);
+    let mut wasm = Vec::with_capacity(rounds);
+    let mut native = Vec::with_capacity(rounds);
+    let mut time = |registry: &Registry, into: &mut Vec<f64>| {
+        let started = Instant::now();
+        black_box(step(registry, &scope));
+        into.push(started.elapsed().as_nanos() as f64);
+    };
+    for round in 0..rounds {
+        if round % 2 == 0 {
+            time(&both.wasm, &mut wasm);
+            time(&both.native, &mut native);
+        } else {
+            time(&both.native, &mut native);
+            time(&both.wasm, &mut wasm);
+        }
+    }
+    let quantiles = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let at = |q: f64| v[((v.len() - 1) as f64 * q) as usize];
+        (at(0.1), at(0.5), at(0.9))
+    };
+    let (w10, w50, w90) = quantiles(&mut wasm);
+    let (n10, n50, n90) = quantiles(&mut native);
+    println!(
+        "per step, interleaved ({rounds} rounds): Wasm median {} (p10–p90 {}–{}) vs native median {} ({}–{}) → ratio {:.2}×",
+        support::fmt_ns(w50),
+        support::fmt_ns(w10),
+        support::fmt_ns(w90),
+        support::fmt_ns(n50),
+        support::fmt_ns(n10),
+        support::fmt_ns(n90),
+        w50 / n50
+    );
+}
+
 fn bench_step(c: &mut Criterion, both: &Both) {
+    interleaved_ratio(both, 5_000);
     let scope = reference::agent(0);
     let mut group = c.benchmark_group("step");
     group.bench_function("native", |b| {
