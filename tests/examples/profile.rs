@@ -11,7 +11,9 @@
 //! `step-native`: the same through native closures; `spinup`: load an agent scope's three
 //! plugins and drop them; `growth-100` / `growth-1000`: a step over a chain of 100 or
 //! 1,000 plugins (these two need `perf`: valgrind cannot reserve the address space of many
-//! instances). Compiled plugins are cached in `target/bench-cache`.
+//! instances); `cold-warm N`: N plugins in N scopes, each scope assembled twice in a row,
+//! printing the median first (cold) and second (warm) assembly. Compiled plugins are
+//! cached in `target/bench-cache`.
 
 use prompt_host::prompt::render_prompt;
 use prompt_host::wasm::{RuntimeConfig, WasmRuntime};
@@ -25,7 +27,10 @@ fn main() {
     let mut config = RuntimeConfig::with_cache_dir(cache);
     // `PROFILE_POOLING=1`: the same run with the pooling allocator.
     if std::env::var_os("PROFILE_POOLING").is_some_and(|v| v == "1") {
-        config.pooling = Some(prompt_host::wasm::Pooling::default());
+        config.pooling = Some(prompt_host::wasm::Pooling {
+            max_instances: 4_096,
+            ..prompt_host::wasm::Pooling::default()
+        });
     }
     let runtime = WasmRuntime::new(config).expect("runtime");
     let guests = Guests::load();
@@ -82,6 +87,43 @@ fn main() {
                     .expect("assemble");
                 std::hint::black_box(render_prompt(&a).expect("render"));
             }
+        }
+        "cold-warm" => {
+            // `n` plugins, each alone in a scope of its own (one dynamic section, one
+            // variable). Each scope is assembled twice in a row: the first assembly finds
+            // the instance's memory and store cold (the previous assembly touched another
+            // instance), the second finds them warm. Prints the medians of both.
+            let registry = reference::chain_registry();
+            let _base = reference::chain_base().load_wasm(&runtime, &registry, &code, None);
+            let plugins = reference::chain_plugins(n);
+            let scopes: Vec<String> = (0..n).map(|i| format!("solo:{i}")).collect();
+            let _loaded: Vec<_> = plugins
+                .iter()
+                .zip(&scopes)
+                .map(|(p, s)| p.load_wasm(&runtime, &registry, &code, Some(s)))
+                .collect();
+            let (mut cold, mut warm) = (Vec::new(), Vec::new());
+            for _ in 0..(20_000 / n).max(3) {
+                for scope in &scopes {
+                    for into in [&mut cold, &mut warm] {
+                        let started = std::time::Instant::now();
+                        let a = registry
+                            .assemble_blocking(Some(scope), Reference::context())
+                            .expect("assemble");
+                        std::hint::black_box(render_prompt(&a).expect("render"));
+                        into.push(started.elapsed().as_nanos() as f64);
+                    }
+                }
+            }
+            let median = |v: &mut Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2] / 1000.0
+            };
+            println!(
+                "{n} instances: first assembly of a scope {:.1} µs, the same scope again {:.1} µs",
+                median(&mut cold),
+                median(&mut warm)
+            );
         }
         other => panic!("unknown {other}"),
     }
