@@ -93,6 +93,19 @@ pub(crate) struct DiskCache {
     fingerprint: [u8; 32],
 }
 
+/// A verified cache file: the header, then the serialized component. The code is handed to
+/// `Component::deserialize` in place (no copy without the header: artifacts are megabytes).
+pub(crate) struct Artifact {
+    file: Vec<u8>,
+}
+
+impl Artifact {
+    /// The serialized component.
+    pub(crate) fn code(&self) -> &[u8] {
+        &self.file[HEADER_LEN..]
+    }
+}
+
 impl DiskCache {
     /// Open (creating if needed) the cache at `dir` for code compiled by `engine`.
     pub(crate) fn open(dir: &Path, engine: &wasmtime::Engine) -> Result<Self, WasmError> {
@@ -118,9 +131,9 @@ impl DiskCache {
 
     /// The verified artifact for `wasm_sha`, or `None` (missing, foreign or corrupt files are
     /// removed so the next store replaces them).
-    pub(crate) fn load(&self, wasm_sha: &[u8; 32]) -> Option<Vec<u8>> {
+    pub(crate) fn load(&self, wasm_sha: &[u8; 32]) -> Option<Artifact> {
         let path = self.path_for(wasm_sha);
-        let mut bytes = fs::read(&path).ok()?;
+        let bytes = fs::read(&path).ok()?;
         if !self.verify(wasm_sha, &bytes) {
             log::warn!(
                 "compiled-code cache: ignoring {} (header does not verify)",
@@ -129,8 +142,7 @@ impl DiskCache {
             let _ = fs::remove_file(&path);
             return None;
         }
-        bytes.drain(..HEADER_LEN);
-        Some(bytes)
+        Some(Artifact { file: bytes })
     }
 
     fn verify(&self, wasm_sha: &[u8; 32], bytes: &[u8]) -> bool {
@@ -236,11 +248,11 @@ mod tests {
         let sha = sha256(b"wasm");
         assert!(cache.load(&sha).is_none());
         cache.store(&sha, b"artifact").unwrap();
-        assert_eq!(cache.load(&sha).unwrap(), b"artifact");
+        assert_eq!(cache.load(&sha).unwrap().code(), b"artifact");
 
         // A second handle on the same directory (another process) reads the same key.
         let again = DiskCache::open(dir.path(), &engine()).unwrap();
-        assert_eq!(again.load(&sha).unwrap(), b"artifact");
+        assert_eq!(again.load(&sha).unwrap().code(), b"artifact");
 
         // Flip one artifact byte: refused and removed.
         let path = cache.path_for(&sha);

@@ -518,7 +518,7 @@ impl WasmRuntime {
                 // (HMAC under the cache directory's key) for this exact wasm and engine
                 // fingerprint, so it is output of `Component::serialize` on a compatible
                 // engine.
-                match unsafe { Component::deserialize(&inner.engine, &artifact) } {
+                match unsafe { Component::deserialize(&inner.engine, artifact.code()) } {
                     Ok(c) => {
                         inner.disk_hits.fetch_add(1, Ordering::Relaxed);
                         log::info!(
