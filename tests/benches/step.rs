@@ -97,7 +97,7 @@ fn interleaved_ratio(both: &Both, rounds: usize) {
     let scope = reference::agent(0);
     let mut wasm = Vec::with_capacity(rounds);
     let mut native = Vec::with_capacity(rounds);
-    let mut time = |registry: &Registry, into: &mut Vec<f64>| {
+    let time = |registry: &Registry, into: &mut Vec<f64>| {
         let started = Instant::now();
         black_box(step(registry, &scope));
         into.push(started.elapsed().as_nanos() as f64);

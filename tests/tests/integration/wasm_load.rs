@@ -731,8 +731,7 @@ fn the_redactor_rewrites_only_the_sections_that_contain_a_word() {
 
     let bad = rt
         .load_bytes(&reg, &spec("bad", None, json!({"words": [""]})), &redactor)
-        .err()
-        .expect("an empty word is refused")
+        .expect_err("an empty word is refused")
         .to_string();
     assert!(
         bad.contains("plugin \"bad\"") && bad.contains("empty word"),
