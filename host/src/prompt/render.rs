@@ -235,19 +235,20 @@ fn interpolate_with(
     variables: &Vars<'_>,
 ) -> Result<(), RenderError> {
     let bytes = text.as_bytes();
+    // Most texts hold no `{{`: for them one byte search is all the work.
+    let Some(first_open) = find_open(text, 0) else {
+        out.push_str(text);
+        return Ok(());
+    };
     // A `{{` is a group or a malformed reference only if some `}}` starts at or after its
     // third byte; past the last `}}` everything is literal, which keeps the scan linear.
-    let last_close = match text.rfind("}}") {
-        Some(pos) => pos,
-        None => {
-            out.push_str(text);
-            return Ok(());
-        }
+    let Some(last_close) = rfind_close(text) else {
+        out.push_str(text);
+        return Ok(());
     };
     let mut last = 0;
-    let mut search = 0;
-    while let Some(found) = text[search..].find("{{") {
-        let open = search + found;
+    let mut next = Some(first_open);
+    while let Some(open) = next {
         if last_close < open + 2 {
             break;
         }
@@ -288,10 +289,40 @@ fn interpolate_with(
         // Values are inserted verbatim and never re-scanned.
         out.push_str(value);
         last = close + 2;
-        search = last;
+        next = find_open(text, last);
     }
     out.push_str(&text[last..]);
     Ok(())
+}
+
+/// The first `{{` at or after byte `from` (a char boundary). Searching for the byte `{`
+/// (memchr) and checking the next one is several times cheaper than a substring search,
+/// which sets up a two-way searcher on every call.
+fn find_open(text: &str, from: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut at = from;
+    while let Some(found) = text[at..].find('{') {
+        let pos = at + found;
+        if bytes.get(pos + 1) == Some(&b'{') {
+            return Some(pos);
+        }
+        // `{` is ASCII, so the next byte starts a char.
+        at = pos + 1;
+    }
+    None
+}
+
+/// Where the last `}}` in `text` starts (as `rfind("}}")`, by byte search).
+fn rfind_close(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut end = bytes.len();
+    while let Some(pos) = text[..end].rfind('}') {
+        if pos > 0 && bytes[pos - 1] == b'}' {
+            return Some(pos - 1);
+        }
+        end = pos;
+    }
+    None
 }
 
 /// Where the `}}` of a complete simple group starting at `start` (just after `{{`) begins:

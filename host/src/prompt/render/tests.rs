@@ -283,3 +283,38 @@ fn snapshot_equals_join_of_sections() {
         join_context_sections(&render_context_sections(&a).unwrap())
     );
 }
+
+#[test]
+fn byte_searches_agree_with_substring_searches() {
+    for text in [
+        "",
+        "{",
+        "{{",
+        "{{{",
+        "a{b{{c",
+        "}",
+        "}}",
+        "}}}",
+        "x}}y}}z",
+        "}{}{",
+        "é{{ü}}ö",
+        "{ {",
+        "} }",
+        "{{a}}{{b}}",
+    ] {
+        for from in 0..=text.len() {
+            if text.is_char_boundary(from) {
+                assert_eq!(
+                    super::find_open(text, from),
+                    text[from..].find("{{").map(|i| i + from),
+                    "find_open({text:?}, {from})"
+                );
+            }
+        }
+        assert_eq!(
+            super::rfind_close(text),
+            text.rfind("}}"),
+            "rfind_close({text:?})"
+        );
+    }
+}
