@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use prompt_plugin::{declare, log, AssembleContext, Assembly, Error, Plugin, ToolSet};
 use serde_json::{json, Value};
 
-use spec::{Source, Spec, Step, ToolsSpec, VariableValue};
+use spec::{Source, Spec, Step, Texts, ToolsSpec, VariableValue};
 
 /// What a dynamic entry does when the host calls it.
 enum Dynamic {
@@ -180,28 +180,18 @@ impl Plugin for Declare {
                 Step::SetSection(s) => {
                     a.set_section(&s.name, &s.text);
                 }
-                Step::SetSectionAt(i, text) => {
-                    let found = a.set_section_text_at(*i, text);
+                Step::SetTextAt(texts, i, text) => {
+                    let (found, record) = match texts {
+                        Texts::Sections => (a.set_section_text_at(*i, text), "set_section_at"),
+                        Texts::Contexts => (a.set_context_text_at(*i, text), "set_context_at"),
+                    };
                     log::info(
-                        json!({ "record": "set_section_at", "listener": key, "value": found })
-                            .to_string(),
+                        json!({ "record": record, "listener": key, "value": found }).to_string(),
                     );
                 }
-                Step::RecordFind(needle) => {
-                    let hits = a.find_sections(needle);
-                    // Each hit as `section-at` returns it, plus the position after the
-                    // last section (none).
-                    let len = a.section_names().len() as u32;
-                    let at: Vec<Value> = hits
-                        .iter()
-                        .chain(std::iter::once(&len))
-                        .map(|i| json!(a.section_at(*i).map(|s| (s.name, s.text))))
-                        .collect();
-                    log::info(
-                        json!({ "record": "find", "listener": key, "value": { "hits": hits, "at": at } })
-                            .to_string(),
-                    );
-                }
+                Step::RecordFind(texts, needle) => record_find(key, *texts, needle, a),
+                Step::SetAll(Texts::Sections, all) => a.set_sections(all),
+                Step::SetAll(Texts::Contexts, all) => a.set_contexts(all),
                 Step::RemoveSection(n) => {
                     a.remove_section(n);
                 }
@@ -269,6 +259,35 @@ fn expand(template: &str, call: u64, cx: &AssembleContext) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Log `find-sections(needle)` (or `find-contexts`) and what `section-at` (`context-at`)
+/// returns for each hit and for the position after the last entry (none).
+fn record_find(key: &str, texts: Texts, needle: &str, a: &Assembly) {
+    let (hits, len, record) = match texts {
+        Texts::Sections => (a.find_sections(needle), a.section_names().len(), "find"),
+        Texts::Contexts => (
+            a.find_contexts(needle),
+            a.context_names().len(),
+            "find_contexts",
+        ),
+    };
+    let end = u32::try_from(len).unwrap_or(u32::MAX);
+    let at: Vec<Value> = hits
+        .iter()
+        .chain(std::iter::once(&end))
+        .map(|i| {
+            let entry = match texts {
+                Texts::Sections => a.section_at(*i),
+                Texts::Contexts => a.context_at(*i),
+            };
+            json!(entry.map(|t| (t.name, t.text)))
+        })
+        .collect();
+    log::info(
+        json!({ "record": record, "listener": key, "value": { "hits": hits, "at": at } })
+            .to_string(),
+    );
 }
 
 /// Log what the listener sees as one JSON line, so a test can read it from the host log.

@@ -55,8 +55,9 @@ pub enum Step {
     PushSection(NamedText),
     InsertSection(u32, NamedText),
     SetSection(NamedText),
-    SetSectionAt(u32, String),
-    RecordFind(String),
+    SetTextAt(Texts, u32, String),
+    SetAll(Texts, Vec<NamedText>),
+    RecordFind(Texts, String),
     RemoveSection(String),
     PushContext(NamedText),
     SetContext(NamedText),
@@ -68,6 +69,13 @@ pub enum Step {
     Next,
     Clear,
     Fail(String),
+}
+
+/// Which texts a by-position step works on.
+#[derive(Clone, Copy)]
+pub enum Texts {
+    Sections,
+    Contexts,
 }
 
 /// The listener to declare.
@@ -323,18 +331,41 @@ fn step(value: &Value, path: &str) -> Result<Step, Error> {
             Step::InsertSection(index, text)
         }
         "set_section" => Step::SetSection(named_text(arg, &at)?),
-        "set_section_at" => {
+        "set_section_at" | "set_context_at" => {
+            let texts = if kind == "set_section_at" {
+                Texts::Sections
+            } else {
+                Texts::Contexts
+            };
             let map = object(arg, &at, &["index", "text"])?;
             let index = required(map, "index", &at)?
                 .as_u64()
                 .and_then(|i| u32::try_from(i).ok())
                 .ok_or_else(|| bad(&format!("{at}.index"), "expected a non-negative integer"))?;
-            Step::SetSectionAt(
+            Step::SetTextAt(
+                texts,
                 index,
                 string(required(map, "text", &at)?, &format!("{at}.text"))?,
             )
         }
-        "record_find" => Step::RecordFind(string(arg, &at)?),
+        "set_sections" | "set_contexts" => {
+            let texts = if kind == "set_sections" {
+                Texts::Sections
+            } else {
+                Texts::Contexts
+            };
+            let items = arg
+                .as_array()
+                .ok_or_else(|| bad(&at, "expected an array of {\"name\", \"text\"}"))?;
+            let all = items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| named_text(item, &format!("{at}[{i}]")))
+                .collect::<Result<_, _>>()?;
+            Step::SetAll(texts, all)
+        }
+        "record_find" => Step::RecordFind(Texts::Sections, string(arg, &at)?),
+        "record_find_contexts" => Step::RecordFind(Texts::Contexts, string(arg, &at)?),
         "remove_section" => Step::RemoveSection(string(arg, &at)?),
         "push_context" => Step::PushContext(named_text(arg, &at)?),
         "set_context" => Step::SetContext(named_text(arg, &at)?),

@@ -52,6 +52,14 @@ impl Redactor {
         }
         out
     }
+
+    /// The positions `find` reports for any of the words, in order, each once.
+    fn hits(&self, find: impl Fn(&str) -> Vec<u32>) -> Vec<u32> {
+        let mut hits: Vec<u32> = self.words.iter().flat_map(|w| find(w)).collect();
+        hits.sort_unstable();
+        hits.dedup();
+        hits
+    }
 }
 
 impl Plugin for Redactor {
@@ -80,14 +88,7 @@ impl Plugin for Redactor {
         a.next()?;
         // Let the host find the sections to rewrite, then copy only those across the
         // boundary.
-        let mut hits: Vec<u32> = self
-            .words
-            .iter()
-            .flat_map(|word| a.find_sections(word))
-            .collect();
-        hits.sort_unstable();
-        hits.dedup();
-        for index in hits {
+        for index in self.hits(|word| a.find_sections(word)) {
             if let Some(section) = a.section_at(index) {
                 if let Some(text) = self.redact(&section.text) {
                     a.set_section_text_at(index, &text);
@@ -95,9 +96,11 @@ impl Plugin for Redactor {
             }
         }
         if self.contexts {
-            for name in a.context_names() {
-                if let Some(text) = a.context(&name).and_then(|t| self.redact(&t)) {
-                    a.set_context(&name, &text);
+            for index in self.hits(|word| a.find_contexts(word)) {
+                if let Some(context) = a.context_at(index) {
+                    if let Some(text) = self.redact(&context.text) {
+                        a.set_context_text_at(index, &text);
+                    }
                 }
             }
         }

@@ -94,6 +94,33 @@ fn remove_all(list: &mut Vec<crate::prompt::NamedText>, name: &str) -> u32 {
     u32::try_from(before - list.len()).unwrap_or(u32::MAX)
 }
 
+/// The positions of the entries of `list` whose text contains `needle`.
+fn find_in(list: &[crate::prompt::NamedText], needle: &str) -> Vec<u32> {
+    list.iter()
+        .enumerate()
+        .filter(|(_, t)| t.text.contains(needle))
+        // An assembly never holds 2^32 entries (`max_declarations` and the edit budget
+        // bound it); saturate rather than wrap if one ever did.
+        .map(|(i, _)| u32::try_from(i).unwrap_or(u32::MAX))
+        .collect()
+}
+
+/// The entry of `list` at `index`, copied for the guest.
+fn at(list: &[crate::prompt::NamedText], index: u32) -> Option<NamedText> {
+    list.get(index as usize).map(convert::wit_named_text)
+}
+
+/// Replace the text of the entry at `index`; false if there is none.
+fn set_text_at(list: &mut [crate::prompt::NamedText], index: u32, text: String) -> bool {
+    match list.get_mut(index as usize) {
+        Some(t) => {
+            t.text = text;
+            true
+        }
+        None => false,
+    }
+}
+
 impl wit::HostAssembly for HostState {
     fn section_names(&mut self, h: Resource<AssemblyHandle>) -> wasmtime::Result<Vec<String>> {
         Ok(self
@@ -198,16 +225,7 @@ impl wit::HostAssembly for HostState {
         h: Resource<AssemblyHandle>,
         needle: String,
     ) -> wasmtime::Result<Vec<u32>> {
-        Ok(self
-            .asm(&h)?
-            .sections
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.text.contains(needle.as_str()))
-            // An assembly never holds 2^32 sections (`max_declarations` and the edit budget
-            // bound it); saturate rather than wrap if one ever did.
-            .map(|(i, _)| u32::try_from(i).unwrap_or(u32::MAX))
-            .collect())
+        Ok(find_in(&self.asm(&h)?.sections, &needle))
     }
 
     fn section_at(
@@ -215,11 +233,7 @@ impl wit::HostAssembly for HostState {
         h: Resource<AssemblyHandle>,
         index: u32,
     ) -> wasmtime::Result<Option<NamedText>> {
-        Ok(self
-            .asm(&h)?
-            .sections
-            .get(index as usize)
-            .map(convert::wit_named_text))
+        Ok(at(&self.asm(&h)?.sections, index))
     }
 
     fn set_section_text_at(
@@ -229,13 +243,7 @@ impl wit::HostAssembly for HostState {
         text: String,
     ) -> wasmtime::Result<bool> {
         self.charge(text.len(), "assembly edit")?;
-        Ok(match self.asm(&h)?.sections.get_mut(index as usize) {
-            Some(s) => {
-                s.text = text;
-                true
-            }
-            None => false,
-        })
+        Ok(set_text_at(&mut self.asm(&h)?.sections, index, text))
     }
 
     fn context_names(&mut self, h: Resource<AssemblyHandle>) -> wasmtime::Result<Vec<String>> {
@@ -295,6 +303,55 @@ impl wit::HostAssembly for HostState {
         name: String,
     ) -> wasmtime::Result<u32> {
         Ok(remove_all(&mut self.asm(&h)?.contexts, &name))
+    }
+
+    fn contexts(&mut self, h: Resource<AssemblyHandle>) -> wasmtime::Result<Vec<NamedText>> {
+        Ok(self
+            .asm(&h)?
+            .contexts
+            .iter()
+            .map(convert::wit_named_text)
+            .collect())
+    }
+
+    fn set_contexts(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        contexts: Vec<NamedText>,
+    ) -> wasmtime::Result<()> {
+        let bytes = contexts.iter().map(|c| c.name.len() + c.text.len()).sum();
+        self.charge(bytes, "assembly edit")?;
+        for context in &contexts {
+            edited_name("context", &context.name)?;
+        }
+        self.asm(&h)?.contexts = contexts.into_iter().map(convert::named_text).collect();
+        Ok(())
+    }
+
+    fn find_contexts(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        needle: String,
+    ) -> wasmtime::Result<Vec<u32>> {
+        Ok(find_in(&self.asm(&h)?.contexts, &needle))
+    }
+
+    fn context_at(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        index: u32,
+    ) -> wasmtime::Result<Option<NamedText>> {
+        Ok(at(&self.asm(&h)?.contexts, index))
+    }
+
+    fn set_context_text_at(
+        &mut self,
+        h: Resource<AssemblyHandle>,
+        index: u32,
+        text: String,
+    ) -> wasmtime::Result<bool> {
+        self.charge(text.len(), "assembly edit")?;
+        Ok(set_text_at(&mut self.asm(&h)?.contexts, index, text))
     }
 
     fn tool_names(&mut self, h: Resource<AssemblyHandle>) -> wasmtime::Result<Vec<String>> {

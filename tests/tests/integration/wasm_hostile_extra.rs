@@ -288,6 +288,8 @@ fn a_listener_cannot_push_names_with_control_characters() {
     for step in [
         json!({"push_section": {"name": "x\u{1b}[31mred", "text": "t"}}),
         json!({"push_context": {"name": "ctx\u{202e}evil", "text": "t"}}),
+        json!({"set_sections": [{"name": "ok", "text": "t"}, {"name": "bad\u{7}", "text": "t"}]}),
+        json!({"set_contexts": [{"name": "bad\u{2066}", "text": "t"}]}),
     ] {
         let config = json!({"listener": {"key": "l", "steps": [step, {"next": true}]}});
         let plugin = rt

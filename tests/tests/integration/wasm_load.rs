@@ -597,8 +597,9 @@ fn host_toml_pooling_loads_plugins_and_names_the_one_over_the_cap() {
     assert!(error.contains("plugin \"three\""), "{error}");
 }
 
-/// `find-sections` searches in the host and returns positions; `section-at` and
-/// `set-section-text-at` read and write by position, and report a position past the end.
+/// `find-sections` / `find-contexts` search in the host and return positions; `section-at`,
+/// `context-at`, `set-section-text-at` and `set-context-text-at` read and write by position,
+/// and report a position past the end.
 #[test]
 fn a_listener_finds_sections_in_the_host_and_edits_them_by_position() {
     let dir = tempfile::tempdir().unwrap();
@@ -614,6 +615,10 @@ fn a_listener_finds_sections_in_the_host_and_edits_them_by_position() {
                     {"name": "s1", "order": 10, "text": "a needle here"},
                     {"name": "s2", "order": 20, "text": "plain"},
                     {"name": "s3", "order": 30, "text": "needle again"}
+                ],
+                "contexts": [
+                    {"name": "c1", "order": 1, "text": "plain context"},
+                    {"name": "c2", "order": 2, "text": "context with a needle"}
                 ]}),
             ),
             &declare(),
@@ -628,7 +633,9 @@ fn a_listener_finds_sections_in_the_host_and_edits_them_by_position() {
                 json!({"listener": {"key": "editor", "steps": [
                     {"next": true},
                     {"record_find": "needle"},
-                    {"set_section_at": {"index": 999, "text": "nowhere"}}
+                    {"set_section_at": {"index": 999, "text": "nowhere"}},
+                    {"record_find_contexts": "needle"},
+                    {"set_context_at": {"index": 999, "text": "nowhere"}}
                 ]}}),
             ),
             &declare(),
@@ -651,6 +658,11 @@ fn a_listener_finds_sections_in_the_host_and_edits_them_by_position() {
         json!([["s1", "a needle here"], ["s3", "needle again"], null])
     );
     assert_eq!(record("set_section_at"), json!(false));
+    let context_position = |name: &str| a.contexts.iter().position(|c| c.name == name).unwrap();
+    let found = record("find_contexts");
+    assert_eq!(found["hits"], json!([context_position("c2")]));
+    assert_eq!(found["at"], json!([["c2", "context with a needle"], null]));
+    assert_eq!(record("set_context_at"), json!(false));
     drop(lines);
 
     // Writing by position changes exactly that section.
@@ -663,7 +675,8 @@ fn a_listener_finds_sections_in_the_host_and_edits_them_by_position() {
                 None,
                 json!({"listener": {"key": "writer", "steps": [
                     {"next": true},
-                    {"set_section_at": {"index": at, "text": "rewritten"}}
+                    {"set_section_at": {"index": at, "text": "rewritten"}},
+                    {"set_context_at": {"index": context_position("c1"), "text": "rewritten context"}}
                 ]}}),
             ),
             &declare(),
@@ -673,6 +686,11 @@ fn a_listener_finds_sections_in_the_host_and_edits_them_by_position() {
     assert_eq!(b.sections[at].name, "s2");
     assert_eq!(b.sections[at].text, "rewritten");
     assert_eq!(b.sections[position("s1")].text, "a needle here");
+    assert_eq!(b.contexts[context_position("c1")].text, "rewritten context");
+    assert_eq!(
+        b.contexts[context_position("c2")].text,
+        "context with a needle"
+    );
 }
 
 /// The `redactor` guest rewrites every configured word in sections (and contexts when asked)
@@ -765,4 +783,43 @@ fn the_reference_deployment_is_the_same_in_wasm_and_native() {
         .sections
         .iter()
         .any(|s| s.text.contains("[redacted]") && !s.text.contains(reference::REDACTED_WORD)));
+}
+
+/// `set-sections` and `set-contexts` replace everything the inner chain produced.
+#[test]
+fn a_listener_replaces_all_sections_and_contexts() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(dir.path());
+    let reg = registry();
+    let _replacer = rt
+        .load_bytes(
+            &reg,
+            &spec(
+                "replacer",
+                None,
+                json!({
+                    "sections": [{"name": "gone", "order": 1, "text": "old"}],
+                    "contexts": [{"name": "gone-ctx", "order": 1, "text": "old"}],
+                    "listener": {"key": "replacer", "steps": [
+                        {"next": true},
+                        {"set_sections": [{"name": "a", "text": "A"}, {"name": "b", "text": "B"}]},
+                        {"set_contexts": [{"name": "c", "text": "C"}]}
+                    ]}
+                }),
+            ),
+            &declare(),
+        )
+        .unwrap();
+    let a = assemble(&reg, None);
+    let sections: Vec<(&str, &str)> = a
+        .sections
+        .iter()
+        .map(|s| (s.name.as_str(), s.text.as_str()))
+        .collect();
+    assert_eq!(sections, [("a", "A"), ("b", "B")]);
+    assert_eq!(a.contexts.len(), 1);
+    assert_eq!(
+        (a.contexts[0].name.as_str(), a.contexts[0].text.as_str()),
+        ("c", "C")
+    );
 }
