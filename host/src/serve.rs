@@ -12,6 +12,10 @@
 //! - `step {session, scope?, facts?, in_history?, starts_series?, user?}` → `{request,
 //!   commits, starts_series}`; the session log stays open (locked) until `close_session`
 //! - `close_session {session}`
+//! - `mcp_status {wait_ms?}` → `[{id, server, scope, plugin, state, generations, published,
+//!   rejected, failures, live_generation, last_error}]` for every `[[mcp]]` server; with
+//!   `wait_ms`, first waits (at most that long, and never past a server's own bound) until
+//!   every server has published its first generation or failed, as the one-shot commands do
 //!
 //! `facts` is an object `{"model": "m1"}` or a list of `[key, value]` pairs.
 
@@ -22,6 +26,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::host::{Facts, Host, PluginId, StepOptions};
+use crate::mcp::McpState;
 use crate::session::Session;
 use crate::wasm::{Limits, OnError, PluginOptions, PluginSpec};
 
@@ -221,6 +226,41 @@ impl Server {
                 Ok(json!({"prompt": rendered.prompt, "context": rendered.context}))
             }
             "step" => self.step(parse(params)?).await,
+            "mcp_status" => {
+                let p: McpStatusParams = parse(params)?;
+                let statuses = match p.wait_ms {
+                    Some(ms) => {
+                        self.host
+                            .wait_mcp_ready(std::time::Duration::from_millis(ms))
+                            .await
+                    }
+                    None => self.host.mcp_status(),
+                };
+                Ok(Value::Array(
+                    statuses
+                        .into_iter()
+                        .map(|(id, s)| {
+                            json!({
+                                "id": id.0,
+                                "server": s.server,
+                                "scope": s.scope,
+                                "plugin": s.plugin,
+                                "state": match s.state {
+                                    McpState::Starting => "starting",
+                                    McpState::Up => "up",
+                                    McpState::Down => "down",
+                                },
+                                "generations": s.generations,
+                                "published": s.published,
+                                "rejected": s.rejected,
+                                "failures": s.failures,
+                                "live_generation": s.live_generation,
+                                "last_error": s.last_error,
+                            })
+                        })
+                        .collect(),
+                ))
+            }
             "close_session" => {
                 let p: SessionRef = parse(params)?;
                 Ok(json!({ "closed": self.sessions.remove(&p.session).is_some() }))
@@ -301,6 +341,13 @@ struct LoadPlugin {
     on_error: Option<OnError>,
     #[serde(default)]
     sha256: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct McpStatusParams {
+    #[serde(default)]
+    wait_ms: Option<u64>,
 }
 
 #[derive(Deserialize)]

@@ -67,3 +67,49 @@ fn the_cli_renders_the_instructions_of_a_configured_server() {
     let run = render("agent:2");
     assert!(!run.ok().contains("MCP server"), "{}", run.stdout);
 }
+
+/// `serve`'s `mcp_status` reports every configured server; with `wait_ms` it first waits for
+/// the servers' first generation, so the next `render` has their instructions.
+#[test]
+fn serve_reports_mcp_status_and_waits_for_the_first_generation() {
+    let _serial = super::mcp_client::serial_blocking();
+    if !python_mcp_available() {
+        return;
+    }
+    let text = format!(
+        "[host]\nmcp_provider = {provider:?}\n\
+         [[scope]]\nname = \"agent:1\"\n\
+         [[mcp]]\nname = \"fx\"\ncommand = {python:?}\nscope = \"agent:1\"\ntimeout_ms = 20000\n\
+         args = [{server:?}, \"--instructions\", \"Use echo to repeat text.\"]\n",
+        provider = env!("GUEST_MCP_INSTRUCTIONS"),
+        python = python(),
+        server = fixtures().join("server.py").display().to_string(),
+    );
+    let deployment = Deployment::new(&text);
+    let config = deployment.config().display().to_string();
+    let input = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"mcp_status\",\"params\":{\"wait_ms\":30000}}\n\
+                 {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"render\",\"params\":{\"scope\":\"agent:1\"}}\n\
+                 {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"mcp_status\",\"params\":{\"wait\":1}}\n";
+    let run = deployment.run_with_input(&["serve", "--config", &config], input);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let responses: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(responses.len(), 3, "{}", run.stdout);
+    let status = &responses[0]["result"];
+    assert_eq!(status.as_array().map(Vec::len), Some(1), "{status}");
+    let fx = &status[0];
+    assert_eq!(fx["server"], "fx");
+    assert_eq!(fx["scope"], "agent:1");
+    assert_eq!(fx["plugin"], "mcp:fx");
+    assert_eq!(fx["state"], "up", "{fx}");
+    assert!(fx["published"].as_u64() >= Some(1), "{fx}");
+    assert!(fx["live_generation"].is_u64(), "{fx}");
+    let prompt = responses[1]["result"]["prompt"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(prompt.contains(FENCED), "{prompt}");
+    assert_eq!(responses[2]["error"]["code"], -32602, "{}", responses[2]);
+}
