@@ -83,6 +83,21 @@ impl HostState {
             .ok_or_else(|| wasmtime::Error::msg("assembly handle used outside on-assemble"))
     }
 
+    /// A whole replacement list of sections or contexts (`kind`), charged to the output
+    /// budget and with every name checked, in the core's form.
+    fn replacement(
+        &mut self,
+        kind: &str,
+        texts: Vec<NamedText>,
+    ) -> wasmtime::Result<Vec<crate::prompt::NamedText>> {
+        let bytes = texts.iter().map(|t| t.name.len() + t.text.len()).sum();
+        self.charge(bytes, "assembly edit")?;
+        for text in &texts {
+            edited_name(kind, &text.name)?;
+        }
+        Ok(texts.into_iter().map(convert::named_text).collect())
+    }
+
     fn asm(&mut self, h: &Resource<AssemblyHandle>) -> wasmtime::Result<&mut Assembly> {
         Ok(&mut self.frame(h)?.assembly)
     }
@@ -211,12 +226,8 @@ impl wit::HostAssembly for HostState {
         h: Resource<AssemblyHandle>,
         sections: Vec<NamedText>,
     ) -> wasmtime::Result<()> {
-        let bytes = sections.iter().map(|s| s.name.len() + s.text.len()).sum();
-        self.charge(bytes, "assembly edit")?;
-        for section in &sections {
-            edited_name("section", &section.name)?;
-        }
-        self.asm(&h)?.sections = sections.into_iter().map(convert::named_text).collect();
+        let sections = self.replacement("section", sections)?;
+        self.asm(&h)?.sections = sections;
         Ok(())
     }
 
@@ -319,12 +330,8 @@ impl wit::HostAssembly for HostState {
         h: Resource<AssemblyHandle>,
         contexts: Vec<NamedText>,
     ) -> wasmtime::Result<()> {
-        let bytes = contexts.iter().map(|c| c.name.len() + c.text.len()).sum();
-        self.charge(bytes, "assembly edit")?;
-        for context in &contexts {
-            edited_name("context", &context.name)?;
-        }
-        self.asm(&h)?.contexts = contexts.into_iter().map(convert::named_text).collect();
+        let contexts = self.replacement("context", contexts)?;
+        self.asm(&h)?.contexts = contexts;
         Ok(())
     }
 

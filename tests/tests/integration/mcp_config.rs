@@ -30,12 +30,8 @@ fn from_config_outside_a_tokio_runtime_is_refused_naming_the_server() {
     );
 }
 
-#[test]
-fn the_cli_renders_the_instructions_of_a_configured_server() {
-    let _serial = super::mcp_client::serial_blocking();
-    if !python_mcp_available() {
-        return;
-    }
+/// A deployment with the fixture MCP server `fx` in `agent:1` (and an unrelated `agent:2`).
+fn fx_deployment() -> Deployment {
     let text = format!(
         "[host]\nmcp_provider = {provider:?}\n\
          [[scope]]\nname = \"agent:1\"\n[[scope]]\nname = \"agent:2\"\n\
@@ -45,7 +41,16 @@ fn the_cli_renders_the_instructions_of_a_configured_server() {
         python = python(),
         server = fixtures().join("server.py").display().to_string(),
     );
-    let deployment = Deployment::new(&text);
+    Deployment::new(&text)
+}
+
+#[test]
+fn the_cli_renders_the_instructions_of_a_configured_server() {
+    let _serial = super::mcp_client::serial_blocking();
+    if !python_mcp_available() {
+        return;
+    }
+    let deployment = fx_deployment();
     let config = deployment.config().display().to_string();
     let render = |scope: &str| {
         let started = Instant::now();
@@ -76,16 +81,7 @@ fn serve_reports_mcp_status_and_waits_for_the_first_generation() {
     if !python_mcp_available() {
         return;
     }
-    let text = format!(
-        "[host]\nmcp_provider = {provider:?}\n\
-         [[scope]]\nname = \"agent:1\"\n\
-         [[mcp]]\nname = \"fx\"\ncommand = {python:?}\nscope = \"agent:1\"\ntimeout_ms = 20000\n\
-         args = [{server:?}, \"--instructions\", \"Use echo to repeat text.\"]\n",
-        provider = env!("GUEST_MCP_INSTRUCTIONS"),
-        python = python(),
-        server = fixtures().join("server.py").display().to_string(),
-    );
-    let deployment = Deployment::new(&text);
+    let deployment = fx_deployment();
     let config = deployment.config().display().to_string();
     let input = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"mcp_status\",\"params\":{\"wait_ms\":30000}}\n\
                  {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"render\",\"params\":{\"scope\":\"agent:1\"}}\n\
