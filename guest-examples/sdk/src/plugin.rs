@@ -72,6 +72,33 @@ thread_local! {
     static STATE: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
 }
 
+thread_local! {
+    /// The context the host sent last: it sends `none` while the context is unchanged (see
+    /// `contributor.wit`).
+    static CONTEXT: RefCell<Option<AssembleContext>> = const { RefCell::new(None) };
+}
+
+/// Run `f` with this call's context: `sent`, kept for later calls, or else the kept one.
+fn with_context<R>(
+    sent: Option<AssembleContext>,
+    f: impl FnOnce(&AssembleContext) -> Result<R, Error>,
+) -> Result<R, Error> {
+    CONTEXT.with(|cell| {
+        let Ok(mut kept) = cell.try_borrow_mut() else {
+            return Err(Error::failed("plugin called re-entrantly"));
+        };
+        if let Some(context) = sent {
+            *kept = Some(context);
+        }
+        match kept.as_ref() {
+            Some(context) => f(context),
+            None => Err(Error::invalid_input(
+                "the host sent no assemble-context and none was kept",
+            )),
+        }
+    })
+}
+
 /// Run `f` on the instance state of type `T`, turning "no state" and re-entrance into errors
 /// instead of panics (a panic would trap and poison the instance).
 fn with_state<T: Plugin, R>(f: impl FnOnce(&mut T) -> Result<R, Error>) -> Result<R, Error> {
@@ -106,28 +133,34 @@ impl<T: Plugin> contributor::Guest for Export<T> {
         })
     }
 
-    fn section_text(name: String, context: AssembleContext) -> Result<String, Error> {
-        with_state(|p: &mut T| p.section_text(&name, &context))
+    fn section_text(name: String, context: Option<AssembleContext>) -> Result<String, Error> {
+        with_context(context, |cx| {
+            with_state(|p: &mut T| p.section_text(&name, cx))
+        })
     }
 
-    fn context_text(name: String, context: AssembleContext) -> Result<String, Error> {
-        with_state(|p: &mut T| p.context_text(&name, &context))
+    fn context_text(name: String, context: Option<AssembleContext>) -> Result<String, Error> {
+        with_context(context, |cx| {
+            with_state(|p: &mut T| p.context_text(&name, cx))
+        })
     }
 
-    fn variable(name: String, context: AssembleContext) -> Result<Option<String>, Error> {
-        with_state(|p: &mut T| p.variable(&name, &context))
+    fn variable(name: String, context: Option<AssembleContext>) -> Result<Option<String>, Error> {
+        with_context(context, |cx| with_state(|p: &mut T| p.variable(&name, cx)))
     }
 
-    fn tools(key: String, context: AssembleContext) -> Result<ToolSet, Error> {
-        with_state(|p: &mut T| p.tools(&key, &context))
+    fn tools(key: String, context: Option<AssembleContext>) -> Result<ToolSet, Error> {
+        with_context(context, |cx| with_state(|p: &mut T| p.tools(&key, cx)))
     }
 
     fn on_assemble(
         key: String,
         assembly: &Assembly,
-        context: AssembleContext,
+        context: Option<AssembleContext>,
     ) -> Result<(), Error> {
-        with_state(|p: &mut T| p.on_assemble(&key, assembly, &context))
+        with_context(context, |cx| {
+            with_state(|p: &mut T| p.on_assemble(&key, assembly, cx))
+        })
     }
 }
 

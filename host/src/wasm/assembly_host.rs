@@ -28,7 +28,6 @@ pub(crate) fn run_listener(
     ctx: &AssembleContext,
     next: &mut Next,
 ) -> Result<(), ListenerFailure> {
-    let wctx = convert::context(ctx);
     let timeout = cell.limits.call_timeout();
     let snapshot_after_next = cell.skips();
     let mut frame_in = Some(ListenerFrame {
@@ -50,9 +49,10 @@ pub(crate) fn run_listener(
                 message: format!("resource table: {e}"),
             })?;
         let borrowed = Resource::<AssemblyHandle>::new_borrow(handle.rep());
+        let wctx = inst.context_arg(ctx);
         let result = inst.call(
             timeout,
-            |b, s| b.on_assemble(s, key, borrowed, &wctx),
+            |b, s| b.on_assemble(s, key, borrowed, wctx.as_ref()),
             |_| 0,
         );
         let state = inst.store.data_mut();

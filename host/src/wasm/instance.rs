@@ -52,7 +52,7 @@ impl Bindings {
         &self,
         s: &mut Store<HostState>,
         name: &str,
-        ctx: &AssembleContext,
+        ctx: Option<&AssembleContext>,
     ) -> Wr<String> {
         contributor!(self, |g| g.call_section_text(s, name, ctx))
     }
@@ -61,7 +61,7 @@ impl Bindings {
         &self,
         s: &mut Store<HostState>,
         name: &str,
-        ctx: &AssembleContext,
+        ctx: Option<&AssembleContext>,
     ) -> Wr<String> {
         contributor!(self, |g| g.call_context_text(s, name, ctx))
     }
@@ -70,7 +70,7 @@ impl Bindings {
         &self,
         s: &mut Store<HostState>,
         name: &str,
-        ctx: &AssembleContext,
+        ctx: Option<&AssembleContext>,
     ) -> Wr<Option<String>> {
         contributor!(self, |g| g.call_variable(s, name, ctx))
     }
@@ -79,7 +79,7 @@ impl Bindings {
         &self,
         s: &mut Store<HostState>,
         key: &str,
-        ctx: &AssembleContext,
+        ctx: Option<&AssembleContext>,
     ) -> Wr<ToolSet> {
         contributor!(self, |g| g.call_tools(s, key, ctx))
     }
@@ -89,7 +89,7 @@ impl Bindings {
         s: &mut Store<HostState>,
         key: &str,
         handle: Resource<AssemblyHandle>,
-        ctx: &AssembleContext,
+        ctx: Option<&AssembleContext>,
     ) -> Wr<()> {
         contributor!(self, |g| g.call_on_assemble(s, key, handle, ctx))
     }
@@ -144,6 +144,8 @@ pub(crate) struct Instance {
     pub(crate) store: Store<HostState>,
     pub(crate) bindings: Bindings,
     fuel: Option<u64>,
+    /// The context this instance was sent last (see `context_arg`).
+    last_context: Option<crate::prompt::AssembleContext>,
 }
 
 impl Instance {
@@ -193,7 +195,24 @@ impl Instance {
             store,
             bindings,
             fuel,
+            last_context: None,
         })
+    }
+
+    /// The `option<assemble-context>` argument of the next call: `none` when `ctx` is the
+    /// context this instance was sent last (the guest keeps it, see `contributor.wit`), else
+    /// the context, now remembered. Only an `err` result leaves an instance in use after a
+    /// failed call, and the guest had the context by then; any other failure discards the
+    /// instance, and a fresh one starts with nothing sent.
+    pub(crate) fn context_arg(
+        &mut self,
+        ctx: &crate::prompt::AssembleContext,
+    ) -> Option<AssembleContext> {
+        if self.last_context.as_ref() == Some(ctx) {
+            return None;
+        }
+        self.last_context = Some(ctx.clone());
+        Some(super::convert::context(ctx))
     }
 
     /// Run `f` (one export call) under `timeout`, fuel and the output budget. `size` measures

@@ -51,16 +51,16 @@ impl TextKind {
 
 impl TextProvider for WasmText {
     fn text(&self, ctx: &AssembleContext) -> Result<String, ProviderError> {
-        let wctx = convert::context(ctx);
         let timeout = self.cell.limits.call_timeout();
         // Under `skip`, an empty text contributes nothing for this assembly.
         self.cell.guarded(&self.entry, String::new, || {
             self.cell.with_instance(self.kind.export(), |inst| {
+                let wctx = inst.context_arg(ctx);
                 inst.call(
                     timeout,
                     |b, s| match self.kind {
-                        TextKind::Section => b.section_text(s, &self.name, &wctx),
-                        TextKind::Context => b.context_text(s, &self.name, &wctx),
+                        TextKind::Section => b.section_text(s, &self.name, wctx.as_ref()),
+                        TextKind::Context => b.context_text(s, &self.name, wctx.as_ref()),
                     },
                     String::len,
                 )
@@ -86,16 +86,16 @@ impl WasmVariable {
 
 impl VariableProvider for WasmVariable {
     fn value(&self, ctx: &AssembleContext) -> Result<Option<String>, ProviderError> {
-        let wctx = convert::context(ctx);
         let timeout = self.cell.limits.call_timeout();
         self.cell.guarded(
             "variable",
             || None,
             || {
                 self.cell.with_instance("variable", |inst| {
+                    let wctx = inst.context_arg(ctx);
                     inst.call(
                         timeout,
-                        |b, s| b.variable(s, &self.name, &wctx),
+                        |b, s| b.variable(s, &self.name, wctx.as_ref()),
                         |v| v.as_ref().map_or(0, String::len),
                     )
                 })
@@ -127,13 +127,13 @@ impl WasmTools {
 
 impl ToolProvider for WasmTools {
     fn tools(&self, ctx: &AssembleContext) -> Result<ToolSet, ProviderError> {
-        let wctx = convert::context(ctx);
         let timeout = self.cell.limits.call_timeout();
         self.cell.guarded(&self.entry, ToolSet::default, || {
             let set = self.cell.with_instance("tools", |inst| {
+                let wctx = inst.context_arg(ctx);
                 inst.call(
                     timeout,
-                    |b, s| b.tools(s, &self.key, &wctx),
+                    |b, s| b.tools(s, &self.key, wctx.as_ref()),
                     convert::tool_set_bytes,
                 )
             })?;

@@ -823,3 +823,58 @@ fn a_listener_replaces_all_sections_and_contexts() {
         ("c", "C")
     );
 }
+
+/// The host sends an instance its context only when it changed (`none` otherwise, see
+/// `contributor.wit`); a plugin shared by several scopes still sees each assembly's own
+/// scope and facts, in any order.
+#[test]
+fn a_shared_instance_sees_every_assembly_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(dir.path());
+    let reg = registry();
+    reg.bind_scope_parent("agent:1", "preset:coder").unwrap();
+    reg.bind_scope_parent("agent:2", "preset:coder").unwrap();
+    let _shared = rt
+        .load_bytes(
+            &reg,
+            &spec(
+                "shared",
+                None,
+                json!({"sections": [
+                    {"name": "who", "order": 10, "text": {"dynamic": "${scope_chain} on ${fact:model}, call ${call}"}}
+                ]}),
+            ),
+            &declare(),
+        )
+        .unwrap();
+    let who = |scope: Option<&str>, model: &str| {
+        let ctx = AssembleContext::with_facts([("model", model)]);
+        let a = reg.assemble_blocking(scope, ctx).unwrap();
+        a.sections
+            .iter()
+            .find(|s| s.name == "who")
+            .map(|s| s.text.clone())
+            .unwrap()
+    };
+    assert_eq!(
+        who(Some("agent:1"), "m1"),
+        "agent:1,preset:coder on m1, call 1"
+    );
+    assert_eq!(
+        who(Some("agent:1"), "m1"),
+        "agent:1,preset:coder on m1, call 2"
+    );
+    assert_eq!(
+        who(Some("agent:2"), "m1"),
+        "agent:2,preset:coder on m1, call 3"
+    );
+    assert_eq!(
+        who(Some("agent:2"), "m2"),
+        "agent:2,preset:coder on m2, call 4"
+    );
+    assert_eq!(who(None, "m2"), " on m2, call 5");
+    assert_eq!(
+        who(Some("agent:1"), "m1"),
+        "agent:1,preset:coder on m1, call 6"
+    );
+}
