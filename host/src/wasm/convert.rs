@@ -98,14 +98,8 @@ pub(crate) fn wit_tool_schema(t: &ToolSchema) -> wit::ToolSchema {
 
 /// A WIT tool set as the core's.
 pub(crate) fn tool_set(set: wit::ToolSet) -> Result<ToolSet, String> {
-    Ok(ToolSet {
-        schemas: set
-            .schemas
-            .into_iter()
-            .map(tool_schema)
-            .collect::<Result<_, _>>()?,
-        known_names: set.known_names,
-    })
+    // One conversion path: a cache with nothing in it parses every tool.
+    ParsedParameters::default().tool_set(set)
 }
 
 /// The bytes a tool set carries (names, descriptions, parameters, known names).
