@@ -79,6 +79,11 @@ pub enum Command {
         /// Start from this host.toml (otherwise an empty default host).
         #[arg(long)]
         config: Option<PathBuf>,
+        /// The longest request line accepted, in bytes; a longer one is answered with an
+        /// error (-32600) and skipped without being buffered.
+        #[arg(long, value_name = "BYTES", default_value_t = serve::DEFAULT_MAX_REQUEST_BYTES,
+              value_parser = parse_positive)]
+        max_request_bytes: usize,
     },
 }
 
@@ -95,6 +100,15 @@ pub struct Target {
     /// host's global variables of the same name.
     #[arg(long = "fact", value_name = "K=V", value_parser = parse_fact)]
     pub facts: Vec<(String, String)>,
+}
+
+fn parse_positive(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "expected a positive number of bytes, got \"{text}\""
+        )),
+    }
 }
 
 fn parse_fact(text: &str) -> Result<(String, String), String> {
@@ -121,17 +135,34 @@ pub fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            warn(&format!("error: cannot start the async runtime: {e}"));
             return ExitCode::from(1);
         }
     };
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
+        // A reader that stopped reading (`| head -1`) ends the command normally.
+        Err(e) if closed_stdout(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", chain(&e));
+            warn(&format!("error: {}", chain(&e)));
             ExitCode::from(1)
         }
     }
+}
+
+/// Write one line to stderr; a closed stderr is ignored (there is nobody left to tell).
+pub fn warn(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
+/// Whether `e` comes from writing to a closed pipe.
+fn closed_stdout(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// The whole error chain on one paragraph: `outer: inner: root`. A cause whose text the
@@ -171,6 +202,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Inspect { target, against } => inspect::run(&target, against.as_deref()).await,
         Command::Check { plugin, config } => check::run(&plugin, &config),
-        Command::Serve { config } => serve::run(config.as_deref()).await,
+        Command::Serve {
+            config,
+            max_request_bytes,
+        } => serve::run(config.as_deref(), max_request_bytes).await,
     }
 }

@@ -102,6 +102,10 @@ pub struct PluginConfig {
     /// Failure policy.
     #[serde(default)]
     pub on_error: OnError,
+    /// Under `on_error = "skip"`: consecutive failures of one entry after which the plugin
+    /// is quarantined (no longer called); default 3, at least 1.
+    #[serde(default)]
+    pub quarantine_after: Option<u32>,
     /// If set, the wasm file's sha256 (hex) must match.
     #[serde(default)]
     pub sha256: Option<String>,
@@ -241,6 +245,7 @@ impl HostConfig {
             }
             config.host.mcp_provider = Some(p);
         }
+        validate_settings(&config).map_err(|(k, m)| invalid(k, m))?;
         validate_scopes(&config.scopes).map_err(|(k, m)| invalid(k, m))?;
         let declared: HashMap<&str, ()> = config
             .scopes
@@ -263,6 +268,8 @@ impl HostConfig {
                     "expected a non-empty plugin name".into(),
                 ));
             }
+            validate_plugin_options(plugin)
+                .map_err(|(k, m)| invalid(format!("plugin[{i}].{k}"), m))?;
             let slot = (plugin.scope.clone(), plugin.name.clone());
             if seen.insert(slot, i).is_some() {
                 return Err(invalid(
@@ -373,6 +380,43 @@ fn valid_server_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// Settings that parse but cannot work: zero budgets, an empty instance pool.
+fn validate_settings(config: &HostConfig) -> Result<(), (String, String)> {
+    let at_least_one = |key: &str, value: usize| {
+        if value == 0 {
+            Err((key.to_string(), "must be at least 1".to_string()))
+        } else {
+            Ok(())
+        }
+    };
+    at_least_one("prompt.max_prompt_bytes", config.prompt.max_prompt_bytes)?;
+    at_least_one("prompt.max_context_bytes", config.prompt.max_context_bytes)?;
+    if let Some(pooling) = &config.host.pooling {
+        if let Some(n) = pooling.max_instances {
+            at_least_one("host.pooling.max_instances", n as usize)?;
+        }
+        if let Some(n) = pooling.max_memory_bytes {
+            at_least_one("host.pooling.max_memory_bytes", n)?;
+        }
+    }
+    Ok(())
+}
+
+/// A plugin's `limits` table and `quarantine_after`, checked by key (relative to the
+/// plugin's entry).
+fn validate_plugin_options(plugin: &PluginConfig) -> Result<(), (String, String)> {
+    use serde::Deserialize as _;
+    let limits = crate::wasm::Limits::deserialize(toml::Value::Table(plugin.limits.clone()))
+        .map_err(|e| ("limits".to_string(), e.to_string().trim_end().to_string()))?;
+    limits
+        .validate()
+        .map_err(|(key, message)| (format!("limits.{key}"), message))?;
+    if plugin.quarantine_after == Some(0) {
+        return Err(("quarantine_after".into(), "must be at least 1".into()));
+    }
+    Ok(())
+}
+
 /// Scope names unique and non-empty, parents declared, no cycles.
 fn validate_scopes(scopes: &[ScopeConfig]) -> Result<(), (String, String)> {
     let mut index = HashMap::new();
@@ -408,12 +452,15 @@ fn validate_scopes(scopes: &[ScopeConfig]) -> Result<(), (String, String)> {
         let mut steps = 0;
         while let Some(key) = cursor {
             if key == scope.name || steps > scopes.len() {
+                // The text of SPEC §5 (binding decision 9's `scope:` prefix), like a refused
+                // `bind_scope`; the key says which link.
                 return Err((
-                    format!("scope[{i}].parent"),
-                    format!(
-                        "scope parent link \"{}\" -> \"{parent}\" would form a cycle",
-                        scope.name
-                    ),
+                    format!("scope[{i}].parent (\"{}\" -> \"{parent}\")", scope.name),
+                    crate::prompt::ScopeError::Cycle {
+                        key: scope.name.clone(),
+                        parent: parent.clone(),
+                    }
+                    .to_string(),
                 ));
             }
             cursor = index.get(key).and_then(|&j| scopes[j].parent.as_deref());

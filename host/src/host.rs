@@ -21,8 +21,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::config::HostConfig;
 use crate::projection::step::{run_step, StepInput, StepOutcome};
 use crate::prompt::{
-    join_context_sections, render_context_sections, render_prompt, AssembleContext, Assembly,
-    Fiber, NamedText, ObserverId, PromptConfig, Registry, BUILT_IN_OWNER,
+    join_context_sections, render_context_sections_within, render_prompt_within, AssembleContext,
+    Assembly, EntryKind, Fiber, NamedText, ObserverId, PromptConfig, Registry, RenderError,
+    BUILT_IN_OWNER,
 };
 use crate::session::Session;
 use crate::wasm::{
@@ -32,10 +33,12 @@ use crate::wasm::{
 mod error;
 mod facts;
 mod mcp_servers;
+mod scopes;
 
 pub use error::HostError;
 pub use facts::Facts;
 pub use mcp_servers::{provider_plugin_name, McpId, McpSpec};
+pub use scopes::UnknownScope;
 
 /// Identifies a plugin the host keeps alive (loaded from config or attached).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -73,6 +76,8 @@ pub struct Host {
     /// MCP servers, each feeding its instruction-provider plugin (see `mcp_servers`).
     mcp: Mutex<BTreeMap<McpId, crate::mcp::McpBridge>>,
     next_id: AtomicU64,
+    /// The declared scope keys: every other key is refused.
+    scopes: scopes::Scopes,
     /// The host's own global variables (`model`, `cwd`, `provider`); never disposed.
     _host_variables: Fiber,
 }
@@ -99,6 +104,7 @@ impl Host {
             plugins: Mutex::new(BTreeMap::new()),
             mcp: Mutex::new(BTreeMap::new()),
             next_id: AtomicU64::new(1),
+            scopes: scopes::Scopes::default(),
             _host_variables: fiber,
         })
     }
@@ -120,6 +126,10 @@ impl Host {
             runtime.pooling = Some(pooling.pooling());
         }
         let host = Self::new(config.prompt.clone(), runtime)?;
+        // Every key first: a parent may be declared after its children.
+        for scope in &config.scopes {
+            host.scopes.declare(&scope.name);
+        }
         for scope in &config.scopes {
             if let Some(parent) = &scope.parent {
                 host.bind_scope(&scope.name, Some(parent))?;
@@ -135,15 +145,36 @@ impl Host {
                 options,
                 sha256: plugin.sha256.clone(),
             };
-            let code = match code_by_file.get(plugin.wasm.as_path()) {
-                Some(code) => code,
-                None => {
-                    let code = host.compile_plugin(&plugin.name, &plugin.wasm)?;
-                    code_by_file.entry(plugin.wasm.as_path()).or_insert(code)
+            let loaded = match code_by_file.get(plugin.wasm.as_path()) {
+                Some(code) => Ok(code.clone()),
+                None => host.compile_plugin(&plugin.name, &plugin.wasm),
+            }
+            .and_then(|code| {
+                code_by_file
+                    .entry(plugin.wasm.as_path())
+                    .or_insert_with(|| code.clone());
+                host.load_plugin_code(spec, &code)
+            });
+            match loaded {
+                Ok(loaded) => {
+                    host.attach(loaded);
                 }
-            };
-            let loaded = host.load_plugin_code(spec, code)?;
-            host.attach(loaded);
+                // A plugin that may fail without failing its assemblies may also fail to
+                // start without stopping the deployment.
+                Err(error) if plugin.on_error == crate::wasm::OnError::Skip => {
+                    host.runtime.announce(
+                        &plugin.name,
+                        plugin.scope.as_deref(),
+                        "skipped",
+                        &format!(
+                            "{error}; plugin \"{}\" ({}) left out of the deployment (on_error = \"skip\")",
+                            plugin.name,
+                            crate::wasm::scope_label(plugin.scope.as_deref())
+                        ),
+                    );
+                }
+                Err(error) => return Err(error),
+            }
         }
         for index in 0..config.mcp.len() {
             host.connect_mcp(mcp_spec(config, index)?)?;
@@ -161,20 +192,49 @@ impl Host {
         &self.runtime
     }
 
-    /// Bind `key`'s parent (once per key; cycles are refused). `None` only declares the key.
+    /// Declare scope `key`, with `parent` (a declared scope) or as a root (`None`). A key's
+    /// parent is bound once; re-binding and cycles are refused (SPEC §5). Only declared
+    /// scopes can be assembled, rendered, stepped or loaded into.
     pub fn bind_scope(&self, key: &str, parent: Option<&str>) -> Result<(), HostError> {
-        match parent {
-            Some(parent) => self
-                .registry
-                .bind_scope_parent(key, parent)
-                .map_err(HostError::Scope),
-            None => Ok(()),
+        if key.is_empty() {
+            return Err(HostError::InvalidScope {
+                scope: key.to_string(),
+                message: "a scope key must not be empty".into(),
+            });
         }
+        if let Some(parent) = parent {
+            self.scopes
+                .check(Some(parent))
+                .map_err(|unknown| HostError::InvalidScope {
+                    scope: key.to_string(),
+                    message: format!("its parent: {unknown}"),
+                })?;
+            self.registry
+                .bind_scope_parent(key, parent)
+                .map_err(|source| HostError::Scope {
+                    scope: key.to_string(),
+                    source,
+                })?;
+        }
+        self.scopes.declare(key);
+        Ok(())
+    }
+
+    /// Every declared scope key, sorted.
+    pub fn scopes(&self) -> Vec<String> {
+        self.scopes.list()
+    }
+
+    /// `Ok` for the global scope and declared keys; otherwise the error names the known
+    /// scopes and the closest one.
+    pub fn check_scope(&self, scope: Option<&str>) -> Result<(), HostError> {
+        self.scopes.check(scope).map_err(HostError::UnknownScope)
     }
 
     /// Load a plugin file into `spec.scope`. The returned handle owns its contributions:
     /// dropping it disposes them. Use [`Host::attach`] to let the host keep it.
     pub fn load_plugin(&self, spec: PluginSpec, path: &Path) -> Result<LoadedPlugin, HostError> {
+        self.check_scope(spec.scope.as_deref())?;
         self.runtime
             .load_file(&self.registry, &spec, path)
             .map_err(HostError::Wasm)
@@ -197,6 +257,7 @@ impl Host {
         spec: PluginSpec,
         code: &PluginCode,
     ) -> Result<LoadedPlugin, HostError> {
+        self.check_scope(spec.scope.as_deref())?;
         self.runtime
             .load_code(&self.registry, &spec, code)
             .map_err(HostError::Wasm)
@@ -208,6 +269,7 @@ impl Host {
         spec: PluginSpec,
         wasm: &[u8],
     ) -> Result<LoadedPlugin, HostError> {
+        self.check_scope(spec.scope.as_deref())?;
         self.runtime
             .load_bytes(&self.registry, &spec, wasm)
             .map_err(HostError::Wasm)
@@ -259,7 +321,8 @@ impl Host {
         self.registry.dispose_scope(key);
     }
 
-    /// A native registration group in `scope` (`None` = global), owned by `owner`.
+    /// A native registration group in `scope` (`None` = global), owned by `owner`. Its
+    /// entries reach assemblies of declared scopes only (see [`Host::bind_scope`]).
     pub fn native(&self, owner: &str, scope: Option<&str>) -> Fiber {
         self.registry.fiber(owner, scope)
     }
@@ -271,6 +334,7 @@ impl Host {
 
     /// Assemble for `scope` with the caller's facts.
     pub async fn assemble(&self, scope: Option<&str>, facts: Facts) -> Result<Assembly, HostError> {
+        self.check_scope(scope)?;
         self.registry
             .assemble(scope, facts.into_context())
             .await
@@ -283,7 +347,70 @@ impl Host {
     /// Assemble and render: the system prompt and the runtime-context snapshot.
     pub async fn render(&self, scope: Option<&str>, facts: Facts) -> Result<Rendered, HostError> {
         let assembly = self.assemble(scope, facts).await?;
-        render_assembly(assembly, scope)
+        self.render_assembly(assembly, scope)
+    }
+
+    /// Render an assembly made for `scope` within the `[prompt]` byte budgets. Errors name
+    /// the scope and the plugins that registered the section and variable involved.
+    pub fn render_assembly(
+        &self,
+        assembly: Assembly,
+        scope: Option<&str>,
+    ) -> Result<Rendered, HostError> {
+        let config = self.registry.config();
+        let render_err = |source| self.render_error(scope, source);
+        let prompt =
+            render_prompt_within(&assembly, config.max_prompt_bytes).map_err(render_err)?;
+        let context_sections = render_context_sections_within(&assembly, config.max_context_bytes)
+            .map_err(render_err)?;
+        let context = join_context_sections(&context_sections);
+        Ok(Rendered {
+            assembly,
+            prompt,
+            context_sections,
+            context,
+        })
+    }
+
+    /// A render error for `scope`, with who registered the entries it names.
+    pub fn render_error(&self, scope: Option<&str>, source: RenderError) -> HostError {
+        HostError::Render {
+            scope: scope_label(scope),
+            blame: self.blame(&source, scope),
+            source,
+        }
+    }
+
+    /// `; section "x" is from plugin "p" (scope s)`, and the same for the variable a budget
+    /// error names; empty when no registered entry matches (a listener made it).
+    fn blame(&self, error: &RenderError, scope: Option<&str>) -> String {
+        let (kind, owner, variable) = match error {
+            RenderError::MalformedAt { kind, owner, .. }
+            | RenderError::MalformedName { kind, owner, .. }
+            | RenderError::Unknown { kind, owner, .. }
+            | RenderError::NoValue { kind, owner, .. } => (*kind, owner, None),
+            RenderError::OverBudget {
+                kind,
+                owner,
+                variable,
+                ..
+            } => (*kind, owner, variable.as_ref().map(|(name, _, _)| name)),
+        };
+        let mut out = String::new();
+        let mut say = |kind: EntryKind, name: &str| {
+            if let Some(o) = self.registry.owner_of(kind, name, scope) {
+                out.push_str(&format!(
+                    "; {kind} \"{name}\" is from plugin \"{}\" ({})",
+                    o.plugin,
+                    crate::wasm::scope_label(o.scope.as_deref())
+                ));
+            }
+        };
+        say(kind, owner);
+        if let Some(name) = variable {
+            say(EntryKind::Variable, name);
+        }
+        out
     }
 
     /// One step against a session log: assemble, render, project and commit the system
@@ -338,23 +465,6 @@ impl Host {
     }
 }
 
-/// Render an assembly made for `scope` (errors name the scope).
-pub fn render_assembly(assembly: Assembly, scope: Option<&str>) -> Result<Rendered, HostError> {
-    let render_err = |source| HostError::Render {
-        scope: scope_label(scope),
-        source,
-    };
-    let prompt = render_prompt(&assembly).map_err(render_err)?;
-    let context_sections = render_context_sections(&assembly).map_err(render_err)?;
-    let context = join_context_sections(&context_sections);
-    Ok(Rendered {
-        assembly,
-        prompt,
-        context_sections,
-        context,
-    })
-}
-
 fn scope_label(scope: Option<&str>) -> String {
     scope.unwrap_or("global").to_string()
 }
@@ -406,9 +516,10 @@ fn plugin_options(config: &HostConfig, index: usize) -> Result<PluginOptions, Ho
                 message: e.to_string().trim_end().to_string(),
             })
         })?;
+    let defaults = PluginOptions::default();
     Ok(PluginOptions {
         limits,
         on_error: plugin.on_error,
-        ..PluginOptions::default()
+        quarantine_after: plugin.quarantine_after.unwrap_or(defaults.quarantine_after),
     })
 }

@@ -3,6 +3,7 @@
 //! The domain core (`prompt`, `session`, `projection`) names no wasmtime type; `wasm` makes
 //! sandboxed components implement the core's provider traits.
 
+pub mod blocking;
 pub mod cli;
 pub mod config;
 pub mod host;

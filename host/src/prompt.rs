@@ -31,12 +31,12 @@ pub use provider::{
     ToolSet, ToolSource, VariableProvider,
 };
 pub use registry::{
-    EntryId, EntryInfo, Fiber, FiberId, ListenerOptions, ObserverId, Registry, SectionDef,
+    EntryId, EntryInfo, Fiber, FiberId, ListenerOptions, ObserverId, Owner, Registry, SectionDef,
     BUILT_IN_OWNER,
 };
 pub use render::{
-    join_context_sections, render_context_sections, render_context_snapshot, render_prompt,
-    RenderError,
+    join_context_sections, render_context_sections, render_context_sections_within,
+    render_context_snapshot, render_prompt, render_prompt_within, Budget, Budgeted, RenderError,
 };
 pub use tool_order::validate_tool_order;
 

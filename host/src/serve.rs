@@ -4,8 +4,11 @@
 //! server keeps serving.
 //!
 //! Methods (params are an object):
-//! - `bind_scope {scope, parent}`; `dispose_scope {scope}`
-//! - `load_plugin {name, wasm, scope?, config?, limits?, on_error?, sha256?}` → `{id}`
+//! - `bind_scope {scope, parent?}` (a root scope without `parent`; the parent must be bound
+//!   already); `dispose_scope {scope}`. Every other method refuses a scope never bound
+//!   (or declared by `serve --config`'s host.toml), naming the known ones.
+//! - `load_plugin {name, wasm, scope?, config?, limits?, on_error?, quarantine_after?,
+//!   sha256?}` → `{id}`
 //! - `dispose_plugin {id}` → `{disposed}`; `plugins` → `[{id, name, scope}]`
 //! - `assemble {scope?, facts?}` → the assembly JSON of `prompt-host assemble`
 //! - `render {scope?, facts?}` → `{prompt, context}`
@@ -167,7 +170,7 @@ impl Server {
             "bind_scope" => {
                 let p: BindScope = parse(params)?;
                 self.host
-                    .bind_scope(&p.scope, Some(&p.parent))
+                    .bind_scope(&p.scope, p.parent.as_deref())
                     .map_err(RpcError::failed)?;
                 Ok(json!({}))
             }
@@ -178,14 +181,28 @@ impl Server {
             }
             "load_plugin" => {
                 let p: LoadPlugin = parse(params)?;
+                let limits = p.limits.unwrap_or_default();
+                limits.validate().map_err(|(key, message)| {
+                    RpcError::new(
+                        code::INVALID_PARAMS,
+                        format!("invalid params: limits.{key}: {message}"),
+                    )
+                })?;
+                if p.quarantine_after == Some(0) {
+                    return Err(RpcError::new(
+                        code::INVALID_PARAMS,
+                        "invalid params: quarantine_after: must be at least 1",
+                    ));
+                }
+                let defaults = PluginOptions::default();
                 let spec = PluginSpec {
                     name: p.name,
                     scope: p.scope,
                     config: p.config.unwrap_or_else(|| json!({})),
                     options: PluginOptions {
-                        limits: p.limits.unwrap_or_default(),
+                        limits,
                         on_error: p.on_error.unwrap_or_default(),
-                        ..PluginOptions::default()
+                        quarantine_after: p.quarantine_after.unwrap_or(defaults.quarantine_after),
                     },
                     sha256: p.sha256,
                 };
@@ -313,11 +330,26 @@ fn error_response(id: Value, e: RpcError) -> String {
     error_value(id, e).to_string()
 }
 
+/// The answer to a request line of `bytes` bytes that was longer than `max` and skipped
+/// unread (its id is unknown, hence `null`).
+pub fn oversized_request(bytes: usize, max: usize) -> String {
+    error_response(
+        Value::Null,
+        RpcError::new(
+            code::INVALID_REQUEST,
+            format!(
+                "invalid request: the request line has {bytes} bytes, more than the limit of {max} (serve --max-request-bytes)"
+            ),
+        ),
+    )
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct BindScope {
     scope: String,
-    parent: String,
+    #[serde(default)]
+    parent: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -339,6 +371,8 @@ struct LoadPlugin {
     limits: Option<Limits>,
     #[serde(default)]
     on_error: Option<OnError>,
+    #[serde(default)]
+    quarantine_after: Option<u32>,
     #[serde(default)]
     sha256: Option<String>,
 }

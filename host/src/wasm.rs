@@ -21,9 +21,11 @@ mod instance;
 mod limits;
 mod plugin;
 mod providers;
+mod random;
 mod registry_host;
 mod runtime;
 mod state;
+mod untrusted;
 mod validate;
 
 pub use bindings::instruction_provider::exports::prompt_host::plugin::instructions::{
@@ -31,7 +33,7 @@ pub use bindings::instruction_provider::exports::prompt_host::plugin::instructio
 };
 pub use cache::default_cache_dir;
 pub use check::PluginReport;
-pub use error::WasmError;
+pub use error::{scope_label, WasmError};
 pub use limits::{Limits, OnError, PluginOptions};
 pub use plugin::{LoadedPlugin, PluginHealth};
 pub use registry_host::Declaration;

@@ -176,3 +176,14 @@ pub fn poll_instant(seconds: u64) {
         }
     }
 }
+
+/// Ask the host for `bytes` random bytes in one `get-random-bytes` (or
+/// `get-insecure-random-bytes`) call.
+pub fn random_bytes(bytes: u64, insecure: bool) -> String {
+    let got = if insecure {
+        wasip2::random::insecure::get_insecure_random_bytes(bytes)
+    } else {
+        wasip2::random::random::get_random_bytes(bytes)
+    };
+    format!("hostile: got {} random bytes", got.len())
+}

@@ -49,10 +49,15 @@ const MODES: &[&str] = &[
     "next_twice",
     "odd_names",
     "poll_instant",
+    "random",
+    "amplify",
 ];
 
 /// The name every dynamic entry of this plugin uses.
 const NAME: &str = "hostile";
+
+/// The variable `amplify` declares and references.
+const AMPLIFIED: &str = "amp";
 
 struct Hostile {
     mode: String,
@@ -141,6 +146,14 @@ impl Hostile {
                 abuse::poll_instant(self.number("seconds", 3600));
                 Ok("hostile: woke up".to_owned())
             }
+            "random" => Ok(abuse::random_bytes(
+                self.number("bytes", 32 << 20),
+                self.config.get("source").and_then(Value::as_str) == Some("insecure"),
+            )),
+            // The template; `init` declared the variable it repeats.
+            "amplify" => {
+                Ok(format!("{{{{{AMPLIFIED}}}}}").repeat(self.number("count", 100_000) as usize))
+            }
             "next_twice" => match assembly {
                 Some(a) => Ok(abuse::next_twice(a)),
                 None => Err(Error::invalid_input("next_twice runs in a listener")),
@@ -209,6 +222,10 @@ impl Plugin for Hostile {
             Some(v) => phase(v.as_str().unwrap_or(""))?,
         };
         let this = Hostile { mode, at, config };
+        if this.mode == "amplify" {
+            let value = "x".repeat(this.number("bytes", 500_000) as usize);
+            declare::variable(AMPLIFIED, Some(&value))?;
+        }
         match at {
             Phase::Init => {
                 let text = this.run(None)?;

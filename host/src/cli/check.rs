@@ -1,36 +1,57 @@
 //! `prompt-host check PLUGIN.wasm`: validate a component and list what it declares.
 
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
 
 use crate::wasm::{Declaration, WasmRuntime};
 
-/// Run `check`; a component that cannot be loaded is an error (exit 1).
+/// Run `check`: a component that cannot be loaded, or whose `init` fails with `config`, is
+/// an error (exit 1); what is known about the file is printed first.
 pub fn run(plugin: &Path, config: &str) -> anyhow::Result<()> {
     let config: serde_json::Value = serde_json::from_str(config)
         .with_context(|| format!("--config is not valid JSON: {config}"))?;
     let bytes =
         std::fs::read(plugin).with_context(|| format!("cannot read {}", plugin.display()))?;
+    let name = plugin_name(plugin);
     let runtime = WasmRuntime::new(super::commands::runtime_config())?;
     let report = runtime
-        .check_with_config(&bytes, &config)
+        .check_named(&name, &bytes, &config)
         .with_context(|| format!("{} cannot be loaded", plugin.display()))?;
-    println!("{}: ok", plugin.display());
-    println!("  world:   {:?}", report.world);
-    println!("  sha256:  {}", report.sha256);
-    println!("  size:    {} bytes", report.wasm_bytes);
+    let mut out = std::io::stdout().lock();
+    let verdict = if report.init_error.is_some() {
+        "init failed"
+    } else {
+        "ok"
+    };
+    writeln!(out, "{}: {verdict}", plugin.display())?;
+    writeln!(out, "  world:   {:?}", report.world)?;
+    writeln!(out, "  sha256:  {}", report.sha256)?;
+    writeln!(out, "  size:    {} bytes", report.wasm_bytes)?;
     if let Some(error) = &report.init_error {
-        println!("  init with this config failed: {error}");
+        out.flush()?;
+        anyhow::bail!(
+            "{} is a valid component, but its init failed with --config {config}: {error}",
+            plugin.display()
+        );
     }
-    println!("  declares:");
+    writeln!(out, "  declares:")?;
     if report.declarations.is_empty() {
-        println!("    (nothing)");
+        writeln!(out, "    (nothing)")?;
     }
     for declaration in &report.declarations {
-        println!("    {}", describe(declaration));
+        writeln!(out, "    {}", describe(declaration))?;
     }
     Ok(())
+}
+
+/// The name a file is checked under: its stem (`persona` for `persona.wasm`).
+fn plugin_name(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "plugin".to_string())
 }
 
 fn describe(declaration: &Declaration) -> String {

@@ -21,12 +21,17 @@ pub fn runtime_config() -> RuntimeConfig {
         config.cache_dir = Some(dir.into());
     }
     config.log_sink = Some(std::sync::Arc::new(|line: &PluginLog| {
-        if matches!(line.stream, "warn" | "error") {
-            let scope = line.scope.as_deref().unwrap_or("global");
-            eprintln!(
-                "plugin \"{}\" ({scope}) {}: {}",
-                line.plugin, line.stream, line.message
-            );
+        match line.stream {
+            "warn" | "error" => {
+                let scope = crate::wasm::scope_label(line.scope.as_deref());
+                super::warn(&format!(
+                    "plugin \"{}\" ({scope}) {}: {}",
+                    line.plugin, line.stream, line.message
+                ));
+            }
+            // The host's own notices are whole sentences naming plugin and scope.
+            "skipped" | "quarantined" => super::warn(&format!("warning: {}", line.message)),
+            _ => {}
         }
     }));
     config
@@ -53,18 +58,18 @@ pub async fn load_ready_host(config: &Path, scope: Option<&str>) -> anyhow::Resu
     for (_, status) in host.wait_mcp_ready_for(scope, MCP_READY_LIMIT).await {
         let error = status.last_error.as_deref().unwrap_or("nothing published");
         match (status.state, status.live_generation) {
-            (McpState::Starting, _) => eprintln!(
+            (McpState::Starting, _) => super::warn(&format!(
                 "warning: {}: not ready in time; assembling without it",
                 status.label()
-            ),
-            (_, None) => eprintln!(
+            )),
+            (_, None) => super::warn(&format!(
                 "warning: {}: {error}; assembling without it",
                 status.label()
-            ),
-            (McpState::Down, Some(generation)) => eprintln!(
+            )),
+            (McpState::Down, Some(generation)) => super::warn(&format!(
                 "warning: {}: {error}; using its generation {generation}",
                 status.label()
-            ),
+            )),
             (McpState::Up, Some(_)) => {}
         }
     }
@@ -117,11 +122,11 @@ pub async fn step(target: &Target, session: &Path, options: StepOptions) -> anyh
     let (mut log, report) = Session::open(session)
         .with_context(|| format!("cannot open session log {}", session.display()))?;
     if report.recovered_torn_bytes > 0 {
-        eprintln!(
+        super::warn(&format!(
             "session log {}: recovered from a torn last line ({} bytes cut off)",
             session.display(),
             report.recovered_torn_bytes
-        );
+        ));
     }
     let (_, outcome) = host
         .step(&mut log, target.scope.as_deref(), facts(target), &options)

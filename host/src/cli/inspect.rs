@@ -2,6 +2,7 @@
 //! a model's KV-cache reuse stops compared with a previous rendering.
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
@@ -16,10 +17,9 @@ pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> 
     let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
     let scope = target.scope.as_deref();
     let assembly = host.assemble(scope, facts(target)).await?;
-    let (prompt, spans) = section_spans(&assembly).map_err(|source| crate::HostError::Render {
-        scope: scope.unwrap_or("global").to_string(),
-        source,
-    })?;
+    let max_bytes = host.registry().config().max_prompt_bytes;
+    let (prompt, spans) =
+        section_spans(&assembly, max_bytes).map_err(|source| host.render_error(scope, source))?;
     let registry = host.registry();
     // Layers visible to this scope, farthest first: global, then the chain reversed.
     let mut layers: Vec<Option<String>> = vec![None];
@@ -52,14 +52,21 @@ pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> 
     };
     let sections = by_name(EntryKind::Section);
     let label = |s: &Option<String>| s.clone().unwrap_or_else(|| "global".into());
+    let mut out = std::io::stdout().lock();
 
-    println!("scope: {}", scope.unwrap_or("global"));
-    println!("prompt: {} bytes, {} sections", prompt.len(), spans.len());
-    println!();
-    println!(
+    writeln!(out, "scope: {}", scope.unwrap_or("global"))?;
+    writeln!(
+        out,
+        "prompt: {} bytes, {} sections",
+        prompt.len(),
+        spans.len()
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
         "{:<34} {:>7} {:<18} {:<16} {:>7}  shadows",
         "SECTION", "ORDER", "PLUGIN", "LAYER", "BYTES"
-    );
+    )?;
     for section in &assembly.sections {
         let bytes = spans
             .iter()
@@ -81,32 +88,33 @@ pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> 
             }
             None => ("-".into(), "(listener)".into(), "-".into(), String::new()),
         };
-        println!(
+        writeln!(
+            out,
             "{:<34} {:>7} {:<18} {:<16} {:>7}  {}",
             section.name, order, owner, layer, bytes, shadows
-        );
+        )?;
     }
 
-    println!();
-    println!("{:<34} {:<18} {:<16}", "CONTEXT", "PLUGIN", "LAYER");
+    writeln!(out)?;
+    writeln!(out, "{:<34} {:<18} {:<16}", "CONTEXT", "PLUGIN", "LAYER")?;
     let contexts = by_name(EntryKind::Context);
     for context in &assembly.contexts {
         let (owner, layer) = contexts
             .get(context.name.as_str())
             .map(|l| (l[l.len() - 1].owner.clone(), label(&l[l.len() - 1].scope)))
             .unwrap_or_else(|| ("(listener)".into(), "-".into()));
-        println!("{:<34} {:<18} {:<16}", context.name, owner, layer);
+        writeln!(out, "{:<34} {:<18} {:<16}", context.name, owner, layer)?;
     }
 
-    println!();
-    println!("{:<34} {:<18} {:<16}", "TOOL", "PROVIDER", "LAYER");
+    writeln!(out)?;
+    writeln!(out, "{:<34} {:<18} {:<16}", "TOOL", "PROVIDER", "LAYER")?;
     let declared = host.tool_owners();
     for tool in &assembly.tools {
         let (owner, layer) = declared
             .get(&tool.name)
             .cloned()
             .unwrap_or_else(|| ("(dynamic provider or listener)".into(), "-".into()));
-        println!("{:<34} {:<18} {:<16}", tool.name, owner, layer);
+        writeln!(out, "{:<34} {:<18} {:<16}", tool.name, owner, layer)?;
     }
     let providers: Vec<String> = visible
         .iter()
@@ -120,10 +128,14 @@ pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> 
             )
         })
         .collect();
-    println!("tool providers: {}", none_if_empty(&providers));
+    writeln!(out, "tool providers: {}", none_if_empty(&providers))?;
 
-    println!();
-    println!("{:<34} {:<18} {:<16} VALUE", "VARIABLE", "PLUGIN", "LAYER");
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<34} {:<18} {:<16} VALUE",
+        "VARIABLE", "PLUGIN", "LAYER"
+    )?;
     let variables = by_name(EntryKind::Variable);
     for (name, value) in &assembly.variables {
         let (owner, layer) = variables
@@ -134,46 +146,52 @@ pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> 
             Some(v) => format!("{:?}", v),
             None => "(no value)".into(),
         };
-        println!("{name:<34} {owner:<18} {layer:<16} {shown}");
+        writeln!(out, "{name:<34} {owner:<18} {layer:<16} {shown}")?;
     }
     let suppressors: Vec<String> = visible
         .iter()
         .filter(|e| e.kind == EntryKind::Suppressor)
         .map(|e| format!("{} in {}", e.owner, label(&e.scope)))
         .collect();
-    println!();
-    println!(
+    writeln!(out)?;
+    writeln!(
+        out,
         "runtime context suppressed by: {}",
         none_if_empty(&suppressors)
-    );
+    )?;
     let listeners: Vec<String> = entries
         .iter()
         .filter(|e| e.kind == EntryKind::Listener)
         .map(|e| format!("{} ({})", e.owner, label(&e.scope)))
         .collect();
-    println!("listeners (outermost first): {}", none_if_empty(&listeners));
+    writeln!(
+        out,
+        "listeners (outermost first): {}",
+        none_if_empty(&listeners)
+    )?;
 
     if let Some(path) = against {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))?;
-        let previous = super::prefix::previous_prompt(&text)
+        let previous = super::prefix::previous_prompt(&text, max_bytes)
             .with_context(|| format!("{} holds no previous prompt", path.display()))?;
         let report = compare(&previous, &prompt, &spans);
-        println!();
-        println!("cache prefix against {}:", path.display());
+        writeln!(out)?;
+        writeln!(out, "cache prefix against {}:", path.display())?;
         if report.keeps_prefix {
-            println!(
+            writeln!(out,
                 "  kept: the new prompt ({} bytes) starts with the whole previous prompt ({} bytes); KV-cache reuse covers all of it",
                 report.current_bytes, report.previous_bytes
-            );
+            )?;
         } else {
-            println!(
+            writeln!(
+                out,
                 "  broken at byte {} of {} (previous) / {} (new): KV-cache reuse stops there",
                 report.reusable_bytes, report.previous_bytes, report.current_bytes
-            );
+            )?;
             match &report.first_changed_section {
-                Some(name) => println!("  first changed section: {name}"),
-                None => println!("  the new prompt ends before the previous one"),
+                Some(name) => writeln!(out, "  first changed section: {name}")?,
+                None => writeln!(out, "  the new prompt ends before the previous one")?,
             }
         }
     }

@@ -4,10 +4,11 @@
 use anyhow::Context;
 use serde_json::Value;
 
-use crate::prompt::{render_prompt, Assembly, NamedText};
+use crate::prompt::{render_prompt_within, Assembly, NamedText};
 
-/// The previous system prompt contained in `text`.
-pub fn previous_prompt(text: &str) -> anyhow::Result<String> {
+/// The previous system prompt contained in `text`; an assembly is rendered within
+/// `max_bytes`.
+pub fn previous_prompt(text: &str, max_bytes: usize) -> anyhow::Result<String> {
     let Ok(value) = serde_json::from_str::<Value>(text) else {
         return Ok(text.to_string());
     };
@@ -15,7 +16,7 @@ pub fn previous_prompt(text: &str) -> anyhow::Result<String> {
         return Ok(prompt.to_string());
     }
     if let Some(sections) = value.get("sections") {
-        return prompt_of_assembly(sections, value.get("variables"));
+        return prompt_of_assembly(sections, value.get("variables"), max_bytes);
     }
     if let Some(messages) = value.get("messages").and_then(Value::as_array) {
         return Ok(prompt_of_request(messages));
@@ -28,7 +29,11 @@ pub fn previous_prompt(text: &str) -> anyhow::Result<String> {
     }
 }
 
-fn prompt_of_assembly(sections: &Value, variables: Option<&Value>) -> anyhow::Result<String> {
+fn prompt_of_assembly(
+    sections: &Value,
+    variables: Option<&Value>,
+    max_bytes: usize,
+) -> anyhow::Result<String> {
     let sections: Vec<NamedText> = serde_json::from_value(sections.clone())
         .context("`sections` is not a list of {\"name\", \"text\"}")?;
     let variables = match variables.and_then(Value::as_object) {
@@ -43,7 +48,7 @@ fn prompt_of_assembly(sections: &Value, variables: Option<&Value>) -> anyhow::Re
         variables,
         ..Assembly::default()
     };
-    Ok(render_prompt(&assembly)?)
+    Ok(render_prompt_within(&assembly, max_bytes)?)
 }
 
 /// The effective system prompt of a derived request: its system messages' texts, in order

@@ -20,9 +20,25 @@ pub enum HostError {
     /// A registration was refused.
     #[error(transparent)]
     Register(RegisterError),
-    /// A scope binding was refused.
+    /// A scope binding was refused (SPEC §5).
+    #[error("bind_scope \"{scope}\": {source}")]
+    Scope {
+        /// The key being bound.
+        scope: String,
+        /// The core's refusal, with the SPEC text.
+        source: ScopeError,
+    },
+    /// A scope key that cannot be declared (empty, or an undeclared parent).
+    #[error("bind_scope \"{scope}\": {message}")]
+    InvalidScope {
+        /// The key being bound.
+        scope: String,
+        /// Why.
+        message: String,
+    },
+    /// An operation named a scope the host was never told about.
     #[error(transparent)]
-    Scope(ScopeError),
+    UnknownScope(crate::host::UnknownScope),
     /// A plugin could not be loaded.
     #[error(transparent)]
     Wasm(WasmError),
@@ -38,12 +54,15 @@ pub enum HostError {
         source: Box<AssembleError>,
     },
     /// Rendering failed.
-    #[error("rendering for scope \"{scope}\" failed: {source}")]
+    #[error("rendering for scope \"{scope}\" failed: {source}{blame}")]
     Render {
         /// The scope rendered for.
         scope: String,
         /// What failed.
         source: RenderError,
+        /// Who registered the entries the error names (`; section "x" is from plugin …`),
+        /// empty when unknown.
+        blame: String,
     },
     /// Writing the step to the session log failed.
     #[error("session log {path}: {source}")]

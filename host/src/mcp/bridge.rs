@@ -273,7 +273,7 @@ async fn publish(
     let record = to_wit(snapshot);
     let (plugin, closed) = (plugin.clone(), closed.clone());
     let joined = tokio::task::spawn_blocking(move || {
-        let result = plugin.publish(&record);
+        let result = crate::blocking::allow_blocking(|| plugin.publish(&record));
         if closed.load(Ordering::SeqCst) {
             // The bridge was closed while this ran: take back what was just committed.
             plugin.dispose();

@@ -44,10 +44,19 @@ pub(crate) fn assemble(
     let mut variables: Vec<(String, Option<String>)> = Vec::new();
     let mut slots: HashMap<&str, usize> = HashMap::new();
     for entry in all_layers().flat_map(|layer| layer.variables.iter()) {
-        let value = entry
-            .provider
-            .value(&ctx)
-            .map_err(|e| provider_error(EntryKind::Variable, Some(&entry.name), &entry.meta, e))?;
+        let value = match entry.provider.value(&ctx) {
+            Ok(value) => value,
+            // Left out: a farther value of the name stands, else the name is unregistered.
+            Err(e) if e.is_skip() => continue,
+            Err(e) => {
+                return Err(provider_error(
+                    EntryKind::Variable,
+                    Some(&entry.name),
+                    &entry.meta,
+                    e,
+                ))
+            }
+        };
         match slots.get(&*entry.name) {
             Some(&slot) => variables[slot].1 = value,
             None => {
@@ -57,26 +66,20 @@ pub(crate) fn assemble(
         }
     }
 
-    // Step 4: merged sections (contexts are merged only when they will be resolved).
-    let mut sections = merge(&state.global, &layers, |layer| &layer.sections);
-
     // Step 5: every tool provider contributes; only name, description and parameters are
     // kept, as fresh values.
     let (collected, known) = collect_tools(all_layers(), &ctx, tool_order.is_some())?;
 
-    // Step 6: stable sort by order; ties keep the merge order.
-    sort_by_order(&mut sections);
-
-    // Step 7: at most one effective complete section.
-    let complete: Vec<&TextEntry> = sections.iter().copied().filter(|s| s.complete).collect();
-    if complete.len() > 1 {
-        return Err(AssembleError::MultipleComplete {
-            names: complete.iter().map(|s| s.name.to_string()).collect(),
-        });
-    }
-
-    // Step 8: resolve section texts; keep the complete section's pre-waterfall copy.
-    let resolved_sections = resolve(&sections, EntryKind::Section, &ctx)?;
+    // Steps 4 and 6–8: merged sections, stably sorted by order (ties keep the merge order),
+    // at most one effective complete section, then their texts; keep the complete
+    // section's pre-waterfall copy.
+    let sections_table = Table {
+        global: &state.global,
+        layers: &layers,
+        entries: sections_of,
+        kind: EntryKind::Section,
+    };
+    let (sections, resolved_sections) = sections_table.resolve(&ctx, check_complete)?;
     let complete_section = sections
         .iter()
         .position(|s| s.complete)
@@ -86,9 +89,14 @@ pub(crate) fn assemble(
     let (resolved_contexts, context_entries) = if suppressed {
         (Vec::new(), Vec::new())
     } else {
-        let mut contexts = merge(&state.global, &layers, |layer| &layer.contexts);
-        sort_by_order(&mut contexts);
-        (resolve(&contexts, EntryKind::Context, &ctx)?, contexts)
+        let contexts_table = Table {
+            global: &state.global,
+            layers: &layers,
+            entries: contexts_of,
+            kind: EntryKind::Context,
+        };
+        let (contexts, resolved) = contexts_table.resolve(&ctx, |_| Ok(()))?;
+        (resolved, contexts)
     };
 
     // Registered entries can break an invariant only with an empty name; blame the plugin
@@ -122,14 +130,102 @@ pub(crate) fn assemble(
     Ok(assembly)
 }
 
+fn sections_of(layer: &Layer) -> &Vec<Arc<TextEntry>> {
+    &layer.sections
+}
+
+fn contexts_of(layer: &Layer) -> &Vec<Arc<TextEntry>> {
+    &layer.contexts
+}
+
+/// Step 7: at most one effective complete section.
+fn check_complete(sections: &[&TextEntry]) -> Result<(), AssembleError> {
+    let complete: Vec<&TextEntry> = sections.iter().copied().filter(|s| s.complete).collect();
+    if complete.len() > 1 {
+        return Err(AssembleError::MultipleComplete {
+            names: complete.iter().map(|s| s.name.to_string()).collect(),
+        });
+    }
+    Ok(())
+}
+
+/// The section or context table of the visible layers.
+struct Table<'a, F> {
+    global: &'a Layer,
+    layers: &'a [&'a Layer],
+    entries: F,
+    kind: EntryKind,
+}
+
+impl<'a, F> Table<'a, F>
+where
+    F: Fn(&'a Layer) -> &'a Vec<Arc<TextEntry>> + Copy,
+{
+    /// Merge, sort, `check` the sorted entries, and resolve their texts. An entry whose
+    /// provider answers "skipped" (`on_error = "skip"`) is left out as if it were not
+    /// registered: the merge is redone without it, so the entry it shadowed takes its place,
+    /// and `check` sees the new set. Texts already resolved are not asked for again.
+    fn resolve(
+        &self,
+        ctx: &AssembleContext,
+        check: impl Fn(&[&TextEntry]) -> Result<(), AssembleError>,
+    ) -> Result<(Vec<&'a TextEntry>, Vec<NamedText>), AssembleError> {
+        let mut skipped: Vec<*const TextEntry> = Vec::new();
+        let mut done: HashMap<*const TextEntry, String> = HashMap::new();
+        loop {
+            let mut entries = merge(self.global, self.layers, self.entries, &skipped);
+            sort_by_order(&mut entries);
+            check(&entries)?;
+            let mut resolved = Vec::with_capacity(entries.len());
+            let mut newly_skipped = false;
+            for entry in &entries {
+                let key: *const TextEntry = *entry;
+                let text = match done.remove(&key) {
+                    Some(text) => text,
+                    None => match entry.text.resolve(ctx) {
+                        Ok(text) => text,
+                        Err(e) if e.is_skip() => {
+                            skipped.push(key);
+                            newly_skipped = true;
+                            continue;
+                        }
+                        Err(e) => {
+                            return Err(provider_error(
+                                self.kind,
+                                Some(&entry.name),
+                                &entry.meta,
+                                e,
+                            ))
+                        }
+                    },
+                };
+                resolved.push((
+                    key,
+                    NamedText {
+                        name: entry.name.to_string(),
+                        text,
+                    },
+                ));
+            }
+            if !newly_skipped {
+                return Ok((entries, resolved.into_iter().map(|(_, n)| n).collect()));
+            }
+            done.extend(resolved.into_iter().map(|(key, n)| (key, n.text)));
+        }
+    }
+}
+
 /// Global entries in insertion order, then each chain layer farthest first: a shadowing
-/// entry takes over the slot its name first had; a new name is appended.
+/// entry takes over the slot its name first had; a new name is appended. Entries in
+/// `skipped` are left out.
 fn merge<'a>(
     global: &'a Layer,
     layers: &[&'a Layer],
     table: impl Fn(&'a Layer) -> &'a Vec<Arc<TextEntry>>,
+    skipped: &[*const TextEntry],
 ) -> Vec<&'a TextEntry> {
-    let mut merged: Vec<&TextEntry> = table(global).iter().map(|e| &**e).collect();
+    let kept = |entry: &&'a Arc<TextEntry>| !skipped.contains(&Arc::as_ptr(entry));
+    let mut merged: Vec<&TextEntry> = table(global).iter().filter(kept).map(|e| &**e).collect();
     if layers.iter().all(|layer| table(layer).is_empty()) {
         return merged;
     }
@@ -139,7 +235,7 @@ fn merge<'a>(
         .map(|(index, entry)| (&*entry.name, index))
         .collect();
     for layer in layers {
-        for entry in table(layer) {
+        for entry in table(layer).iter().filter(kept) {
             match slots.get(&*entry.name) {
                 Some(&index) => merged[index] = entry,
                 None => {
@@ -158,26 +254,6 @@ fn sort_by_order(entries: &mut [&TextEntry]) {
     entries.sort_by(|a, b| a.order.partial_cmp(&b.order).unwrap_or(Ordering::Equal));
 }
 
-fn resolve(
-    entries: &[&TextEntry],
-    kind: EntryKind,
-    ctx: &AssembleContext,
-) -> Result<Vec<NamedText>, AssembleError> {
-    entries
-        .iter()
-        .map(|entry| {
-            let text = entry
-                .text
-                .resolve(ctx)
-                .map_err(|e| provider_error(kind, Some(&entry.name), &entry.meta, e))?;
-            Ok(NamedText {
-                name: entry.name.to_string(),
-                text,
-            })
-        })
-        .collect()
-}
-
 fn collect_tools<'a>(
     layers: impl Iterator<Item = &'a Layer>,
     ctx: &AssembleContext,
@@ -186,10 +262,19 @@ fn collect_tools<'a>(
     let mut collected = Vec::new();
     let mut known = HashSet::new();
     for entry in layers.flat_map(|layer| layer.tools.iter()) {
-        let set = entry
-            .source
-            .resolve(ctx)
-            .map_err(|e| provider_error(EntryKind::ToolProvider, None, &entry.meta, e))?;
+        let set = match entry.source.resolve(ctx) {
+            Ok(set) => set,
+            // Left out: contributes no tools and no known names.
+            Err(e) if e.is_skip() => continue,
+            Err(e) => {
+                return Err(provider_error(
+                    EntryKind::ToolProvider,
+                    None,
+                    &entry.meta,
+                    e,
+                ))
+            }
+        };
         if want_known {
             match set.known_names {
                 Some(names) => known.extend(names),

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::assembly::Assembly;
 use super::errors::EntryKind;
-use super::render::{interpolate_into, RenderError};
+use super::render::{interpolate_into, render_prompt_within, RenderError};
 
 /// Where one section's text lies in the rendered prompt (byte offsets, end exclusive).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -23,8 +23,14 @@ pub struct SectionSpan {
 }
 
 /// Render `assembly`'s sections and say where each landed. Empty sections take no span,
-/// exactly as `render_prompt` drops them.
-pub fn section_spans(assembly: &Assembly) -> Result<(String, Vec<SectionSpan>), RenderError> {
+/// exactly as `render_prompt` drops them. The prompt may hold at most `max_bytes` bytes
+/// (see [`render_prompt_within`]).
+pub fn section_spans(
+    assembly: &Assembly,
+    max_bytes: usize,
+) -> Result<(String, Vec<SectionSpan>), RenderError> {
+    // Check the budget (and every reference) first: the spans below then cannot outgrow it.
+    render_prompt_within(assembly, max_bytes)?;
     let mut out = String::new();
     let mut spans = Vec::with_capacity(assembly.sections.len());
     let mut text = String::new();
@@ -118,7 +124,7 @@ mod tests {
     #[test]
     fn spans_match_render() {
         let a = assembly(&[("a", "one"), ("e", ""), ("b", "two")]);
-        let (text, spans) = section_spans(&a).unwrap();
+        let (text, spans) = section_spans(&a, usize::MAX).unwrap();
         assert_eq!(text, crate::prompt::render_prompt(&a).unwrap());
         assert_eq!(spans.len(), 2);
         assert_eq!(&text[spans[1].start..spans[1].end], "two");
@@ -127,7 +133,7 @@ mod tests {
     #[test]
     fn appended_section_keeps_prefix() {
         let a = assembly(&[("a", "one"), ("b", "two")]);
-        let (text, spans) = section_spans(&a).unwrap();
+        let (text, spans) = section_spans(&a, usize::MAX).unwrap();
         let r = compare("one", &text, &spans);
         assert!(r.keeps_prefix);
         assert_eq!(r.reusable_bytes, 3);
@@ -137,7 +143,7 @@ mod tests {
     #[test]
     fn change_names_first_changed_section() {
         let a = assembly(&[("a", "one"), ("b", "two"), ("c", "three")]);
-        let (text, spans) = section_spans(&a).unwrap();
+        let (text, spans) = section_spans(&a, usize::MAX).unwrap();
         let r = compare("one\n\ntwX\n\nthree", &text, &spans);
         assert!(!r.keeps_prefix);
         assert_eq!(r.reusable_bytes, 7);
@@ -147,7 +153,7 @@ mod tests {
     #[test]
     fn removed_section_blames_the_one_after() {
         let a = assembly(&[("a", "one"), ("c", "three")]);
-        let (text, spans) = section_spans(&a).unwrap();
+        let (text, spans) = section_spans(&a, usize::MAX).unwrap();
         let r = compare("one\n\ntwo\n\nthree", &text, &spans);
         // "one\n\nt" still matches: "two" and "three" share their first byte.
         assert_eq!(r.reusable_bytes, 6);
@@ -157,7 +163,7 @@ mod tests {
     #[test]
     fn offset_stays_on_a_char_boundary() {
         let a = assembly(&[("a", "é")]);
-        let (text, spans) = section_spans(&a).unwrap();
+        let (text, spans) = section_spans(&a, usize::MAX).unwrap();
         // "é" = C3 A9, "è" = C3 A8: one shared byte that is not a whole character.
         let r = compare("è", &text, &spans);
         assert_eq!(r.reusable_bytes, 0);

@@ -16,7 +16,18 @@ pub struct PromptConfig {
     pub persona: String,
     /// Tool order with exactly one `<unlisted-tools>` rest entry; `None` = plain order.
     pub tool_order: Option<Vec<String>>,
+    /// The most bytes one rendered system prompt may hold (an extension: plugin texts and
+    /// variable values are untrusted, and a template can repeat a large value many times).
+    pub max_prompt_bytes: usize,
+    /// The most bytes one runtime-context snapshot may hold.
+    pub max_context_bytes: usize,
 }
+
+/// Default of [`PromptConfig::max_prompt_bytes`]: 8 MiB, about two million tokens, far past
+/// any model's context window.
+pub const DEFAULT_MAX_PROMPT_BYTES: usize = 8 << 20;
+/// Default of [`PromptConfig::max_context_bytes`]: 8 MiB.
+pub const DEFAULT_MAX_CONTEXT_BYTES: usize = 8 << 20;
 
 impl Default for PromptConfig {
     fn default() -> Self {
@@ -26,6 +37,8 @@ impl Default for PromptConfig {
             include_runtime_context: true,
             persona: String::new(),
             tool_order: None,
+            max_prompt_bytes: DEFAULT_MAX_PROMPT_BYTES,
+            max_context_bytes: DEFAULT_MAX_CONTEXT_BYTES,
         }
     }
 }

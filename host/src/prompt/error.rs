@@ -18,6 +18,9 @@ pub enum ProviderErrorKind {
     Limit,
     /// The plugin is quarantined or its instance is gone.
     Unavailable,
+    /// The provider failed (or is quarantined) under a failure policy that drops its entry
+    /// (`on_error = "skip"`): the assembly goes on as if the entry were not registered.
+    Skipped,
 }
 
 /// A provider or listener failure, with who failed where. The core adds the entry kind,
@@ -38,6 +41,11 @@ impl ProviderError {
             kind: ProviderErrorKind::Failed,
             message: message.into(),
         }
+    }
+
+    /// Whether the entry is to be left out of this assembly instead of failing it.
+    pub fn is_skip(&self) -> bool {
+        self.kind == ProviderErrorKind::Skipped
     }
 
     /// An error of the given kind.

@@ -203,16 +203,18 @@ fn json_quoted(names: &[String]) -> String {
         .join(", ")
 }
 
+/// Upstream quotes the unknown names plainly (`"q"g"`, not JSON) and writes `(none)` when
+/// the joined known list is empty — which a single empty known name also gives.
 fn unknown_tools_text(unknown: &[String], known: &[String]) -> String {
-    let known = if known.is_empty() {
-        "(none)".to_string()
-    } else {
-        known.join(", ")
+    let known = match known.join(", ") {
+        joined if joined.is_empty() => "(none)".to_string(),
+        joined => joined,
     };
     let noun = if unknown.len() == 1 { "tool" } else { "tools" };
+    let unknown: Vec<String> = unknown.iter().map(|n| format!("\"{n}\"")).collect();
     format!(
         "toolOrder lists unregistered {noun} {}; known tools: {known}",
-        json_quoted(unknown)
+        unknown.join(", ")
     )
 }
 

@@ -30,6 +30,12 @@ pub fn check(assembly: &Assembly) -> Option<String> {
         .or_else(|| check_variables(&assembly.variables))
 }
 
+/// A name as upstream's messages show it: `JSON.stringify`, i.e. quoted with `"`, `\\` and
+/// control characters escaped.
+fn json(name: &str) -> String {
+    serde_json::Value::String(name.to_string()).to_string()
+}
+
 fn check_named(entries: &[NamedText], kind: &str) -> Option<String> {
     first_problem(
         entries.iter().map(|e| e.name.as_str()),
@@ -37,7 +43,10 @@ fn check_named(entries: &[NamedText], kind: &str) -> Option<String> {
             if name.is_empty() {
                 Some(format!("assembled {kind} names must be non-empty"))
             } else if duplicated {
-                Some(format!("assembled {kind} name \"{name}\" is duplicated"))
+                Some(format!(
+                    "assembled {kind} name {} is duplicated",
+                    json(name)
+                ))
             } else {
                 None
             }
@@ -50,9 +59,12 @@ fn check_variables(variables: &[(String, Option<String>)]) -> Option<String> {
         variables.iter().map(|(k, _)| k.as_str()),
         |name, duplicated| {
             if !is_variable_name(name) {
-                Some(format!("assembled variable name \"{name}\" is invalid"))
+                Some(format!("assembled variable name {} is invalid", json(name)))
             } else if duplicated {
-                Some(format!("assembled variable name \"{name}\" is duplicated"))
+                Some(format!(
+                    "assembled variable name {} is duplicated",
+                    json(name)
+                ))
             } else {
                 None
             }
@@ -153,6 +165,23 @@ mod tests {
         assert_eq!(
             check(&a).unwrap(),
             "assembled variable name \"v\" is duplicated"
+        );
+    }
+
+    #[test]
+    fn names_are_json_escaped_like_upstream() {
+        let mut a = base();
+        a.sections.push(NamedText::new("q\"x", "1"));
+        a.sections.push(NamedText::new("q\"x", "2"));
+        assert_eq!(
+            check(&a).unwrap(),
+            "assembled section name \"q\\\"x\" is duplicated"
+        );
+        let mut a = base();
+        a.variables.push(("B\\\n".into(), None));
+        assert_eq!(
+            check(&a).unwrap(),
+            "assembled variable name \"B\\\\\\n\" is invalid"
         );
     }
 

@@ -25,7 +25,7 @@ mod inspect;
 pub(crate) mod state;
 
 pub use fiber::Fiber;
-pub use inspect::EntryInfo;
+pub use inspect::{EntryInfo, Owner};
 
 use insert::{duplicate_of, insert, precheck};
 use state::{Meta, Removed, State};
@@ -268,8 +268,9 @@ impl Registry {
     ) -> Result<Assembly, AssembleError> {
         let registry = Arc::clone(self);
         let scope = scope.map(str::to_string);
-        let task =
-            tokio::task::spawn_blocking(move || registry.assemble_blocking(scope.as_deref(), ctx));
+        let task = tokio::task::spawn_blocking(move || {
+            crate::blocking::allow_blocking(|| registry.assemble_blocking(scope.as_deref(), ctx))
+        });
         match task.await {
             Ok(result) => result,
             // A panicking provider panics the caller, as a synchronous call would.

@@ -17,6 +17,10 @@ use super::errors::EntryKind;
 use super::names::is_variable_name;
 use super::CONTEXT_SNAPSHOT_PREFIX;
 
+mod budget;
+
+pub use budget::{Budget, Budgeted};
+
 /// Render-time errors (SPEC §4.3); `Display` is the exact upstream text.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum RenderError {
@@ -52,6 +56,21 @@ pub enum RenderError {
         /// The registered names joined with `, ` in key order, or `(none)`.
         registered: String,
     },
+    /// The rendering would grow past its byte budget (host.toml `[prompt] max_prompt_bytes`
+    /// or `max_context_bytes`); detected before the text is allocated.
+    #[error("{}", budget::describe(self))]
+    OverBudget {
+        /// The budget's name and limit.
+        budget: Budget,
+        /// `Section` or `Context`: the entry whose text crosses the limit.
+        kind: EntryKind,
+        /// Its name.
+        owner: String,
+        /// What that entry alone renders to, in bytes (saturating).
+        entry_bytes: usize,
+        /// The variable that contributes most to it: name, value bytes, references.
+        variable: Option<(String, usize, usize)>,
+    },
     /// A registered variable with no value for this assembly.
     #[error("prompt variable \"{{{{{reference}}}}}\" has no value for this assembly ({kind} \"{owner}\")")]
     NoValue {
@@ -66,15 +85,26 @@ pub enum RenderError {
 
 /// The system prompt: interpolated sections, empty ones dropped, joined with `\n\n`.
 pub fn render_prompt(assembly: &Assembly) -> Result<String, RenderError> {
+    render_prompt_within(assembly, usize::MAX)
+}
+
+/// [`render_prompt`], failing with [`RenderError::OverBudget`] instead of producing more than
+/// `max_bytes` bytes. The check runs before each piece is appended, so an amplifying
+/// template (a large value referenced many times) never allocates past the budget.
+pub fn render_prompt_within(assembly: &Assembly, max_bytes: usize) -> Result<String, RenderError> {
     let estimate: usize = assembly.sections.iter().map(|s| s.text.len() + 2).sum();
-    let mut out = String::with_capacity(estimate);
+    let mut out = String::with_capacity(estimate.min(max_bytes));
     let vars = Vars::new(&assembly.variables);
+    let budget = Budget::prompt(max_bytes);
     for section in &assembly.sections {
         append_joined(
             &mut out,
             &section.text,
-            EntryKind::Section,
-            &section.name,
+            Entry {
+                kind: EntryKind::Section,
+                owner: &section.name,
+                budget,
+            },
             &vars,
         )?;
     }
@@ -83,18 +113,39 @@ pub fn render_prompt(assembly: &Assembly) -> Result<String, RenderError> {
 
 /// The interpolated contexts whose text is not empty.
 pub fn render_context_sections(assembly: &Assembly) -> Result<Vec<NamedText>, RenderError> {
+    render_context_sections_within(assembly, usize::MAX)
+}
+
+/// [`render_context_sections`], failing with [`RenderError::OverBudget`] before the snapshot
+/// they join into ([`join_context_sections`]) would exceed `max_bytes` bytes.
+pub fn render_context_sections_within(
+    assembly: &Assembly,
+    max_bytes: usize,
+) -> Result<Vec<NamedText>, RenderError> {
     let mut rendered = Vec::with_capacity(assembly.contexts.len());
     let vars = Vars::new(&assembly.variables);
+    let budget = Budget::context(max_bytes);
+    // What the joined snapshot holds so far: the prefix, then `\n\n` before each text.
+    let mut joined = CONTEXT_SNAPSHOT_PREFIX.len();
     for context in &assembly.contexts {
-        let mut text = String::with_capacity(context.text.len());
+        let room = max_bytes.saturating_sub(joined.saturating_add(2));
+        let mut text = String::with_capacity(context.text.len().min(room));
         interpolate_with(
             &mut text,
             &context.text,
-            EntryKind::Context,
-            &context.name,
+            Entry {
+                kind: EntryKind::Context,
+                owner: &context.name,
+                budget: Budget {
+                    limit: room,
+                    ..budget
+                },
+            },
             &vars,
-        )?;
+        )
+        .map_err(|e| budget.restore(e))?;
         if !text.is_empty() {
+            joined += 2 + text.len();
             rendered.push(NamedText {
                 name: context.name.clone(),
                 text,
@@ -145,8 +196,11 @@ pub fn render_context_snapshot(assembly: &Assembly) -> Result<String, RenderErro
         interpolate_with(
             &mut out,
             &context.text,
-            EntryKind::Context,
-            &context.name,
+            Entry {
+                kind: EntryKind::Context,
+                owner: &context.name,
+                budget: Budget::context(usize::MAX),
+            },
             &vars,
         )?;
         if out.len() == start {
@@ -164,8 +218,7 @@ pub fn render_context_snapshot(assembly: &Assembly) -> Result<String, RenderErro
 fn append_joined(
     out: &mut String,
     text: &str,
-    kind: EntryKind,
-    owner: &str,
+    entry: Entry<'_>,
     variables: &Vars<'_>,
 ) -> Result<(), RenderError> {
     let mark = out.len();
@@ -173,7 +226,7 @@ fn append_joined(
         out.push_str("\n\n");
     }
     let start = out.len();
-    interpolate_with(out, text, kind, owner, variables)?;
+    interpolate_with(out, text, entry, variables)?;
     if out.len() == start {
         out.truncate(mark);
     }
@@ -224,27 +277,56 @@ pub fn interpolate_into(
     owner: &str,
     variables: &[(String, Option<String>)],
 ) -> Result<(), RenderError> {
-    interpolate_with(out, text, kind, owner, &Vars::new(variables))
+    let entry = Entry {
+        kind,
+        owner,
+        budget: Budget::prompt(usize::MAX),
+    };
+    interpolate_with(out, text, entry, &Vars::new(variables))
+}
+
+/// The entry a text belongs to, for error messages, and the budget `out` must stay within.
+#[derive(Clone, Copy)]
+struct Entry<'a> {
+    kind: EntryKind,
+    owner: &'a str,
+    budget: Budget,
+}
+
+impl Entry<'_> {
+    /// Append `piece` unless `out` would outgrow the budget.
+    #[inline]
+    fn push(
+        &self,
+        out: &mut String,
+        piece: &str,
+        text: &str,
+        variables: &Vars<'_>,
+    ) -> Result<(), RenderError> {
+        if piece.len() > self.budget.limit.saturating_sub(out.len()) {
+            return Err(budget::exceeded(self, text, variables));
+        }
+        out.push_str(piece);
+        Ok(())
+    }
 }
 
 fn interpolate_with(
     out: &mut String,
     text: &str,
-    kind: EntryKind,
-    owner: &str,
+    entry: Entry<'_>,
     variables: &Vars<'_>,
 ) -> Result<(), RenderError> {
+    let Entry { kind, owner, .. } = entry;
     let bytes = text.as_bytes();
     // Most texts hold no `{{`: for them one byte search is all the work.
     let Some(first_open) = find_open(text, 0) else {
-        out.push_str(text);
-        return Ok(());
+        return entry.push(out, text, text, variables);
     };
     // A `{{` is a group or a malformed reference only if some `}}` starts at or after its
     // third byte; past the last `}}` everything is literal, which keeps the scan linear.
     let Some(last_close) = rfind_close(text) else {
-        out.push_str(text);
-        return Ok(());
+        return entry.push(out, text, text, variables);
     };
     let mut last = 0;
     let mut next = Some(first_open);
@@ -285,14 +367,13 @@ fn interpolate_with(
                 })
             }
         };
-        out.push_str(&text[last..open]);
+        entry.push(out, &text[last..open], text, variables)?;
         // Values are inserted verbatim and never re-scanned.
-        out.push_str(value);
+        entry.push(out, value, text, variables)?;
         last = close + 2;
         next = find_open(text, last);
     }
-    out.push_str(&text[last..]);
-    Ok(())
+    entry.push(out, &text[last..], text, variables)
 }
 
 /// The first `{{` at or after byte `from` (a char boundary). Searching for the byte `{`

@@ -29,6 +29,7 @@ mod ordering;
 mod properties;
 mod registration;
 mod scopes;
+mod skipped;
 mod suppression;
 mod tools;
 mod waterfall;

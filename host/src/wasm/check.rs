@@ -51,17 +51,31 @@ impl WasmRuntime {
         wasm: &[u8],
         config: &serde_json::Value,
     ) -> Result<PluginReport, WasmError> {
-        let compiled = self.prepare("check", wasm)?;
+        self.check_named("check", wasm, config)
+    }
+
+    /// [`WasmRuntime::check_with_config`] under plugin name `name` (used in every message).
+    pub fn check_named(
+        &self,
+        name: &str,
+        wasm: &[u8],
+        config: &serde_json::Value,
+    ) -> Result<PluginReport, WasmError> {
+        let compiled = self.prepare(name, wasm)?;
         let world = compiled.world;
         let sha256 = compiled.sha256.clone();
         let (declarations, init_error) = match PluginCell::probe(
+            name,
             self.inner().clone(),
             compiled,
             config.to_string(),
             PluginOptions::default(),
         ) {
             Ok(d) => (d, None),
-            Err(f) => (Vec::new(), Some(f.message)),
+            Err(f) => (
+                Vec::new(),
+                Some(format!("plugin \"{name}\" export \"init\": {}", f.message)),
+            ),
         };
         Ok(PluginReport {
             world,

@@ -111,7 +111,7 @@ pub enum WasmError {
 }
 
 /// `scope agent:1` or `global`, as used in every plugin error message.
-pub(crate) fn scope_label(scope: Option<&str>) -> String {
+pub fn scope_label(scope: Option<&str>) -> String {
     match scope {
         Some(s) => format!("scope {s}"),
         None => "global".to_string(),

@@ -14,6 +14,7 @@ use super::limits::Limits;
 use super::plugin::PluginCell;
 use super::runtime::{Compiled, Pre, RuntimeInner};
 use super::state::{HostState, Ident};
+use super::untrusted::escape;
 use super::AssemblyHandle;
 use crate::prompt::{ProviderError, ProviderErrorKind};
 use wasmtime::component::Resource;
@@ -130,11 +131,11 @@ pub(crate) fn plugin_error(e: PluginError) -> CallFailure {
     match e {
         PluginError::InvalidInput(m) => CallFailure {
             kind: ProviderErrorKind::InvalidInput,
-            message: format!("invalid input: {m}"),
+            message: format!("invalid input: {}", escape(&m)),
         },
         PluginError::Failed(m) => CallFailure {
             kind: ProviderErrorKind::Failed,
-            message: format!("failed: {m}"),
+            message: format!("failed: {}", escape(&m)),
         },
     }
 }
@@ -325,11 +326,21 @@ fn trap_text(trap: Trap) -> String {
     }
 }
 
+/// The cause of an engine error on one line, cause first. A trap raised inside a host
+/// import carries the guest's stack as context (`error while executing at wasm backtrace:`
+/// and a line per frame); that goes to the debug log, not into the message.
 fn root_message(err: &wasmtime::Error) -> String {
-    let mut msg = err.to_string();
-    let root = err.root_cause().to_string();
-    if root != msg {
-        msg = format!("{msg}: {root}");
+    let mut parts: Vec<String> = Vec::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if text.contains("wasm backtrace:") {
+            log::debug!(target: "prompt_host::plugin", "{}", escape(&text));
+            continue;
+        }
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
     }
-    msg
+    parts.reverse();
+    escape(&parts.join(": ")).into_owned()
 }

@@ -59,6 +59,28 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// Refuse limits that cannot work: every limit but `max_log_bytes` and
+    /// `max_declarations` (where 0 means "none allowed") must be at least 1. The error is
+    /// the key and what is expected.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        let at_least_one = [
+            ("memory_bytes", self.memory_bytes as u64),
+            ("table_elements", self.table_elements as u64),
+            ("instances", self.instances as u64),
+            ("tables", self.tables as u64),
+            ("memories", self.memories as u64),
+            ("resource_handles", self.resource_handles as u64),
+            ("call_timeout_ms", self.call_timeout_ms),
+            ("init_timeout_ms", self.init_timeout_ms),
+            ("max_output_bytes", self.max_output_bytes as u64),
+            ("fuel", self.fuel.unwrap_or(1)),
+        ];
+        match at_least_one.iter().find(|(_, value)| *value == 0) {
+            Some((key, _)) => Err((key, "must be at least 1 (0 would fail every call)".into())),
+            None => Ok(()),
+        }
+    }
+
     /// The deadline of one provider or listener call.
     pub fn call_timeout(&self) -> Duration {
         Duration::from_millis(self.call_timeout_ms)

@@ -85,8 +85,17 @@ impl PluginCell {
     }
 
     /// Run `f` on the live instance (one call at a time), re-instantiating a trapped one
-    /// first; a failure that poisons the instance drops it.
-    pub(crate) fn with_instance<R>(
+    /// first; a failure that poisons the instance drops it. The call runs where blocking is
+    /// allowed (see [`crate::blocking`]), whatever thread the caller is on.
+    pub(crate) fn with_instance<R: Send>(
+        &self,
+        export: &str,
+        f: impl FnOnce(&mut Instance) -> Result<R, CallFailure> + Send,
+    ) -> Result<R, ProviderError> {
+        crate::blocking::run_blocking(|| self.with_instance_here(export, f))
+    }
+
+    fn with_instance_here<R>(
         &self,
         export: &str,
         f: impl FnOnce(&mut Instance) -> Result<R, CallFailure>,
@@ -160,17 +169,23 @@ impl PluginCell {
     }
 
     /// Apply the plugin's failure policy around one provider call of `entry` (export and
-    /// entry name): under `skip`, a failure (or quarantine) yields `fallback()` for this
-    /// assembly.
+    /// entry name): under `skip`, a failure (or quarantine) becomes a `Skipped` error, which
+    /// the assembly treats as "this entry is not registered" for this assembly.
     pub(crate) fn guarded<T>(
         &self,
         entry: &str,
-        fallback: impl FnOnce() -> T,
         f: impl FnOnce() -> Result<T, ProviderError>,
     ) -> Result<T, ProviderError> {
         let skip = self.options.on_error == OnError::Skip;
         if skip && self.quarantined.load(Ordering::Relaxed) {
-            return Ok(fallback());
+            return Err(ProviderError::new(
+                ProviderErrorKind::Skipped,
+                format!(
+                    "plugin \"{}\" ({}) is quarantined",
+                    self.ident.plugin,
+                    self.ident.scope_label()
+                ),
+            ));
         }
         match f() {
             Ok(v) => {
@@ -179,7 +194,7 @@ impl PluginCell {
             }
             Err(e) if skip => {
                 self.note_skipped(entry, &e);
-                Ok(fallback())
+                Err(ProviderError::new(ProviderErrorKind::Skipped, e.message))
             }
             Err(e) => Err(e),
         }
@@ -208,16 +223,23 @@ impl PluginCell {
             }
             Err(_) => u32::MAX,
         };
-        log::warn!(
-            "{e} (on_error = skip: contribution dropped for this assembly, failure {n} in a row)"
+        let limit = self.options.quarantine_after.max(1);
+        self.runtime.announce(
+            &self.ident,
+            "skipped",
+            &format!(
+                "{e}; left out of this assembly (on_error = \"skip\", failure {n} of {limit} in a row before quarantine)"
+            ),
         );
-        if n >= self.options.quarantine_after.max(1)
-            && !self.quarantined.swap(true, Ordering::Relaxed)
-        {
-            log::warn!(
-                "plugin \"{}\" ({}): quarantined after {n} consecutive failures of {entry}; it is no longer called",
-                self.ident.plugin,
-                self.ident.scope_label()
+        if n >= limit && !self.quarantined.swap(true, Ordering::Relaxed) {
+            self.runtime.announce(
+                &self.ident,
+                "quarantined",
+                &format!(
+                    "plugin \"{}\" ({}) quarantined after {n} consecutive failures of {entry}; it is no longer called until it is reloaded",
+                    self.ident.plugin,
+                    self.ident.scope_label()
+                ),
             );
         }
     }
@@ -273,6 +295,28 @@ impl LoadedPlugin {
     /// Instantiate `compiled`, run `init(config_json)` with registration open into a fiber
     /// owned by `name` in `scope`, and close registration.
     pub(crate) fn load(
+        runtime: Arc<RuntimeInner>,
+        compiled: Arc<Compiled>,
+        registry: &Arc<Registry>,
+        name: &str,
+        scope: Option<&str>,
+        config_json: String,
+        options: PluginOptions,
+    ) -> Result<Self, WasmError> {
+        crate::blocking::run_blocking(|| {
+            Self::load_here(
+                runtime,
+                compiled,
+                registry,
+                name,
+                scope,
+                config_json,
+                options,
+            )
+        })
+    }
+
+    fn load_here(
         runtime: Arc<RuntimeInner>,
         compiled: Arc<Compiled>,
         registry: &Arc<Registry>,
@@ -512,13 +556,26 @@ impl PluginCell {
     /// Instantiate `compiled` on its own, run `init(config_json)` with declarations buffered
     /// (nothing reaches any registry) and return them. For `check`.
     pub(crate) fn probe(
+        name: &str,
+        runtime: Arc<RuntimeInner>,
+        compiled: Arc<Compiled>,
+        config_json: String,
+        options: PluginOptions,
+    ) -> Result<Vec<Declaration>, CallFailure> {
+        crate::blocking::run_blocking(|| {
+            Self::probe_here(name, runtime, compiled, config_json, options)
+        })
+    }
+
+    fn probe_here(
+        name: &str,
         runtime: Arc<RuntimeInner>,
         compiled: Arc<Compiled>,
         config_json: String,
         options: PluginOptions,
     ) -> Result<Vec<Declaration>, CallFailure> {
         let ident = Ident {
-            plugin: "check".into(),
+            plugin: name.into(),
             scope: None,
         };
         let cell = PluginCell::new(&ident, options, &runtime, &compiled, &config_json);

@@ -52,8 +52,7 @@ impl TextKind {
 impl TextProvider for WasmText {
     fn text(&self, ctx: &AssembleContext) -> Result<String, ProviderError> {
         let timeout = self.cell.limits.call_timeout();
-        // Under `skip`, an empty text contributes nothing for this assembly.
-        self.cell.guarded(&self.entry, String::new, || {
+        self.cell.guarded(&self.entry, || {
             self.cell.with_instance(self.kind.export(), |inst| {
                 let wctx = inst.context_arg(ctx);
                 inst.call(
@@ -73,6 +72,8 @@ impl TextProvider for WasmText {
 pub(crate) struct WasmVariable {
     cell: Arc<PluginCell>,
     name: String,
+    /// `variable "name"`, for failure bookkeeping.
+    entry: String,
 }
 
 impl WasmVariable {
@@ -80,6 +81,7 @@ impl WasmVariable {
         Self {
             cell,
             name: name.to_string(),
+            entry: format!("variable \"{name}\""),
         }
     }
 }
@@ -87,20 +89,16 @@ impl WasmVariable {
 impl VariableProvider for WasmVariable {
     fn value(&self, ctx: &AssembleContext) -> Result<Option<String>, ProviderError> {
         let timeout = self.cell.limits.call_timeout();
-        self.cell.guarded(
-            "variable",
-            || None,
-            || {
-                self.cell.with_instance("variable", |inst| {
-                    let wctx = inst.context_arg(ctx);
-                    inst.call(
-                        timeout,
-                        |b, s| b.variable(s, &self.name, wctx.as_ref()),
-                        |v| v.as_ref().map_or(0, String::len),
-                    )
-                })
-            },
-        )
+        self.cell.guarded(&self.entry, || {
+            self.cell.with_instance("variable", |inst| {
+                let wctx = inst.context_arg(ctx);
+                inst.call(
+                    timeout,
+                    |b, s| b.variable(s, &self.name, wctx.as_ref()),
+                    |v| v.as_ref().map_or(0, String::len),
+                )
+            })
+        })
     }
 }
 
@@ -128,7 +126,7 @@ impl WasmTools {
 impl ToolProvider for WasmTools {
     fn tools(&self, ctx: &AssembleContext) -> Result<ToolSet, ProviderError> {
         let timeout = self.cell.limits.call_timeout();
-        self.cell.guarded(&self.entry, ToolSet::default, || {
+        self.cell.guarded(&self.entry, || {
             let set = self.cell.with_instance("tools", |inst| {
                 let wctx = inst.context_arg(ctx);
                 inst.call(

@@ -470,8 +470,7 @@ impl wit_log::Host for HostState {
                 log::Level::Warn => "warn",
                 log::Level::Error => "error",
             };
-            self.emit(stream, &message);
-            log::log!(target: "prompt_host::plugin", level, "plugin \"{}\": {message}", self.ident.plugin);
+            self.emit(stream, level, &message);
         }
         Ok(())
     }

@@ -17,7 +17,7 @@ use super::cache::{self, DiskCache};
 use super::error::WasmError;
 use super::limits::PluginOptions;
 use super::plugin::LoadedPlugin;
-use super::state::HostState;
+use super::state::{HostState, Ident};
 use super::validate;
 use crate::prompt::Registry;
 
@@ -32,9 +32,12 @@ pub struct PluginLog {
     pub plugin: String,
     /// Its scope, `None` = global.
     pub scope: Option<String>,
-    /// `trace`…`error` for `log` calls, `stdout`/`stderr` for captured output.
+    /// `trace`…`error` for `log` calls, `stdout`/`stderr` for captured output, and the
+    /// host's own notices about the plugin: `skipped` (a failure left its entries out of an
+    /// assembly, or a load failure left it out of a deployment, under `on_error = "skip"`)
+    /// and `quarantined`. Those notices are whole sentences naming plugin and scope.
     pub stream: &'static str,
-    /// The line.
+    /// The line, with control and bidi characters escaped (`\n`, `\u{1b}`, …).
     pub message: String,
 }
 
@@ -281,6 +284,22 @@ pub(crate) struct RuntimeInner {
     stop: Arc<AtomicBool>,
 }
 
+impl RuntimeInner {
+    /// Tell the operator about a plugin: skipped, quarantined, left out at start-up. Goes to
+    /// the `log` crate (warn) and to the log sink as a line of `stream`.
+    pub(crate) fn announce(&self, ident: &Ident, stream: &'static str, message: &str) {
+        log::warn!(target: "prompt_host::plugin", "{message}");
+        if let Some(sink) = &self.log_sink {
+            sink(&PluginLog {
+                plugin: ident.plugin.to_string(),
+                scope: ident.scope.as_deref().map(str::to_string),
+                stream,
+                message: message.to_string(),
+            });
+        }
+    }
+}
+
 impl Drop for RuntimeInner {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
@@ -328,6 +347,7 @@ impl WasmRuntime {
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
             .map_err(|e| engine_err("(runtime)", e))?;
         super::clock::add_capped_sleep(&mut linker).map_err(|e| engine_err("(runtime)", e))?;
+        super::random::add_bounded_random(&mut linker).map_err(|e| engine_err("(runtime)", e))?;
         Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(|e| engine_err("(runtime)", e))?;
         let disk = match &config.cache_dir {
@@ -351,6 +371,17 @@ impl WasmRuntime {
                 stop,
             }),
         })
+    }
+
+    /// Tell the operator about plugin `plugin` in `scope` (the log at warn, and the log sink
+    /// as a line of `stream`, e.g. `skipped`): for decisions the host takes about a plugin
+    /// outside any call, such as leaving it out of a deployment.
+    pub fn announce(&self, plugin: &str, scope: Option<&str>, stream: &'static str, message: &str) {
+        let ident = Ident {
+            plugin: plugin.into(),
+            scope: scope.map(Into::into),
+        };
+        self.inner.announce(&ident, stream, message);
     }
 
     /// The shared engine.

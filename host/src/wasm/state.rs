@@ -207,7 +207,6 @@ impl HostState {
 
     /// Write buffered stdout/stderr into the host log, one line per output line.
     pub(crate) fn flush_output(&mut self) {
-        let plugin = self.ident.plugin.clone();
         for (name, buf) in [("stdout", &self.stdout), ("stderr", &self.stderr)] {
             let Ok(mut out) = buf.lock() else { continue };
             if out.pending.is_empty() {
@@ -216,27 +215,35 @@ impl HostState {
             let text = String::from_utf8_lossy(&out.pending).into_owned();
             out.pending.clear();
             for line in text.lines().filter(|l| !l.trim().is_empty()) {
-                log::info!(target: "prompt_host::plugin", "plugin \"{plugin}\" {name}: {line}");
-                self.emit(name, line);
+                self.emit(name, log::Level::Info, line);
             }
             if name == "stderr" {
                 let mut lines = text.lines().rev().map(str::trim);
                 // A Rust panic ends with a "note: run with RUST_BACKTRACE" hint; skip it.
                 if let Some(last) = lines.find(|l| !l.is_empty() && !l.starts_with("note:")) {
-                    out.last_stderr = last.trim().to_string();
+                    out.last_stderr = super::untrusted::escape(last.trim()).into_owned();
                 }
             }
         }
     }
 
-    /// Hand one line to the runtime's sink, if any.
-    pub(crate) fn emit(&self, stream: &'static str, message: &str) {
+    /// One line of plugin output, escaped (see `untrusted`): to the `log` crate at `level`
+    /// and to the runtime's sink, if any.
+    pub(crate) fn emit(&self, stream: &'static str, level: log::Level, message: &str) {
+        let message = super::untrusted::escape(message);
+        log::log!(
+            target: "prompt_host::plugin",
+            level,
+            "plugin \"{}\" ({}) {stream}: {message}",
+            self.ident.plugin,
+            self.ident.scope_label()
+        );
         if let Some(sink) = &self.sink {
             sink(&super::runtime::PluginLog {
                 plugin: self.ident.plugin.to_string(),
                 scope: self.ident.scope.as_deref().map(str::to_string),
                 stream,
-                message: message.to_string(),
+                message: message.into_owned(),
             });
         }
     }

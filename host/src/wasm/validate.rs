@@ -115,7 +115,7 @@ pub(crate) fn link_error(plugin: &str, e: &wasmtime::Error) -> WasmError {
 /// messages, logs and the command line's human output, where such characters could forge
 /// lines or escape sequences, or display reordered text. The message shows the name escaped.
 pub(crate) fn declared_name(what: &str, name: &str) -> Result<(), String> {
-    match name.chars().find(|&c| c.is_control() || is_bidi_control(c)) {
+    match name.chars().find(|&c| super::untrusted::is_unsafe_char(c)) {
         None => Ok(()),
         Some(c) => Err(format!(
             "{what} name {name:?} contains the control character U+{:04X}; names may not hold \
@@ -123,14 +123,6 @@ pub(crate) fn declared_name(what: &str, name: &str) -> Result<(), String> {
             u32::from(c)
         )),
     }
-}
-
-/// The bidirectional-text controls (marks, embeddings, overrides, isolates).
-fn is_bidi_control(c: char) -> bool {
-    matches!(
-        c,
-        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-    )
 }
 
 fn list(names: &[String]) -> String {

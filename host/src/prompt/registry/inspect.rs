@@ -50,6 +50,55 @@ impl Registry {
     }
 }
 
+/// Who registered the entry an assembly for a scope sees under a name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    /// The owning fiber's owner (plugin name; `prompt-host` for built-ins).
+    pub plugin: String,
+    /// The layer it is in; `None` = global.
+    pub scope: Option<String>,
+}
+
+impl Registry {
+    /// The owner of the section, context or variable `name` that an assembly for `scope`
+    /// sees (the nearest layer on the chain wins, then global); `None` when no such entry
+    /// is registered (e.g. a listener added it).
+    pub fn owner_of(&self, kind: EntryKind, name: &str, scope: Option<&str>) -> Option<Owner> {
+        let state = self.snapshot();
+        let chain = scope.map(|key| state.chain(key)).unwrap_or_default();
+        let nearest_first = chain
+            .iter()
+            .filter_map(|key| state.scoped.get(key).map(|layer| &**layer))
+            .chain(std::iter::once(&*state.global));
+        for layer in nearest_first {
+            let meta = match kind {
+                EntryKind::Section => find_text(&layer.sections, name),
+                EntryKind::Context => find_text(&layer.contexts, name),
+                EntryKind::Variable => layer
+                    .variables
+                    .iter()
+                    .find(|e| &*e.name == name)
+                    .map(|e| &e.meta),
+                _ => None,
+            };
+            if let Some(meta) = meta {
+                return Some(Owner {
+                    plugin: meta.owner.to_string(),
+                    scope: meta.scope.as_deref().map(str::to_string),
+                });
+            }
+        }
+        None
+    }
+}
+
+fn find_text<'a>(
+    table: &'a [std::sync::Arc<super::state::TextEntry>],
+    name: &str,
+) -> Option<&'a Meta> {
+    table.iter().find(|e| &*e.name == name).map(|e| &e.meta)
+}
+
 fn info(meta: &Meta, kind: EntryKind, name: Option<&str>) -> EntryInfo {
     EntryInfo {
         id: meta.id,

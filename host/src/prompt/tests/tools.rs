@@ -63,6 +63,30 @@ fn case35_unknown_tool_no_providers() {
 }
 
 #[test]
+fn unknown_names_are_quoted_plainly_like_upstream() {
+    // Upstream wraps each name in plain quotes (no JSON escaping), and an empty joined
+    // known list reads `(none)` even when it holds one empty name.
+    let r = with_order(&["q\"g", "a\\b", R]);
+    let f = r.fiber("p", None);
+    f.tools(ToolSource::Static(Arc::new(ToolSet {
+        schemas: Vec::new(),
+        known_names: Some(vec![String::new()]),
+    })));
+    assert_eq!(
+        assemble_err(&r, None).to_string(),
+        "toolOrder lists unregistered tools \"q\"g\", \"a\\b\"; known tools: (none)"
+    );
+    f.dispose();
+    f.tools(ToolSource::Static(Arc::new(ToolSet {
+        schemas: Vec::new(),
+        known_names: Some(vec!["a".into(), String::new()]),
+    })));
+    assert!(assemble_err(&r, None)
+        .to_string()
+        .ends_with("; known tools: , a"));
+}
+
+#[test]
 fn case36_reserved_tool_name() {
     let text = "tool provider returned reserved tool name \"<unlisted-tools>\" (reserved for toolOrder's rest entry)";
     for r in [reg(), with_order(&[R])] {
