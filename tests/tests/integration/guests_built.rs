@@ -31,6 +31,8 @@ fn the_example_guests_are_all_there() {
         "redactor",
         "hostile",
         "mcp_instructions",
+        "project_instructions",
+        "git_context",
     ] {
         assert!(
             names.contains(&expected),
