@@ -28,6 +28,8 @@ async fn main() -> anyhow::Result<()> {
         seen.fetch_add(1, Ordering::Relaxed);
     }));
 
+    // Scopes are declared before use: a preset, and an agent under it.
+    host.bind_scope("preset:coder", None)?;
     host.bind_scope("agent:7", Some("preset:coder"))?;
     // Native providers follow the same rules as plugins: a fiber owns what it registers.
     let preset = host.native("my-app", Some("preset:coder"));

@@ -158,10 +158,13 @@ pub fn warn(text: &str) {
 
 /// Whether `e` comes from writing to a closed pipe.
 fn closed_stdout(e: &anyhow::Error) -> bool {
+    let broken = Some(std::io::ErrorKind::BrokenPipe);
     e.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        cause.downcast_ref::<std::io::Error>().map(|io| io.kind()) == broken
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .and_then(serde_json::Error::io_error_kind)
+                == broken
     })
 }
 

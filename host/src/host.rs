@@ -5,6 +5,7 @@
 //! # async fn demo() -> Result<(), prompt_host::HostError> {
 //! use prompt_host::{Host, PluginSpec, RuntimeConfig, PromptConfig, Facts};
 //! let host = Host::new(PromptConfig::default(), RuntimeConfig::default())?;
+//! host.bind_scope("preset:coder", None)?;
 //! host.bind_scope("agent:1", Some("preset:coder"))?;
 //! let plugin = host.load_plugin(PluginSpec::new("persona").scope("agent:1"), "persona.wasm".as_ref())?;
 //! let rendered = host.render(Some("agent:1"), Facts::new().with("model", "m1")).await?;
@@ -228,7 +229,9 @@ impl Host {
     /// `Ok` for the global scope and declared keys; otherwise the error names the known
     /// scopes and the closest one.
     pub fn check_scope(&self, scope: Option<&str>) -> Result<(), HostError> {
-        self.scopes.check(scope).map_err(HostError::UnknownScope)
+        self.scopes
+            .check(scope)
+            .map_err(|unknown| HostError::UnknownScope(Box::new(unknown)))
     }
 
     /// Load a plugin file into `spec.scope`. The returned handle owns its contributions:
@@ -377,7 +380,7 @@ impl Host {
         HostError::Render {
             scope: scope_label(scope),
             blame: self.blame(&source, scope),
-            source,
+            source: Box::new(source),
         }
     }
 

@@ -6,10 +6,16 @@ mod integration {
     mod cli;
     mod cli_support;
     mod conformance_wasm;
+    mod containment_cli;
+    mod containment_defects;
+    mod containment_library;
+    mod containment_serve;
     mod guests_built;
+    mod hostile_matrix;
     mod mcp_client;
     mod mcp_config;
     mod mcp_prompt;
+    mod serve_support;
     mod session_attack;
     mod stress;
     mod wasm_hostile;

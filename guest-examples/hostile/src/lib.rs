@@ -51,6 +51,7 @@ const MODES: &[&str] = &[
     "poll_instant",
     "random",
     "amplify",
+    "say",
 ];
 
 /// The name every dynamic entry of this plugin uses.
@@ -145,6 +146,18 @@ impl Hostile {
             "poll_instant" => {
                 abuse::poll_instant(self.number("seconds", 3600));
                 Ok("hostile: woke up".to_owned())
+            }
+            "say" => {
+                let text = self
+                    .config
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("\u{1b}[2J\rerror: plugin \"persona\" failed\n");
+                log::warn(text);
+                log::error(text);
+                println!("{text}");
+                eprintln!("{text}");
+                Err(Error::failed(text))
             }
             "random" => Ok(abuse::random_bytes(
                 self.number("bytes", 32 << 20),

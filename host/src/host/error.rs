@@ -38,7 +38,7 @@ pub enum HostError {
     },
     /// An operation named a scope the host was never told about.
     #[error(transparent)]
-    UnknownScope(crate::host::UnknownScope),
+    UnknownScope(Box<crate::host::UnknownScope>),
     /// A plugin could not be loaded.
     #[error(transparent)]
     Wasm(WasmError),
@@ -58,8 +58,8 @@ pub enum HostError {
     Render {
         /// The scope rendered for.
         scope: String,
-        /// What failed.
-        source: RenderError,
+        /// What failed (boxed, like `Assemble`'s).
+        source: Box<RenderError>,
         /// Who registered the entries the error names (`; section "x" is from plugin …`),
         /// empty when unknown.
         blame: String,

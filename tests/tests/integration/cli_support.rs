@@ -14,6 +14,9 @@ pub fn bin() -> PathBuf {
 pub struct Deployment {
     /// The temp dir (removed on drop).
     pub dir: tempfile::TempDir,
+    /// The compile cache, when not the deployment's own `cache/` (see
+    /// [`Deployment::sharing_cache`]).
+    cache: Option<PathBuf>,
 }
 
 impl Deployment {
@@ -31,7 +34,14 @@ impl Deployment {
             .replace("{CLOCK}", env!("GUEST_CLOCK"))
             .replace("{HOSTILE}", env!("GUEST_HOSTILE"));
         std::fs::write(dir.path().join("host.toml"), text).expect("write host.toml");
-        Self { dir }
+        Self { dir, cache: None }
+    }
+
+    /// Use `cache` as the compile cache (many deployments of the same plugins compile each
+    /// component once).
+    pub fn sharing_cache(mut self, cache: &Path) -> Self {
+        self.cache = Some(cache.to_path_buf());
+        self
     }
 
     /// The host.toml path.
@@ -46,12 +56,12 @@ impl Deployment {
 
     /// Run `prompt-host <args>` with this deployment's cache.
     pub fn run(&self, args: &[&str]) -> Run {
-        run_in(self.dir.path(), args, None)
+        run_in(self.dir.path(), self.cache.as_deref(), args, None)
     }
 
     /// Run with `input` on stdin.
     pub fn run_with_input(&self, args: &[&str], input: &str) -> Run {
-        run_in(self.dir.path(), args, Some(input))
+        run_in(self.dir.path(), self.cache.as_deref(), args, Some(input))
     }
 }
 
@@ -95,10 +105,11 @@ impl Run {
     }
 }
 
-fn run_in(dir: &Path, args: &[&str], input: Option<&str>) -> Run {
+fn run_in(dir: &Path, cache: Option<&Path>, args: &[&str], input: Option<&str>) -> Run {
+    let cache = cache.map_or_else(|| dir.join("cache"), Path::to_path_buf);
     let mut child = Command::new(bin())
         .args(args)
-        .env("PROMPT_HOST_CACHE_DIR", dir.join("cache"))
+        .env("PROMPT_HOST_CACHE_DIR", cache)
         .stdin(if input.is_some() {
             Stdio::piped()
         } else {

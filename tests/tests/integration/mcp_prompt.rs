@@ -32,6 +32,7 @@ fn host() -> (Host, Fiber) {
         RuntimeConfig::with_cache_dir(cache),
     )
     .unwrap();
+    host.bind_scope("preset:coder", None).unwrap();
     host.bind_scope("agent:1", Some("preset:coder")).unwrap();
     host.bind_scope("task:1", Some("agent:1")).unwrap();
     host.bind_scope("agent:2", Some("preset:coder")).unwrap();

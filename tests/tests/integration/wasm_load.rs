@@ -521,6 +521,7 @@ fn host_loads_compiled_code_into_many_scopes() {
     .unwrap();
     let path = std::path::Path::new(env!("GUEST_DECLARE"));
     let code = host.compile_plugin("guide", path).unwrap();
+    host.bind_scope("preset:coder", None).unwrap();
     let config =
         json!({"sections": [{"name": "guide", "order": 150, "text": {"dynamic": "for ${scope}"}}]});
     let plugins: Vec<_> = (0..3)
