@@ -86,6 +86,7 @@ fn declare_amplification_through_serve() {
         "{error}"
     );
     assert!(error.contains("variable \"v\" is from plugin \"declare\" (scope agent:amp)"));
+    eprintln!("amplification refused through serve in {took:?}");
     assert!(took < Duration::from_secs(10), "{took:?}");
     assert_eq!(served.ok("render", json!({"scope": "agent:ok"})), baseline);
 }
