@@ -21,12 +21,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::config::HostConfig;
 use crate::projection::step::{run_step, StepInput, StepOutcome};
+use crate::prompt::CancelToken;
 use crate::prompt::{
     join_context_sections, render_context_sections_within, render_prompt_within, AssembleContext,
     Assembly, EntryKind, Fiber, NamedText, ObserverId, PromptConfig, Registry, RenderError,
     BUILT_IN_OWNER,
 };
-use crate::session::Session;
+use crate::session::{AssistantReply, ModelRequest, Session, ToolResult};
 use crate::wasm::{
     LoadedPlugin, PluginCode, PluginOptions, PluginSpec, RuntimeConfig, WasmRuntime,
 };
@@ -35,6 +36,7 @@ mod error;
 mod facts;
 mod mcp_servers;
 mod scopes;
+mod steps;
 
 pub use error::HostError;
 pub use facts::Facts;
@@ -333,114 +335,6 @@ impl Host {
     /// Be told after every registration and removal.
     pub fn subscribe(&self, f: Arc<dyn Fn() + Send + Sync>) -> ObserverId {
         self.registry.subscribe(f)
-    }
-
-    /// Assemble for `scope` with the caller's facts.
-    pub async fn assemble(&self, scope: Option<&str>, facts: Facts) -> Result<Assembly, HostError> {
-        self.check_scope(scope)?;
-        self.registry
-            .assemble(scope, facts.into_context())
-            .await
-            .map_err(|source| HostError::Assemble {
-                scope: scope_label(scope),
-                source: Box::new(source),
-            })
-    }
-
-    /// Assemble and render: the system prompt and the runtime-context snapshot.
-    pub async fn render(&self, scope: Option<&str>, facts: Facts) -> Result<Rendered, HostError> {
-        let assembly = self.assemble(scope, facts).await?;
-        self.render_assembly(assembly, scope)
-    }
-
-    /// Render an assembly made for `scope` within the `[prompt]` byte budgets. Errors name
-    /// the scope and the plugins that registered the section and variable involved.
-    pub fn render_assembly(
-        &self,
-        assembly: Assembly,
-        scope: Option<&str>,
-    ) -> Result<Rendered, HostError> {
-        let config = self.registry.config();
-        let render_err = |source| self.render_error(scope, source);
-        let prompt =
-            render_prompt_within(&assembly, config.max_prompt_bytes).map_err(render_err)?;
-        let context_sections = render_context_sections_within(&assembly, config.max_context_bytes)
-            .map_err(render_err)?;
-        let context = join_context_sections(&context_sections);
-        Ok(Rendered {
-            assembly,
-            prompt,
-            context_sections,
-            context,
-        })
-    }
-
-    /// A render error for `scope`, with who registered the entries it names.
-    pub fn render_error(&self, scope: Option<&str>, source: RenderError) -> HostError {
-        HostError::Render {
-            scope: scope_label(scope),
-            blame: self.blame(&source, scope),
-            source: Box::new(source),
-        }
-    }
-
-    /// `; section "x" is from plugin "p" (scope s)`, and the same for the variable a budget
-    /// error names; empty when no registered entry matches (a listener made it).
-    fn blame(&self, error: &RenderError, scope: Option<&str>) -> String {
-        let (kind, owner, variable) = match error {
-            RenderError::MalformedAt { kind, owner, .. }
-            | RenderError::MalformedName { kind, owner, .. }
-            | RenderError::Unknown { kind, owner, .. }
-            | RenderError::NoValue { kind, owner, .. } => (*kind, owner, None),
-            RenderError::OverBudget {
-                kind,
-                owner,
-                variable,
-                ..
-            } => (*kind, owner, variable.as_ref().map(|(name, _, _)| name)),
-        };
-        let mut out = String::new();
-        let mut say = |kind: EntryKind, name: &str| {
-            if let Some(o) = self.registry.owner_of(kind, name, scope) {
-                out.push_str(&format!(
-                    "; {kind} \"{name}\" is from plugin \"{}\" ({})",
-                    o.plugin,
-                    crate::wasm::scope_label(o.scope.as_deref())
-                ));
-            }
-        };
-        say(kind, owner);
-        if let Some(name) = variable {
-            say(EntryKind::Variable, name);
-        }
-        out
-    }
-
-    /// One step against a session log: assemble, render, project and commit the system
-    /// prompt, append the user's input and the runtime-context snapshot, and derive the
-    /// model request (which has no system field).
-    pub async fn step(
-        &self,
-        session: &mut Session,
-        scope: Option<&str>,
-        facts: Facts,
-        options: &StepOptions,
-    ) -> Result<(Rendered, StepOutcome), HostError> {
-        let rendered = self.render(scope, facts).await?;
-        let input = StepInput {
-            rendered_prompt: &rendered.prompt,
-            context_sections: &rendered.context_sections,
-            context_snapshot: &rendered.context,
-            tools: &rendered.assembly.tools,
-            in_history: options.in_history,
-            starts_series: options.starts_series,
-            user_texts: &options.user_texts,
-        };
-        let outcome = run_step(session, &input).map_err(|source| HostError::Session {
-            path: session.path().display().to_string(),
-            source,
-        })?;
-        Ok((rendered, outcome))
     }
 
     /// Which kept plugin declared each fixed tool name: name → (plugin, layer).

@@ -8,6 +8,7 @@
 mod assemble;
 pub mod assembly;
 pub mod cache_prefix;
+pub mod cancel;
 pub mod config;
 pub mod context;
 pub mod error;
@@ -21,6 +22,7 @@ pub mod tool_order;
 mod waterfall;
 
 pub use assembly::{Assembly, NamedText, ToolSchema};
+pub use cancel::{CancelOnDrop, CancelToken};
 pub use config::PromptConfig;
 pub use context::AssembleContext;
 pub use error::{ProviderError, ProviderErrorKind};

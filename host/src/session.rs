@@ -9,11 +9,13 @@
 //! Loaded events are not published to anybody: consumers such as the runtime-context
 //! projection restore their state from the log, then follow the events appended after.
 
+pub mod conversation;
 pub mod derive;
 pub mod error;
 pub mod event;
 pub mod message;
 pub mod op;
+pub mod replay;
 pub mod surface;
 
 mod file;
@@ -25,11 +27,16 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub use derive::{derive_messages, ModelRequest, WireContent, WireMessage, WireTool};
+pub use conversation::{AssistantReply, ConversationError, ToolCall, ToolResult};
+pub use derive::{
+    derive_messages, ModelRequest, WireContent, WireFunctionCall, WireMessage, WireTool,
+    WireToolCall,
+};
 pub use error::{AppendError, EventError, OpenError};
 pub use event::{Event, EventData, NewEvent};
 pub use message::{ContentBlock, Message, MessageData, Source};
 pub use op::{SurfaceIntent, SurfaceOp};
+pub use replay::{request_at, ReplayError};
 pub use surface::Surface;
 
 use file::LogFile;

@@ -103,6 +103,7 @@ fn main() {
                     in_history: false,
                     starts_series: false,
                     user_texts: &user,
+                    retry_of: None,
                 };
                 let outcome = run_step(&mut session, &input).expect("step");
                 events_per_step = session.events().len() - before;

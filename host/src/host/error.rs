@@ -64,6 +64,18 @@ pub enum HostError {
         /// empty when unknown.
         blame: String,
     },
+    /// An assistant reply or tool result was refused, or a step was taken while tool calls
+    /// were open. Nothing was written.
+    #[error("session log {path}: {source}")]
+    Conversation {
+        /// The log file.
+        path: String,
+        /// What is wrong.
+        source: crate::session::ConversationError,
+    },
+    /// A past request could not be rebuilt.
+    #[error(transparent)]
+    Replay(crate::session::ReplayError),
     /// Writing the step to the session log failed.
     #[error("session log {path}: {source}")]
     Session {

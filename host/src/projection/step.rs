@@ -36,6 +36,8 @@ pub struct StepInput<'a> {
     pub starts_series: bool,
     /// The user's input for this step.
     pub user_texts: &'a [String],
+    /// This step retries step N (logged as `retryOf` in `step/start`).
+    pub retry_of: Option<u64>,
 }
 
 /// Why a `request/header` was logged.
@@ -98,7 +100,11 @@ pub fn run_step(session: &mut Session, input: &StepInput<'_>) -> Result<StepOutc
         starts_series,
     };
 
-    session.append(NewEvent::log(STEP_START, json!({ "step": step })))?;
+    let start = match input.retry_of {
+        Some(of) => json!({ "step": step, "retryOf": of }),
+        None => json!({ "step": step }),
+    };
+    session.append(NewEvent::log(STEP_START, start))?;
 
     let commits = SystemPromptProjection::new(session).project(input.rendered_prompt, flags);
     let mut commit_seqs = Vec::with_capacity(commits.len());

@@ -119,6 +119,7 @@ impl Log {
             .map(|m| match &m.content {
                 WireContent::Text(text) => format!("{}:{text}", m.role),
                 WireContent::Parts(parts) => format!("{}:{}", m.role, json!(parts)),
+                WireContent::Null => format!("{}:null", m.role),
             })
             .collect()
     }

@@ -44,6 +44,7 @@ pub(crate) fn assemble(
     let mut variables: Vec<(String, Option<String>)> = Vec::new();
     let mut slots: HashMap<&str, usize> = HashMap::new();
     for entry in all_layers().flat_map(|layer| layer.variables.iter()) {
+        check_cancelled(&ctx)?;
         let value = match entry.provider.value(&ctx) {
             Ok(value) => value,
             // Left out: a farther value of the name stands, else the name is unregistered.
@@ -182,21 +183,18 @@ where
                 let key: *const TextEntry = *entry;
                 let text = match done.remove(&key) {
                     Some(text) => text,
-                    None => match entry.text.resolve(ctx) {
+                    None => match check_cancelled(ctx).and_then(|()| {
+                        entry.text.resolve(ctx).map_err(|e| {
+                            provider_error(self.kind, Some(&entry.name), &entry.meta, e)
+                        })
+                    }) {
                         Ok(text) => text,
-                        Err(e) if e.is_skip() => {
+                        Err(AssembleError::Provider { error, .. }) if error.is_skip() => {
                             skipped.push(key);
                             newly_skipped = true;
                             continue;
                         }
-                        Err(e) => {
-                            return Err(provider_error(
-                                self.kind,
-                                Some(&entry.name),
-                                &entry.meta,
-                                e,
-                            ))
-                        }
+                        Err(e) => return Err(e),
                     },
                 };
                 resolved.push((
@@ -262,6 +260,7 @@ fn collect_tools<'a>(
     let mut collected = Vec::new();
     let mut known = HashSet::new();
     for entry in layers.flat_map(|layer| layer.tools.iter()) {
+        check_cancelled(ctx)?;
         let set = match entry.source.resolve(ctx) {
             Ok(set) => set,
             // Left out: contributes no tools and no known names.
@@ -317,12 +316,25 @@ fn check_registered(
     }
 }
 
+/// `Cancelled` once the caller cancelled the assembly: checked before every provider.
+pub(crate) fn check_cancelled(ctx: &AssembleContext) -> Result<(), AssembleError> {
+    if ctx.is_cancelled() {
+        return Err(AssembleError::Cancelled(
+            "the caller cancelled the assembly".to_string(),
+        ));
+    }
+    Ok(())
+}
+
 fn provider_error(
     kind: EntryKind,
     name: Option<&str>,
     meta: &Meta,
     error: ProviderError,
 ) -> AssembleError {
+    if error.kind == super::error::ProviderErrorKind::Cancelled {
+        return AssembleError::Cancelled(error.message);
+    }
     AssembleError::Provider {
         kind,
         name: name.map(str::to_string),

@@ -2,15 +2,27 @@
 
 use std::sync::Arc;
 
+use super::cancel::CancelToken;
+
 /// What an assembly is for. Every provider and listener of one assembly sees the same
 /// context (SPEC §1.3).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct AssembleContext {
     /// The scope chain, nearest first (`[agent:7, preset:coder]`); empty for an unscoped
     /// assembly. Filled by the registry from the requested scope key.
     pub scope_chain: Vec<Arc<str>>,
     /// Caller facts in the order given, e.g. `("model", "deepseek-v4")`, `("cwd", "/work")`.
     pub facts: Vec<(String, String)>,
+    /// Explicit request control: cancelling it stops the assembly (upstream's `signal`).
+    pub signal: Option<CancelToken>,
+}
+
+/// Two contexts are equal when a provider would see the same thing: the scope chain and
+/// the facts. The signal is how the caller controls the request, not part of it.
+impl PartialEq for AssembleContext {
+    fn eq(&self, other: &Self) -> bool {
+        self.scope_chain == other.scope_chain && self.facts == other.facts
+    }
 }
 
 impl AssembleContext {
@@ -24,7 +36,13 @@ impl AssembleContext {
                 .into_iter()
                 .map(|(k, v)| (k.into(), v.into()))
                 .collect(),
+            signal: None,
         }
+    }
+
+    /// Whether the caller cancelled this assembly.
+    pub fn is_cancelled(&self) -> bool {
+        self.signal.as_ref().is_some_and(CancelToken::is_cancelled)
     }
 
     /// The scope this assembly is for (nearest key of the chain), if any.

@@ -18,6 +18,8 @@ pub enum ProviderErrorKind {
     Limit,
     /// The plugin is quarantined or its instance is gone.
     Unavailable,
+    /// The caller cancelled the assembly (its signal) while the provider ran.
+    Cancelled,
     /// The provider failed (or is quarantined) under a failure policy that drops its entry
     /// (`on_error = "skip"`): the assembly goes on as if the entry were not registered.
     Skipped,

@@ -169,8 +169,9 @@ pub enum AssembleError {
         /// True when a listener's result broke it; false when the registered entries did.
         after_listener: bool,
     },
-    /// The assembly task was cancelled before it finished (runtime shutdown).
-    #[error("assembly was cancelled: {0}")]
+    /// The caller cancelled the assembly (its signal, or a dropped future), or the task was
+    /// cancelled before it finished (runtime shutdown).
+    #[error("cancelled: {0}")]
     Cancelled(String),
 }
 

@@ -76,12 +76,24 @@ fn run_from(
         // The innermost continuation: the assembly itself is the result.
         return Ok(());
     };
+    if ctx.is_cancelled() {
+        let error = ProviderError::new(
+            ProviderErrorKind::Cancelled,
+            "the caller cancelled the assembly",
+        );
+        record(&slot, AssembleError::Cancelled(error.message.clone()));
+        return Err(error);
+    }
     let mut next = {
         let (chain, ctx, slot) = (Arc::clone(&chain), Arc::clone(&ctx), Arc::clone(&slot));
         Next::new(move |assembly| run_from(chain, index + 1, ctx, slot, assembly))
     };
     let meta = &entry.meta;
     match entry.listener.on_assemble(assembly, &ctx, &mut next) {
+        Err(error) if error.kind == ProviderErrorKind::Cancelled => {
+            record(&slot, AssembleError::Cancelled(error.message.clone()));
+            Err(error)
+        }
         Err(error) => {
             record(
                 &slot,

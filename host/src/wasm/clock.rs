@@ -42,13 +42,21 @@ impl HostMonotonicClock for StoreClock {
     }
 }
 
-/// A wait that ends at a fixed instant.
-struct Wake(tokio::time::Instant);
+/// A wait that ends at a fixed instant, or when the running call's signal is cancelled.
+struct Wake(tokio::time::Instant, Option<crate::prompt::CancelToken>);
 
 #[wasmtime_wasi::async_trait]
 impl Pollable for Wake {
     async fn ready(&mut self) {
-        tokio::time::sleep_until(self.0).await;
+        match &self.1 {
+            Some(signal) => {
+                tokio::select! {
+                    () = tokio::time::sleep_until(self.0) => {}
+                    () = signal.cancelled() => {}
+                }
+            }
+            None => tokio::time::sleep_until(self.0).await,
+        }
     }
 }
 
@@ -73,7 +81,7 @@ fn wait(
     let at = tokio::time::Instant::now()
         .checked_add(duration)
         .unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400));
-    let wake = state.table.push(Wake(at))?;
+    let wake = state.table.push(Wake(at, state.signal.clone()))?;
     Ok((subscribe(&mut state.table, wake)?,))
 }
 

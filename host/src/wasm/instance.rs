@@ -168,15 +168,12 @@ impl Instance {
         );
         store.limiter(|s| &mut s.limiter);
         store.epoch_deadline_callback(|mut ctx| {
-            let state = ctx.data_mut();
-            match state.deadline {
-                Some(deadline) if Instant::now() >= deadline => {
-                    state.timed_out = true;
-                    Ok(UpdateDeadline::Interrupt)
-                }
-                // Re-check on the next tick: the deadline is wall-clock, the epoch only
-                // tells us when to look.
-                _ => Ok(UpdateDeadline::Continue(1)),
+            if ctx.data_mut().must_stop() {
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                // Re-check on the next tick: the deadline is wall-clock and the signal is
+                // the caller's; the epoch only tells us when to look.
+                Ok(UpdateDeadline::Continue(1))
             }
         });
         if let Some(fuel) = fuel {
@@ -209,6 +206,8 @@ impl Instance {
         &mut self,
         ctx: &crate::prompt::AssembleContext,
     ) -> Option<AssembleContext> {
+        // The signal travels with every call; the guest sees only chain and facts.
+        self.store.data_mut().signal = ctx.signal.clone();
         if self.last_context.as_ref() == Some(ctx) {
             return None;
         }
@@ -229,6 +228,7 @@ impl Instance {
             state.deadline = Some(Instant::now() + timeout);
             state.timeout = timeout;
             state.timed_out = false;
+            state.cancelled = false;
             state.call_bytes = 0;
             state.over_budget = None;
             state.limiter.hit = None;
@@ -240,8 +240,10 @@ impl Instance {
         }
         self.store.set_epoch_deadline(1);
         let result = f(&self.bindings, &mut self.store);
-        self.store.data_mut().deadline = None;
-        self.store.data_mut().flush_output();
+        let state = self.store.data_mut();
+        state.deadline = None;
+        state.signal = None;
+        state.flush_output();
         match result {
             Ok(Ok(value)) => {
                 let state = self.store.data_mut();
@@ -267,6 +269,12 @@ impl Instance {
 fn failure(store: &mut Store<HostState>, err: &wasmtime::Error) -> CallFailure {
     store.data_mut().flush_output();
     let state = store.data_mut();
+    if state.cancelled {
+        return CallFailure {
+            kind: ProviderErrorKind::Cancelled,
+            message: "cancelled by the caller".to_string(),
+        };
+    }
     if state.timed_out || matches!(err.downcast_ref::<Trap>(), Some(Trap::Interrupt)) {
         return CallFailure {
             kind: ProviderErrorKind::Timeout,

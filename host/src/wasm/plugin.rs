@@ -192,7 +192,8 @@ impl PluginCell {
                 self.note_success(entry);
                 Ok(v)
             }
-            Err(e) if skip => {
+            // A cancelled call is the caller's decision, not the plugin's failure.
+            Err(e) if skip && e.kind != ProviderErrorKind::Cancelled => {
                 self.note_skipped(entry, &e);
                 Err(ProviderError::new(ProviderErrorKind::Skipped, e.message))
             }

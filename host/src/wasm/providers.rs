@@ -192,7 +192,8 @@ impl AssembleListener for WasmListener {
             }
             Err(ListenerFailure::Inner(e)) => Err(e),
             Err(ListenerFailure::Own { error, after_next }) => {
-                let Some(before) = before else {
+                let cancelled = error.kind == crate::prompt::ProviderErrorKind::Cancelled;
+                let Some(before) = before.filter(|_| !cancelled) else {
                     return Err(error);
                 };
                 self.cell.note_skipped(entry, &error);

@@ -8,10 +8,8 @@
 //!
 //! These replacements refuse a length larger than the plugin's memory limit (it could never
 //! be lowered into the guest), fill the buffer from the operating system's generator in
-//! chunks, and check the running call's deadline between chunks, so a call ends within its
-//! deadline plus one chunk (well under one epoch tick).
-
-use std::time::Instant;
+//! chunks, and check the running call's deadline and signal between chunks, so a call ends
+//! within its deadline (or its cancellation) plus one chunk (well under one epoch tick).
 
 use wasmtime::component::Linker;
 use wasmtime::StoreContextMut;
@@ -42,13 +40,9 @@ fn random_bytes(
     };
     let mut bytes = vec![0u8; len];
     for chunk in bytes.chunks_mut(CHUNK) {
-        if state
-            .deadline
-            .is_some_and(|deadline| Instant::now() >= deadline)
-        {
-            state.timed_out = true;
+        if state.must_stop() {
             return Err(wasmtime::Error::msg(format!(
-                "{import} of {len} bytes did not finish before the deadline"
+                "{import} of {len} bytes stopped before it finished"
             )));
         }
         getrandom::fill(chunk)

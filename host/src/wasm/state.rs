@@ -120,6 +120,10 @@ pub struct HostState {
     pub(crate) timeout: std::time::Duration,
     /// Set by the epoch callback when the deadline passed.
     pub(crate) timed_out: bool,
+    /// The running call's assembly signal: the caller may cancel it.
+    pub(crate) signal: Option<crate::prompt::CancelToken>,
+    /// Set when the call was interrupted because the signal was cancelled.
+    pub(crate) cancelled: bool,
     /// Bytes the running call handed to the host through imports.
     pub(crate) call_bytes: usize,
     /// Set when an import refused data over the output budget.
@@ -179,6 +183,8 @@ impl HostState {
             deadline: None,
             timeout: std::time::Duration::ZERO,
             timed_out: false,
+            signal: None,
+            cancelled: false,
             call_bytes: 0,
             over_budget: None,
             registration: Registration::Closed,
@@ -188,6 +194,21 @@ impl HostState {
             sink,
             cell,
         }
+    }
+
+    /// Whether the running call must stop now: its deadline passed (sets `timed_out`) or its
+    /// signal was cancelled (sets `cancelled`). Checked at every epoch tick and in host work
+    /// done on the guest's behalf.
+    pub(crate) fn must_stop(&mut self) -> bool {
+        if self.signal.as_ref().is_some_and(|s| s.is_cancelled()) {
+            self.cancelled = true;
+            return true;
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.timed_out = true;
+            return true;
+        }
+        false
     }
 
     /// Count `n` guest-supplied bytes against the call's output budget. On overflow the

@@ -32,6 +32,7 @@ fn input<'a>(
         in_history: false,
         starts_series: false,
         user_texts: users,
+        retry_of: None,
     }
 }
 

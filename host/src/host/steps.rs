@@ -1,0 +1,253 @@
+//! Assembling, rendering and stepping: the per-step work of a [`Host`], with the caller's
+//! signal (a cancelled or dropped call stops the assembly in flight) and the `[prompt]`
+//! budgets.
+
+use super::*;
+
+impl Host {
+    /// Assemble for `scope` with the caller's facts. The assembly stops with a `cancelled`
+    /// error when the facts' signal is cancelled ([`Facts::signal`]) or when this future is
+    /// dropped before it completes.
+    pub async fn assemble(&self, scope: Option<&str>, facts: Facts) -> Result<Assembly, HostError> {
+        self.check_scope(scope)?;
+        let mut ctx = facts.into_context();
+        let signal = ctx.signal.get_or_insert_with(CancelToken::new).clone();
+        // Dropped with this future: the blocking assembly sees the cancellation.
+        let guard = signal.drop_guard();
+        let result = self.registry.assemble(scope, ctx).await;
+        guard.disarm();
+        result.map_err(|source| HostError::Assemble {
+            scope: scope_label(scope),
+            source: Box::new(source),
+        })
+    }
+
+    /// Assemble and render: the system prompt and the runtime-context snapshot.
+    pub async fn render(&self, scope: Option<&str>, facts: Facts) -> Result<Rendered, HostError> {
+        let assembly = self.assemble(scope, facts).await?;
+        self.render_assembly(assembly, scope)
+    }
+
+    /// Render an assembly made for `scope` within the `[prompt]` byte budgets. Errors name
+    /// the scope and the plugins that registered the section and variable involved.
+    pub fn render_assembly(
+        &self,
+        assembly: Assembly,
+        scope: Option<&str>,
+    ) -> Result<Rendered, HostError> {
+        let config = self.registry.config();
+        let render_err = |source| self.render_error(scope, source);
+        let prompt =
+            render_prompt_within(&assembly, config.max_prompt_bytes).map_err(render_err)?;
+        let context_sections = render_context_sections_within(&assembly, config.max_context_bytes)
+            .map_err(render_err)?;
+        let context = join_context_sections(&context_sections);
+        Ok(Rendered {
+            assembly,
+            prompt,
+            context_sections,
+            context,
+        })
+    }
+
+    /// A render error for `scope`, with who registered the entries it names.
+    pub fn render_error(&self, scope: Option<&str>, source: RenderError) -> HostError {
+        HostError::Render {
+            scope: scope_label(scope),
+            blame: self.blame(&source, scope),
+            source: Box::new(source),
+        }
+    }
+
+    /// `; section "x" is from plugin "p" (scope s)`, and the same for the variable a budget
+    /// error names; empty when no registered entry matches (a listener made it).
+    fn blame(&self, error: &RenderError, scope: Option<&str>) -> String {
+        let (kind, owner, variable) = match error {
+            RenderError::MalformedAt { kind, owner, .. }
+            | RenderError::MalformedName { kind, owner, .. }
+            | RenderError::Unknown { kind, owner, .. }
+            | RenderError::NoValue { kind, owner, .. } => (*kind, owner, None),
+            RenderError::OverBudget {
+                kind,
+                owner,
+                variable,
+                ..
+            } => (*kind, owner, variable.as_ref().map(|(name, _, _)| name)),
+        };
+        let mut out = String::new();
+        let mut say = |kind: EntryKind, name: &str| {
+            if let Some(o) = self.registry.owner_of(kind, name, scope) {
+                out.push_str(&format!(
+                    "; {kind} \"{name}\" is from plugin \"{}\" ({})",
+                    o.plugin,
+                    crate::wasm::scope_label(o.scope.as_deref())
+                ));
+            }
+        };
+        say(kind, owner);
+        if let Some(name) = variable {
+            say(EntryKind::Variable, name);
+        }
+        out
+    }
+
+    /// One step against a session log: assemble, render, project and commit the system
+    /// prompt, append the user's input and the runtime-context snapshot, and derive the
+    /// model request (which has no system field). Refused while tool calls of the current
+    /// turn have no result. A cancelled step writes nothing.
+    pub async fn step(
+        &self,
+        session: &mut Session,
+        scope: Option<&str>,
+        facts: Facts,
+        options: &StepOptions,
+    ) -> Result<(Rendered, StepOutcome), HostError> {
+        check_no_open_calls(session)?;
+        let signal = facts.signal_token();
+        let rendered = self.render(scope, facts).await?;
+        self.commit_step(session, scope, rendered, options, None, signal.as_ref())
+    }
+
+    /// Retry the newest step with new route facts (another model after a provider error,
+    /// say): `previous` — what that step rendered — is rendered again with the host's own
+    /// fact variables (`model`, `cwd`, `provider`) re-read from `facts`; no plugin is called.
+    /// The log gets a step marked `retryOf`, holding only what the projections require (a
+    /// new system prompt only if the re-rendered prompt differs), and the request derived
+    /// from it.
+    pub fn retry(
+        &self,
+        session: &mut Session,
+        scope: Option<&str>,
+        previous: &Rendered,
+        facts: Facts,
+        options: &StepOptions,
+    ) -> Result<(Rendered, StepOutcome), HostError> {
+        check_no_open_calls(session)?;
+        let retried = crate::session::replay::last_step(session).ok_or_else(|| {
+            HostError::Replay(crate::session::ReplayError::NoSteps {
+                path: session.path().display().to_string(),
+            })
+        })?;
+        let mut assembly = previous.assembly.clone();
+        let ctx = facts.clone().into_context();
+        for name in HOST_VARIABLES {
+            let ours = self
+                .registry
+                .owner_of(EntryKind::Variable, name, scope)
+                .is_some_and(|o| o.plugin == BUILT_IN_OWNER);
+            if ours {
+                assembly.set_variable(name, ctx.fact(name).map(str::to_string));
+            }
+        }
+        let rendered = self.render_assembly(assembly, scope)?;
+        let retry = StepOptions {
+            user_texts: Vec::new(),
+            ..options.clone()
+        };
+        self.commit_step(
+            session,
+            scope,
+            rendered,
+            &retry,
+            Some(retried),
+            facts.signal_token().as_ref(),
+        )
+    }
+
+    /// Project and commit a rendered step (unless the caller cancelled it meanwhile).
+    fn commit_step(
+        &self,
+        session: &mut Session,
+        scope: Option<&str>,
+        rendered: Rendered,
+        options: &StepOptions,
+        retry_of: Option<u64>,
+        signal: Option<&CancelToken>,
+    ) -> Result<(Rendered, StepOutcome), HostError> {
+        if signal.is_some_and(CancelToken::is_cancelled) {
+            return Err(HostError::Assemble {
+                scope: scope_label(scope),
+                source: Box::new(crate::prompt::AssembleError::Cancelled(
+                    "the caller cancelled the step before it was written".into(),
+                )),
+            });
+        }
+        let input = StepInput {
+            rendered_prompt: &rendered.prompt,
+            context_sections: &rendered.context_sections,
+            context_snapshot: &rendered.context,
+            tools: &rendered.assembly.tools,
+            in_history: options.in_history,
+            starts_series: options.starts_series,
+            user_texts: &options.user_texts,
+            retry_of,
+        };
+        let outcome = run_step(session, &input).map_err(|source| HostError::Session {
+            path: session.path().display().to_string(),
+            source,
+        })?;
+        Ok((rendered, outcome))
+    }
+
+    /// Append the model's reply (text, reasoning, tool calls) to the log; its seq. Checked
+    /// first: tool call ids must be new and complete.
+    pub fn append_assistant(
+        &self,
+        session: &mut Session,
+        reply: &AssistantReply,
+    ) -> Result<u64, HostError> {
+        let event = crate::session::conversation::assistant_event(session, reply)
+            .map_err(|source| conversation_error(session, source))?;
+        append(session, event)
+    }
+
+    /// Append a tool's result to the log; its seq. It must answer an open call of the
+    /// current turn.
+    pub fn append_tool_result(
+        &self,
+        session: &mut Session,
+        result: &ToolResult,
+    ) -> Result<u64, HostError> {
+        let event = crate::session::conversation::tool_result_event(session, result)
+            .map_err(|source| conversation_error(session, source))?;
+        append(session, event)
+    }
+
+    /// The request step `step` returned (the newest when `None`), rebuilt from the log
+    /// alone, byte for byte; and that step's number.
+    pub fn replay(
+        &self,
+        session: &Session,
+        step: Option<u64>,
+    ) -> Result<(u64, ModelRequest), HostError> {
+        crate::session::request_at(session, step).map_err(HostError::Replay)
+    }
+}
+
+fn check_no_open_calls(session: &Session) -> Result<(), HostError> {
+    let open = crate::session::conversation::open_calls(session);
+    if open.is_empty() {
+        return Ok(());
+    }
+    Err(conversation_error(
+        session,
+        crate::session::ConversationError::Unanswered { open },
+    ))
+}
+
+fn conversation_error(session: &Session, source: crate::session::ConversationError) -> HostError {
+    HostError::Conversation {
+        path: session.path().display().to_string(),
+        source,
+    }
+}
+
+fn append(session: &mut Session, event: crate::session::NewEvent) -> Result<u64, HostError> {
+    session
+        .append(event)
+        .map(|e| e.seq)
+        .map_err(|source| HostError::Session {
+            path: session.path().display().to_string(),
+            source,
+        })
+}

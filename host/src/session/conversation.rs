@@ -1,0 +1,293 @@
+//! The model's side of the conversation: assistant replies (text, reasoning, tool calls) and
+//! tool results, checked against the log before they enter it.
+//!
+//! Log form (the content blocks are the log's own; the wire form is in `derive`):
+//! - `assistant/message`: `{role:"assistant", content:[{type:"text",text}, {type:"reasoning",
+//!   text}, {type:"tool_call", id, name, arguments}]}` (arguments: any JSON value);
+//! - `tool/result`: `{role:"tool", content:[{type:"text",text}], toolCallId, isError?}`.
+//!
+//! Rules: every tool call id is unique in the log; a tool result answers an open call of the
+//! current turn (a call made since the last user input, not yet answered); a step cannot be
+//! taken while calls are open (a chat-completions request must answer every call before the
+//! next turn).
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use thiserror::Error;
+
+use super::event::{ASSISTANT_MESSAGE, TOOL_RESULT, USER_MESSAGE};
+use super::message::{ContentBlock, Message, MessageData};
+use super::{NewEvent, Session, SurfaceIntent};
+
+/// The `type` of a tool-call content block.
+pub const TOOL_CALL_BLOCK: &str = "tool_call";
+/// The `type` of a reasoning content block.
+pub const REASONING_BLOCK: &str = "reasoning";
+
+/// One tool call the model made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The call id, unique in the log; a tool result names it.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments, as JSON.
+    #[serde(default = "empty_object")]
+    pub arguments: Value,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Map::new())
+}
+
+/// A reply of the model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AssistantReply {
+    /// The visible text.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// The reasoning the model showed, if any.
+    #[serde(default)]
+    pub reasoning: Option<String>,
+    /// The tool calls, in order.
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+}
+
+/// The result of one tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The id of the call it answers.
+    pub call_id: String,
+    /// What the tool returned (or the error text).
+    pub content: String,
+    /// Whether the tool failed.
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+/// Why a reply or result was refused. Nothing was written.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ConversationError {
+    /// A reply with no text, no reasoning and no tool call.
+    #[error("an assistant message needs text, reasoning or at least one tool call")]
+    EmptyReply,
+    /// A tool call without an id or a name.
+    #[error("tool call {index} needs a non-empty {what}")]
+    Incomplete {
+        /// Its position in the reply.
+        index: usize,
+        /// `id` or `name`.
+        what: &'static str,
+    },
+    /// A tool call id used before (in this reply or earlier in the log).
+    #[error("tool call id \"{id}\" is already used{}", at_seq(*seq))]
+    DuplicateCall {
+        /// The id.
+        id: String,
+        /// The event holding the earlier call (`None`: earlier in the same reply).
+        seq: Option<u64>,
+    },
+    /// A tool result for a call that is not open.
+    #[error(
+        "tool result for \"{id}\" answers no open tool call of the current turn{}; open calls: {}",
+        answered.map(|s| format!(" (it was answered at seq {s})")).unwrap_or_default(),
+        list(open)
+    )]
+    NotOpen {
+        /// The call id the result names.
+        id: String,
+        /// Where it was answered already, if it was.
+        answered: Option<u64>,
+        /// The calls that are open.
+        open: Vec<String>,
+    },
+    /// A step while calls are open.
+    #[error(
+        "tool calls {} have no tool/result yet; append a result for each before the next step",
+        quoted(open)
+    )]
+    Unanswered {
+        /// The open calls.
+        open: Vec<String>,
+    },
+}
+
+fn at_seq(seq: Option<u64>) -> String {
+    match seq {
+        Some(seq) => format!(" (by the assistant message at seq {seq})"),
+        None => " (twice in this message)".to_string(),
+    }
+}
+
+fn list(ids: &[String]) -> String {
+    if ids.is_empty() {
+        "(none)".to_string()
+    } else {
+        quoted(ids)
+    }
+}
+
+fn quoted(ids: &[String]) -> String {
+    ids.iter()
+        .map(|id| format!("\"{id}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The `assistant/message` event for `reply`, checked against `session`.
+pub fn assistant_event(
+    session: &Session,
+    reply: &AssistantReply,
+) -> Result<NewEvent, ConversationError> {
+    let text = reply.text.as_deref().filter(|t| !t.is_empty());
+    let reasoning = reply.reasoning.as_deref().filter(|t| !t.is_empty());
+    if text.is_none() && reasoning.is_none() && reply.tool_calls.is_empty() {
+        return Err(ConversationError::EmptyReply);
+    }
+    let used = call_ids(session);
+    let mut fresh = HashSet::new();
+    for (index, call) in reply.tool_calls.iter().enumerate() {
+        for (what, value) in [("id", &call.id), ("name", &call.name)] {
+            if value.is_empty() {
+                return Err(ConversationError::Incomplete { index, what });
+            }
+        }
+        if let Some((_, seq)) = used.iter().find(|(id, _)| *id == call.id) {
+            return Err(ConversationError::DuplicateCall {
+                id: call.id.clone(),
+                seq: Some(*seq),
+            });
+        }
+        if !fresh.insert(call.id.as_str()) {
+            return Err(ConversationError::DuplicateCall {
+                id: call.id.clone(),
+                seq: None,
+            });
+        }
+    }
+    let mut content = Vec::new();
+    if let Some(reasoning) = reasoning {
+        content.push(ContentBlock::Other(
+            json!({"type": REASONING_BLOCK, "text": reasoning}),
+        ));
+    }
+    if let Some(text) = text {
+        content.push(ContentBlock::text(text));
+    }
+    for call in &reply.tool_calls {
+        content.push(ContentBlock::Other(json!({
+            "type": TOOL_CALL_BLOCK,
+            "id": call.id,
+            "name": call.name,
+            "arguments": call.arguments,
+        })));
+    }
+    let data = MessageData::new(Message::new("assistant", content));
+    Ok(NewEvent::message(
+        ASSISTANT_MESSAGE,
+        data,
+        SurfaceIntent::append(),
+    ))
+}
+
+/// The `tool/result` event for `result`, checked against `session`.
+pub fn tool_result_event(
+    session: &Session,
+    result: &ToolResult,
+) -> Result<NewEvent, ConversationError> {
+    let open = open_calls(session);
+    if !open.iter().any(|id| *id == result.call_id) {
+        return Err(ConversationError::NotOpen {
+            id: result.call_id.clone(),
+            answered: answered_at(session, &result.call_id),
+            open,
+        });
+    }
+    let mut message = Message::new("tool", vec![ContentBlock::text(result.content.as_str())]);
+    message
+        .extra
+        .insert("toolCallId".into(), Value::String(result.call_id.clone()));
+    if result.is_error {
+        message.extra.insert("isError".into(), Value::Bool(true));
+    }
+    Ok(NewEvent::message(
+        TOOL_RESULT,
+        MessageData::new(message),
+        SurfaceIntent::append(),
+    ))
+}
+
+/// The tool calls made since the last user input that have no result yet, in call order.
+pub fn open_calls(session: &Session) -> Vec<String> {
+    let mut calls: Vec<String> = Vec::new();
+    let mut answered: HashSet<&str> = HashSet::new();
+    for event in session.events().iter().rev() {
+        let Some(message) = event.message() else {
+            continue;
+        };
+        match event.kind.as_str() {
+            USER_MESSAGE if message.source.is_none() => break,
+            TOOL_RESULT => {
+                if let Some(id) = message.extra.get("toolCallId").and_then(Value::as_str) {
+                    answered.insert(id);
+                }
+            }
+            ASSISTANT_MESSAGE => {
+                let ids: Vec<String> = tool_calls(message).map(|c| c.id).collect();
+                calls.splice(0..0, ids);
+            }
+            _ => {}
+        }
+    }
+    calls.retain(|id| !answered.contains(id.as_str()));
+    calls
+}
+
+/// The tool calls in an assistant message's content blocks.
+pub fn tool_calls(message: &Message) -> impl Iterator<Item = ToolCall> + '_ {
+    message.content.iter().filter_map(tool_call_of)
+}
+
+/// The tool call a content block holds, if it is a well-formed `tool_call` block.
+pub fn tool_call_of(block: &ContentBlock) -> Option<ToolCall> {
+    let ContentBlock::Other(value) = block else {
+        return None;
+    };
+    if value.get("type").and_then(Value::as_str) != Some(TOOL_CALL_BLOCK) {
+        return None;
+    }
+    Some(ToolCall {
+        id: value.get("id")?.as_str()?.to_string(),
+        name: value.get("name")?.as_str()?.to_string(),
+        arguments: value.get("arguments").cloned().unwrap_or_else(empty_object),
+    })
+}
+
+/// Every tool call id in the log, with the seq of its assistant message.
+fn call_ids(session: &Session) -> Vec<(String, u64)> {
+    session
+        .events()
+        .iter()
+        .filter(|e| e.kind == ASSISTANT_MESSAGE)
+        .filter_map(|e| Some((e.message()?, e.seq)))
+        .flat_map(|(m, seq)| tool_calls(m).map(move |c| (c.id, seq)))
+        .collect()
+}
+
+/// Where call `id` was answered, if it was.
+fn answered_at(session: &Session, id: &str) -> Option<u64> {
+    session
+        .events()
+        .iter()
+        .filter(|e| e.kind == TOOL_RESULT)
+        .find(|e| {
+            e.message()
+                .and_then(|m| m.extra.get("toolCallId"))
+                .and_then(Value::as_str)
+                == Some(id)
+        })
+        .map(|e| e.seq)
+}
