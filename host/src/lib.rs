@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod fsutil;
 pub mod host;
 pub mod mcp;
 pub mod projection;

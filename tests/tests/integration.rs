@@ -11,6 +11,7 @@ mod integration {
     mod mcp_config;
     mod mcp_prompt;
     mod session_attack;
+    mod session_files;
     mod stress;
     mod wasm_hostile;
     mod wasm_hostile_extra;
