@@ -41,7 +41,7 @@ impl LogFile {
             },
             None => io_err(e),
         })?;
-        lock_exclusive(&file).map_err(|e| {
+        lock_exclusive_briefly_waiting(&file).map_err(|e| {
             if e.kind() == io::ErrorKind::WouldBlock {
                 OpenError::Locked {
                     path: path.to_path_buf(),
@@ -103,6 +103,25 @@ impl LogFile {
     /// Make the file's directory entry durable (after creating the log).
     pub(crate) fn sync_parent_dir(&self) -> io::Result<()> {
         sync_parent_dir(&self.path)
+    }
+}
+
+/// How often, and how far apart, a refused lock is tried again before the log counts as
+/// held: a child forked by another thread holds a copy of every descriptor, and with it the
+/// lock, until it calls exec — an instant, not a writer.
+const LOCK_RETRIES: u32 = 10;
+const LOCK_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
+
+fn lock_exclusive_briefly_waiting(file: &File) -> io::Result<()> {
+    let mut tries = 0;
+    loop {
+        match lock_exclusive(file) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && tries < LOCK_RETRIES => {
+                tries += 1;
+                std::thread::sleep(LOCK_RETRY_PAUSE);
+            }
+            other => return other,
+        }
     }
 }
 
