@@ -114,7 +114,7 @@ impl Session {
     ///
     /// Only a regular file is opened. An empty file (or a missing one, which is created)
     /// becomes a new log: its header is written and synced, with its directory. A non-empty
-    /// file is judged whole before anything is written (see [`format`] for the rules): a
+    /// file is judged whole before anything is written (see [`mod@format`] for the rules): a
     /// file that is not a session log, a newer format or an invalid line is refused and
     /// left byte for byte as it was; a torn last line is cut off, a complete last event
     /// that only lacks its newline gets it, and a header cut short gets its rest — each

@@ -5,7 +5,7 @@
 //! with the event at seq 0; they are read the same way and never rewritten (appends to them
 //! stay headerless).
 //!
-//! Deciding is separate from doing: [`replay`] reads the bytes, refuses what is not a valid
+//! Deciding is separate from doing: `replay` reads the bytes, refuses what is not a valid
 //! log, and returns the events and the single repair the file needs, so that nothing is
 //! written before the whole file has been judged.
 
