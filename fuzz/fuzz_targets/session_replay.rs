@@ -1,6 +1,8 @@
-//! Session-log replay: any file content either opens (torn tail cut off) or is refused with
-//! a line-numbered error; never a panic. What opens replays to the same state a second time,
-//! and a log that opened cleanly still accepts an append.
+//! Session-log replay: any file content either opens (a torn tail cut off, an unterminated
+//! event or header completed) or is refused — with a line-numbered error, as not a session
+//! log, or as another format version — and left untouched; never a panic. What opens replays
+//! to the same state a second time with nothing left to repair, and a log that opened still
+//! accepts an append.
 #![no_main]
 
 use std::path::PathBuf;
@@ -37,6 +39,9 @@ fuzz_target!(|data: &[u8]| {
             let (mut again, second) = Session::open(path).expect("a log that opened reopens");
             assert_eq!(second.events, report.events);
             assert_eq!(second.recovered_torn_bytes, 0);
+            assert!(!second.completed_last_event);
+            assert_eq!(second.completed_header_bytes, 0);
+            assert_eq!(second.legacy, report.legacy);
             assert_eq!(again.events(), events.as_slice());
             assert_eq!(again.surface(), &surface);
             let user = NewEvent::message(
@@ -50,7 +55,16 @@ fuzz_target!(|data: &[u8]| {
                 assert!(e.event_error().is_some(), "{e}");
             }
         }
-        Err(OpenError::Line { line, .. }) => assert!(line >= 1),
-        Err(e) => panic!("unexpected open error: {e}"),
+        Err(e) => {
+            match e {
+                OpenError::Line { line, .. } => assert!(line >= 1),
+                OpenError::NotALog { .. }
+                | OpenError::UnsupportedVersion { .. }
+                | OpenError::InvalidHeader { .. } => {}
+                e => panic!("unexpected open error: {e}"),
+            }
+            // A refused file is left as it was.
+            assert_eq!(std::fs::read(path).expect("read the log"), data);
+        }
     }
 });

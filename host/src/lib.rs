@@ -6,6 +6,7 @@
 pub mod blocking;
 pub mod cli;
 pub mod config;
+pub mod fsutil;
 pub mod host;
 pub mod mcp;
 pub mod projection;

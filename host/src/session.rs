@@ -1,10 +1,12 @@
-//! The session log: append-only JSON lines, one event per line, `seq` contiguous from 0, and
-//! the surface of model-visible nodes folded from it (SPEC §7).
+//! The session log: append-only JSON lines — a format header
+//! (`{"prompt-host":"session-log","version":1}`), then one event per line, `seq` contiguous
+//! from 0 — and the surface of model-visible nodes folded from it (SPEC §7).
 //!
 //! Every event is validated against the log and the surface before it is written, so a
 //! refused append changes nothing, in memory or on disk. An accepted append is written whole
 //! and synced before it counts. Opening replays the file through the same rules; a torn last
-//! line is cut off and reported, anything else invalid is an error naming its line.
+//! line is cut off and reported, anything else invalid is an error naming its line, and a
+//! file that is not a session log (or not a regular file) is refused untouched.
 //!
 //! Loaded events are not published to anybody: consumers such as the runtime-context
 //! projection restore their state from the log, then follow the events appended after.
@@ -13,6 +15,7 @@ pub mod conversation;
 pub mod derive;
 pub mod error;
 pub mod event;
+pub mod format;
 pub mod message;
 pub mod op;
 pub mod replay;
@@ -34,12 +37,14 @@ pub use derive::{
 };
 pub use error::{AppendError, EventError, OpenError};
 pub use event::{Event, EventData, NewEvent};
+pub use format::{FORMAT_VERSION, HEADER};
 pub use message::{ContentBlock, Message, MessageData, Source};
 pub use op::{SurfaceIntent, SurfaceOp};
 pub use replay::{request_at, ReplayError};
 pub use surface::Surface;
 
 use file::LogFile;
+use format::Repair;
 
 /// Identifies one open session within the process, so observers bound to one log can ignore
 /// the events of another.
@@ -53,13 +58,52 @@ impl SessionId {
     }
 }
 
-/// What opening a log found.
+/// What opening a log found, and what it repaired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct OpenReport {
     /// Events replayed.
     pub events: usize,
-    /// Bytes of an incomplete last line that were cut off (0 when the log was clean).
+    /// Bytes of a torn last line (not complete JSON: an append cut short) that were cut
+    /// off; 0 when there was none.
     pub recovered_torn_bytes: usize,
+    /// Whether the last event was complete but lacked its newline; it was kept and the
+    /// newline appended.
+    pub completed_last_event: bool,
+    /// Bytes appended to complete a header line cut short when the log was created; 0 when
+    /// there was none.
+    pub completed_header_bytes: usize,
+    /// The log has no header: it was written by a release before the format version
+    /// existed. It is read as version 1 and never rewritten.
+    pub legacy: bool,
+}
+
+impl OpenReport {
+    /// One line per repair opening made to the log at `path`, for a human (the command
+    /// line prints them on stderr); empty when the log was clean.
+    pub fn notices(&self, path: &Path) -> Vec<String> {
+        let path = path.display();
+        let mut notices = Vec::new();
+        if self.recovered_torn_bytes > 0 {
+            notices.push(format!(
+                "session log {path}: recovered from a torn last line ({} bytes cut off)",
+                self.recovered_torn_bytes
+            ));
+        }
+        if self.completed_last_event {
+            notices.push(format!(
+                "session log {path}: the last event (seq {}) lacked its final newline; kept it and added the newline",
+                self.events.saturating_sub(1)
+            ));
+        }
+        if self.completed_header_bytes > 0 {
+            notices.push(format!(
+                "session log {path}: completed a header line cut short when the log was created ({} {} added)",
+                self.completed_header_bytes,
+                if self.completed_header_bytes == 1 { "byte" } else { "bytes" }
+            ));
+        }
+        notices
+    }
 }
 
 /// An open session log. Holds an exclusive lock on the file until dropped.
@@ -74,45 +118,58 @@ pub struct Session {
 
 impl Session {
     /// Open (or create) the log at `path`, replay it and rebuild the surface.
+    ///
+    /// Only a regular file is opened. An empty file (or a missing one, which is created)
+    /// becomes a new log: its header is written and synced, with its directory. A non-empty
+    /// file is judged whole before anything is written (see [`mod@format`] for the rules): a
+    /// file that is not a session log, a newer format or an invalid line is refused and
+    /// left byte for byte as it was; a torn last line is cut off, a complete last event
+    /// that only lacks its newline gets it, and a header cut short gets its rest — each
+    /// durably, and each reported in the [`OpenReport`].
     pub fn open(path: impl AsRef<Path>) -> Result<(Self, OpenReport), OpenError> {
         let path = path.as_ref();
         let (mut file, bytes) = LogFile::open(path)?;
-        // Everything after the last newline is an append that never completed.
-        let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        let torn = bytes.len() - complete;
-        let mut events = Vec::new();
-        let mut surface = Surface::default();
-        for (index, line) in bytes[..complete]
-            .split_inclusive(|&b| b == b'\n')
-            .enumerate()
-        {
-            let line = line.strip_suffix(b"\n").unwrap_or(line);
-            let line_error = |source| OpenError::Line {
-                path: path.to_path_buf(),
-                line: index + 1,
-                source,
-            };
-            let event = Event::from_line(line).map_err(line_error)?;
-            let plan = surface.plan(&event, &events).map_err(line_error)?;
-            surface.apply(plan);
-            events.push(event);
-        }
-        if torn > 0 {
-            file.truncate(complete as u64)
-                .map_err(|source| OpenError::Io {
-                    path: path.to_path_buf(),
-                    source,
-                })?;
-        }
-        let report = OpenReport {
-            events: events.len(),
-            recovered_torn_bytes: torn,
+        let replay = format::replay(path, &bytes)?;
+        let io_err = |source| OpenError::Io {
+            path: path.to_path_buf(),
+            source,
         };
+        let mut report = OpenReport {
+            events: replay.events.len(),
+            legacy: replay.legacy,
+            ..OpenReport::default()
+        };
+        match replay.repair {
+            Repair::None => {}
+            Repair::WriteHeader => {
+                file.append(format::header_line())
+                    .map_err(|(e, _)| io_err(e))?;
+                // A crash must not lose the new file's directory entry.
+                file.sync_parent_dir().map_err(io_err)?;
+            }
+            Repair::CompleteHeader(rest) => {
+                file.append(rest).map_err(|(e, _)| io_err(e))?;
+                file.sync_parent_dir().map_err(io_err)?;
+                report.completed_header_bytes = rest.len();
+            }
+            Repair::AddNewline { event } => {
+                file.append(b"\n").map_err(|(e, _)| io_err(e))?;
+                if event {
+                    report.completed_last_event = true;
+                } else {
+                    report.completed_header_bytes = 1;
+                }
+            }
+            Repair::Cut { keep } => {
+                file.truncate(keep as u64).map_err(io_err)?;
+                report.recovered_torn_bytes = bytes.len() - keep;
+            }
+        }
         let session = Self {
             id: SessionId::fresh(),
             file,
-            events,
-            surface,
+            events: replay.events,
+            surface: replay.surface,
             poisoned: false,
         };
         Ok((session, report))

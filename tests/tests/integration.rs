@@ -17,6 +17,7 @@ mod integration {
     mod mcp_prompt;
     mod serve_support;
     mod session_attack;
+    mod session_files;
     mod stress;
     mod wasm_hostile;
     mod wasm_hostile_extra;

@@ -121,12 +121,8 @@ pub async fn step(target: &Target, session: &Path, options: StepOptions) -> anyh
     let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
     let (mut log, report) = Session::open(session)
         .with_context(|| format!("cannot open session log {}", session.display()))?;
-    if report.recovered_torn_bytes > 0 {
-        super::warn(&format!(
-            "session log {}: recovered from a torn last line ({} bytes cut off)",
-            session.display(),
-            report.recovered_torn_bytes
-        ));
+    for notice in report.notices(session) {
+        super::warn(&notice);
     }
     let (_, outcome) = host
         .step(&mut log, target.scope.as_deref(), facts(target), &options)

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+use crate::fsutil::FileKind;
+
 /// Why one event is refused (at append time, or while replaying a log).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum EventError {
@@ -163,6 +165,41 @@ pub enum OpenError {
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
+    },
+    /// The path is a FIFO, a device, a directory…: nothing was read from it or written.
+    #[error("session log {path} is {kind}, not a regular file")]
+    NotRegular {
+        /// The log path.
+        path: PathBuf,
+        /// What the path is instead.
+        kind: FileKind,
+    },
+    /// A non-empty file whose first line is neither the session-log header nor an event
+    /// (someone else's file); it is left untouched.
+    #[error("{path} is not a prompt-host session log (its first line is neither the session-log header nor a session event); refusing to modify it")]
+    NotALog {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The header names a format version this build does not read; the file is left
+    /// untouched.
+    #[error(
+        "session log {path} is format version {version}; this prompt-host reads version {}",
+        super::FORMAT_VERSION
+    )]
+    UnsupportedVersion {
+        /// The log path.
+        path: PathBuf,
+        /// The version in the header.
+        version: u64,
+    },
+    /// The header line is ours but names no valid version; the file is left untouched.
+    #[error("session log {path}, line 1: invalid session-log header: {reason}")]
+    InvalidHeader {
+        /// The log path.
+        path: PathBuf,
+        /// What is wrong.
+        reason: &'static str,
     },
     /// Another process (or another handle in this one) holds the log.
     #[error("session log {path} is locked by another process")]

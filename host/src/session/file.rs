@@ -1,14 +1,17 @@
-//! The log file: an exclusive advisory lock, whole-line durable appends, torn-tail truncation.
+//! The log file: regular files only, an exclusive advisory lock, whole-line durable appends,
+//! torn-tail truncation.
 //!
 //! Durability contract: an append counts only after its line and newline went out in one
 //! `write_all` and `sync_data` returned. A crash before that leaves at most a fragment without
-//! a trailing newline, which the next open cuts off. Complete lines are never rewritten.
+//! a trailing newline, which the next open cuts off (or, when the fragment is a whole event
+//! that only lacks its newline, completes). Complete lines are never rewritten.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::error::OpenError;
+use crate::fsutil;
 
 /// An open, locked log file positioned for appends.
 #[derive(Debug)]
@@ -19,21 +22,26 @@ pub(crate) struct LogFile {
 }
 
 impl LogFile {
-    /// Open (creating if missing) and lock `path`, and read its whole content.
+    /// Open (creating if missing) and lock `path`, and read its whole content. Anything but
+    /// a regular file is refused before a byte is read or written.
     pub(crate) fn open(path: &Path) -> Result<(Self, Vec<u8>), OpenError> {
         let io_err = |source| OpenError::Io {
             path: path.to_path_buf(),
             source,
         };
-        let existed = path.exists();
         // O_APPEND: every write lands at the end even if the offset was disturbed.
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(path)
-            .map_err(io_err)?;
-        lock_exclusive(&file).map_err(|e| {
+        let (mut file, _) = fsutil::open_regular(
+            path,
+            OpenOptions::new().read(true).append(true).create(true),
+        )
+        .map_err(|e| match fsutil::not_regular(&e) {
+            Some(not_regular) => OpenError::NotRegular {
+                path: path.to_path_buf(),
+                kind: not_regular.kind,
+            },
+            None => io_err(e),
+        })?;
+        lock_exclusive_briefly_waiting(&file).map_err(|e| {
             if e.kind() == io::ErrorKind::WouldBlock {
                 OpenError::Locked {
                     path: path.to_path_buf(),
@@ -42,13 +50,9 @@ impl LogFile {
                 io_err(e)
             }
         })?;
-        if !existed {
-            // The new file's directory entry must survive a crash with its first event.
-            sync_parent_dir(path).map_err(io_err)?;
-        }
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).map_err(io_err)?;
-        let len = bytes.len() as u64;
+        // The size once the lock is held: a previous holder may have appended until then.
+        let len = file.metadata().map_err(io_err)?.len();
+        let bytes = fsutil::read_exact_size(&mut file, len).map_err(io_err)?;
         Ok((
             Self {
                 file,
@@ -72,17 +76,17 @@ impl LogFile {
         Ok(())
     }
 
-    /// Append `line` (which ends with `\n`) durably. On failure the partial write is rolled
-    /// back; `Err((error, rolled_back))` says whether that rollback succeeded.
-    pub(crate) fn append(&mut self, line: &[u8]) -> Result<(), (io::Error, bool)> {
+    /// Append `bytes` durably. On failure the partial write is rolled back;
+    /// `Err((error, rolled_back))` says whether that rollback succeeded.
+    pub(crate) fn append(&mut self, bytes: &[u8]) -> Result<(), (io::Error, bool)> {
         let before = self.len;
         let result = self
             .file
-            .write_all(line)
+            .write_all(bytes)
             .and_then(|()| self.file.sync_data());
         match result {
             Ok(()) => {
-                self.len = before + line.len() as u64;
+                self.len = before + bytes.len() as u64;
                 Ok(())
             }
             Err(e) => {
@@ -93,6 +97,30 @@ impl LogFile {
                     .is_ok();
                 Err((e, rolled_back))
             }
+        }
+    }
+
+    /// Make the file's directory entry durable (after creating the log).
+    pub(crate) fn sync_parent_dir(&self) -> io::Result<()> {
+        sync_parent_dir(&self.path)
+    }
+}
+
+/// How often, and how far apart, a refused lock is tried again before the log counts as
+/// held: a child forked by another thread holds a copy of every descriptor, and with it the
+/// lock, until it calls exec — an instant, not a writer.
+const LOCK_RETRIES: u32 = 10;
+const LOCK_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
+
+fn lock_exclusive_briefly_waiting(file: &File) -> io::Result<()> {
+    let mut tries = 0;
+    loop {
+        match lock_exclusive(file) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && tries < LOCK_RETRIES => {
+                tries += 1;
+                std::thread::sleep(LOCK_RETRY_PAUSE);
+            }
+            other => return other,
         }
     }
 }

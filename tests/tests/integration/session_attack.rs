@@ -3,7 +3,8 @@
 //! whole; a write past the file-size limit (a full disk, as far as the writer can tell) fails
 //! with a clear error and leaves the log valid and usable; on a real full or read-only
 //! filesystem (a tiny tmpfs, when this process may mount one) the same; a log edited by hand
-//! into garbage is refused with the line number and left untouched.
+//! into garbage is refused with the line number (or, when its header is gone, as not a
+//! session log) and left untouched.
 //!
 //! Children are this test binary re-executed with an env var naming their job; run without
 //! it, the child tests return at once.
@@ -439,8 +440,8 @@ fn a_log_edited_into_garbage_is_refused_with_the_line_number_and_left_alone() {
         ),
         (
             "not an object",
-            with_line(0, b"[1,2,3]"),
-            1,
+            with_line(1, b"[1,2,3]"),
+            2,
             "malformed session event",
         ),
         (
@@ -468,8 +469,8 @@ fn a_log_edited_into_garbage_is_refused_with_the_line_number_and_left_alone() {
         ),
         (
             "shell garbage",
-            with_line(0, b"rm -rf / # oops"),
-            1,
+            with_line(4, b"rm -rf / # oops"),
+            5,
             "malformed",
         ),
     ];
@@ -489,5 +490,22 @@ fn a_log_edited_into_garbage_is_refused_with_the_line_number_and_left_alone() {
         assert!(msg.contains(needle), "{what}: {msg}");
         // Left for a human to repair: not truncated, not rewritten.
         assert_eq!(std::fs::read(&path).unwrap(), bytes, "{what}");
+    }
+    // Line 1 is the format header; a file whose first line is neither a header nor an event
+    // is not a session log at all, and is refused as such, untouched.
+    for garbage in [&b"rm -rf / # oops"[..], b"[1,2,3]", b""] {
+        let bytes = with_line(0, garbage);
+        std::fs::write(&path, &bytes).unwrap();
+        let err = Session::open(&path).unwrap_err();
+        assert!(matches!(err, OpenError::NotALog { .. }), "{err}");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{} is not a prompt-host session log (its first line is neither the \
+                 session-log header nor a session event); refusing to modify it",
+                path.display()
+            )
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
     }
 }
