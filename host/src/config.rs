@@ -41,6 +41,9 @@ pub struct HostSettings {
     /// The instruction-provider plugin of every `[[mcp]]` entry without a `provider` of its
     /// own (e.g. the `mcp-instructions` example), resolved against the file's directory.
     pub mcp_provider: Option<PathBuf>,
+    /// The largest plugin component accepted, in bytes (default
+    /// [`crate::wasm::DEFAULT_MAX_WASM_BYTES`], 128 MiB): a larger file is refused unread.
+    pub max_wasm_bytes: Option<u64>,
     /// `[host.pooling]`: allocate plugin instances from a pool reserved at start-up (see
     /// [`crate::wasm::Pooling`]); an empty table takes the defaults. Worth it for a host
     /// that spins up agent scopes often: their plugins load about twice as fast.
@@ -151,13 +154,13 @@ fn default_mcp_timeout_ms() -> u64 {
 /// Why a host.toml was refused. Every message names the file.
 #[derive(Debug, Error)]
 pub enum ConfigFileError {
-    /// The file could not be read.
+    /// The file could not be read (missing, not a regular file, too large).
     #[error("{path}: cannot read the configuration file: {source}")]
     Read {
         /// The file.
         path: String,
-        /// The I/O error.
-        source: std::io::Error,
+        /// Why (the message names the file and the reason).
+        source: crate::fsutil::ReadError,
     },
     /// TOML syntax, an unknown key or a wrong type (the message names key and expectation).
     #[error("{path}: {message}")]
@@ -196,13 +199,16 @@ struct RawConfig {
 }
 
 impl HostConfig {
-    /// Read and validate a host.toml file.
+    /// Read and validate a host.toml file (a regular file of at most 16 MiB).
     pub fn load(path: &Path) -> Result<Self, ConfigFileError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigFileError::Read {
-            path: shown.clone(),
-            source,
-        })?;
+        let text =
+            crate::fsutil::read_regular_to_string(path, MAX_CONFIG_BYTES).map_err(|source| {
+                ConfigFileError::Read {
+                    path: shown.clone(),
+                    source,
+                }
+            })?;
         let base = path.parent().unwrap_or(Path::new("."));
         Self::parse(&text, &shown, base).map(|mut c| {
             c.path = Some(path.to_path_buf());
@@ -234,18 +240,16 @@ impl HostConfig {
         }
         if let Some(p) = &config.host.mcp_provider {
             let p = base.join(p);
-            if !p.is_file() {
-                return Err(invalid(
+            check_component_file(&p, config.host.max_wasm_bytes()).map_err(|e| {
+                invalid(
                     "host.mcp_provider".into(),
-                    format!(
-                        "expected a readable instruction-provider component, {} does not exist",
-                        p.display()
-                    ),
-                ));
-            }
+                    format!("expected a readable instruction-provider component: {e}"),
+                )
+            })?;
             config.host.mcp_provider = Some(p);
         }
         validate_settings(&config).map_err(|(k, m)| invalid(k, m))?;
+        let max_wasm = config.host.max_wasm_bytes();
         validate_scopes(&config.scopes).map_err(|(k, m)| invalid(k, m))?;
         let declared: HashMap<&str, ()> = config
             .scopes
@@ -281,17 +285,20 @@ impl HostConfig {
                 ));
             }
             plugin.wasm = base.join(&plugin.wasm);
-            let bytes = std::fs::read(&plugin.wasm).map_err(|e| {
+            let unreadable = |e: &dyn std::fmt::Display| {
                 invalid(
                     format!("plugin[{i}].wasm"),
                     format!(
-                        "expected a readable component file for plugin \"{}\", but {} cannot be read: {e}",
-                        plugin.name,
-                        plugin.wasm.display()
+                        "expected a readable component file for plugin \"{}\": {e}",
+                        plugin.name
                     ),
                 )
-            })?;
+            };
+            // Only a pin needs the bytes now; otherwise the runtime reads the file once.
+            check_component_file(&plugin.wasm, max_wasm).map_err(|e| unreadable(&e))?;
             if let Some(pin) = &plugin.sha256 {
+                let bytes = crate::fsutil::read_regular(&plugin.wasm, max_wasm)
+                    .map_err(|e| unreadable(&e))?;
                 let actual = sha256_hex(&bytes);
                 if !pin.eq_ignore_ascii_case(&actual) {
                     return Err(invalid(
@@ -325,15 +332,12 @@ impl HostConfig {
             }
             if let Some(p) = &mcp.provider {
                 let p = base.join(p);
-                if !p.is_file() {
-                    return Err(invalid(
+                check_component_file(&p, max_wasm).map_err(|e| {
+                    invalid(
                         format!("mcp[{i}].provider"),
-                        format!(
-                            "expected a readable instruction-provider component, {} does not exist",
-                            p.display()
-                        ),
-                    ));
-                }
+                        format!("expected a readable instruction-provider component: {e}"),
+                    )
+                })?;
                 mcp.provider = Some(p);
             } else if config.host.mcp_provider.is_none() {
                 return Err(invalid(
@@ -365,6 +369,35 @@ impl HostConfig {
     }
 }
 
+/// The largest host.toml read: configuration, not data.
+pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
+impl HostSettings {
+    /// `max_wasm_bytes`, or its default.
+    pub fn max_wasm_bytes(&self) -> u64 {
+        self.max_wasm_bytes
+            .unwrap_or(crate::wasm::DEFAULT_MAX_WASM_BYTES)
+    }
+}
+
+/// `path` is a regular file of at most `max` bytes (checked on the opened descriptor, so a
+/// FIFO is never waited on).
+fn check_component_file(path: &Path, max: u64) -> Result<(), String> {
+    let (_, metadata) = crate::fsutil::open_regular(path, std::fs::OpenOptions::new().read(true))
+        .map_err(|e| match crate::fsutil::not_regular(&e) {
+        Some(not_regular) => not_regular.to_string(),
+        None => format!("{} cannot be read: {e}", path.display()),
+    })?;
+    if metadata.len() > max {
+        return Err(format!(
+            "{} has {} bytes, more than max_wasm_bytes = {max}",
+            path.display(),
+            metadata.len()
+        ));
+    }
+    Ok(())
+}
+
 /// Hex sha256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
@@ -391,6 +424,9 @@ fn validate_settings(config: &HostConfig) -> Result<(), (String, String)> {
     };
     at_least_one("prompt.max_prompt_bytes", config.prompt.max_prompt_bytes)?;
     at_least_one("prompt.max_context_bytes", config.prompt.max_context_bytes)?;
+    if config.host.max_wasm_bytes == Some(0) {
+        at_least_one("host.max_wasm_bytes", 0)?;
+    }
     if let Some(pooling) = &config.host.pooling {
         if let Some(n) = pooling.max_instances {
             at_least_one("host.pooling.max_instances", n as usize)?;

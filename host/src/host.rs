@@ -128,6 +128,7 @@ impl Host {
         if let Some(pooling) = &config.host.pooling {
             runtime.pooling = Some(pooling.pooling());
         }
+        runtime.max_wasm_bytes = config.host.max_wasm_bytes();
         let host = Self::new(config.prompt.clone(), runtime)?;
         // Every key first: a parent may be declared after its children.
         for scope in &config.scopes {

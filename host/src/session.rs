@@ -114,6 +114,8 @@ pub struct Session {
     events: Vec<Event>,
     surface: Surface,
     poisoned: bool,
+    /// Events the log held when this session opened it (the rest were appended since).
+    loaded: usize,
 }
 
 impl Session {
@@ -165,12 +167,14 @@ impl Session {
                 report.recovered_torn_bytes = bytes.len() - keep;
             }
         }
+        let loaded = replay.events.len();
         let session = Self {
             id: SessionId::fresh(),
             file,
             events: replay.events,
             surface: replay.surface,
             poisoned: false,
+            loaded,
         };
         Ok((session, report))
     }
@@ -199,6 +203,17 @@ impl Session {
         self.events.push(event);
         let last = self.events.len() - 1;
         Ok(&self.events[last])
+    }
+
+    /// The events the log held when it was opened; later ones were appended through this
+    /// session (this "loop instance").
+    pub fn loaded_events(&self) -> &[Event] {
+        &self.events[..self.loaded]
+    }
+
+    /// The events appended through this session since it opened the log.
+    pub fn appended_events(&self) -> &[Event] {
+        &self.events[self.loaded..]
     }
 
     /// This open session's identity.

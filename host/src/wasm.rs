@@ -39,7 +39,7 @@ pub use plugin::{LoadedPlugin, PluginHealth};
 pub use registry_host::Declaration;
 pub use runtime::{
     CacheStats, LogSink, PluginCode, PluginLog, PluginSpec, Pooling, RuntimeConfig, WasmRuntime,
-    World,
+    World, DEFAULT_MAX_WASM_BYTES,
 };
 pub use state::HostState;
 

@@ -12,10 +12,9 @@ use crate::wasm::{Declaration, WasmRuntime};
 pub fn run(plugin: &Path, config: &str) -> anyhow::Result<()> {
     let config: serde_json::Value = serde_json::from_str(config)
         .with_context(|| format!("--config is not valid JSON: {config}"))?;
-    let bytes =
-        std::fs::read(plugin).with_context(|| format!("cannot read {}", plugin.display()))?;
     let name = plugin_name(plugin);
     let runtime = WasmRuntime::new(super::commands::runtime_config())?;
+    let bytes = runtime.read(&name, plugin)?;
     let report = runtime
         .check_named(&name, &bytes, &config)
         .with_context(|| format!("{} cannot be loaded", plugin.display()))?;

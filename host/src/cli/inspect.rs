@@ -12,6 +12,9 @@ use super::Target;
 use crate::prompt::cache_prefix::{compare, section_spans};
 use crate::prompt::{EntryInfo, EntryKind};
 
+/// The largest `--against` file read.
+const MAX_PREVIOUS_BYTES: u64 = 256 << 20;
+
 /// Run `inspect`.
 pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> {
     let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
@@ -171,8 +174,7 @@ pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> 
     )?;
 
     if let Some(path) = against {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let text = crate::fsutil::read_regular_to_string(path, MAX_PREVIOUS_BYTES)?;
         let previous = super::prefix::previous_prompt(&text, max_bytes)
             .with_context(|| format!("{} holds no previous prompt", path.display()))?;
         let report = compare(&previous, &prompt, &spans);

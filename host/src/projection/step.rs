@@ -45,6 +45,9 @@ pub struct StepInput<'a> {
 pub enum HeaderReason {
     /// The log's first header.
     Initial,
+    /// This loop instance's first request, on a log that already holds a header (it was
+    /// opened again: a restarted process, a reopened session).
+    Resume,
     /// The canonical header changed.
     Change,
     /// The header is unchanged but a new series started.
@@ -56,6 +59,7 @@ impl HeaderReason {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Initial => "initial",
+            Self::Resume => "resume",
             Self::Change => "change",
             Self::Series => "series",
         }
@@ -130,8 +134,14 @@ pub fn run_step(session: &mut Session, input: &StepInput<'_>) -> Result<StepOutc
         snapshot_seq = Some(session.append(event)?.seq);
     }
 
+    // This instance's first request logs a header whatever changed (SPEC §7.2).
+    let first_of_instance = !session
+        .appended_events()
+        .iter()
+        .any(|e| e.kind == REQUEST_HEADER);
     let reason = match &last_header {
         None => Some(HeaderReason::Initial),
+        Some(_) if first_of_instance => Some(HeaderReason::Resume),
         Some(previous) if *previous != header => Some(HeaderReason::Change),
         Some(_) if starts_series => Some(HeaderReason::Series),
         Some(_) => None,

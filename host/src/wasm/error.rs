@@ -8,15 +8,14 @@ use thiserror::Error;
 /// A failure to load, check or initialise a Wasm plugin.
 #[derive(Debug, Error)]
 pub enum WasmError {
-    /// The plugin file could not be read.
-    #[error("plugin \"{plugin}\": cannot read {}: {source}", path.display())]
+    /// The plugin file could not be read: missing, not a regular file (a FIFO, a device, a
+    /// directory), or larger than `max_wasm_bytes`. The message names the file and why.
+    #[error("plugin \"{plugin}\": {source}")]
     Read {
         /// Plugin name.
         plugin: String,
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// Why.
+        source: crate::fsutil::ReadError,
     },
     /// The bytes are not a WebAssembly component (empty, another format, or a core module).
     #[error("plugin \"{plugin}\": not a WebAssembly component: {reason}")]

@@ -58,7 +58,13 @@ pub struct RuntimeConfig {
     /// Allocate instances from a pre-reserved pool (wasmtime's pooling allocator) instead of
     /// mapping memory per instantiation; `None` (the default) = on demand.
     pub pooling: Option<Pooling>,
+    /// The largest component file read, in bytes.
+    pub max_wasm_bytes: u64,
 }
+
+/// Default of [`RuntimeConfig::max_wasm_bytes`]: 128 MiB, several times the largest
+/// components seen (JavaScript and Python runtimes are tens of MiB).
+pub const DEFAULT_MAX_WASM_BYTES: u64 = 128 << 20;
 
 /// Settings of the pooling instance allocator: every instance slot (memory, tables, instance
 /// data) is reserved once when the runtime is built and reused, so instantiating a plugin
@@ -129,6 +135,7 @@ impl std::fmt::Debug for RuntimeConfig {
             .field("max_wasm_stack", &self.max_wasm_stack)
             .field("log_sink", &self.log_sink.is_some())
             .field("pooling", &self.pooling)
+            .field("max_wasm_bytes", &self.max_wasm_bytes)
             .finish()
     }
 }
@@ -142,6 +149,7 @@ impl Default for RuntimeConfig {
             max_wasm_stack: None,
             log_sink: None,
             pooling: None,
+            max_wasm_bytes: DEFAULT_MAX_WASM_BYTES,
         }
     }
 }
@@ -277,6 +285,7 @@ pub(crate) struct RuntimeInner {
     compiled: Mutex<HashMap<[u8; 32], Slot>>,
     pub(crate) fuel: bool,
     pub(crate) log_sink: Option<LogSink>,
+    max_wasm_bytes: u64,
     memory_hits: AtomicU64,
     disk_hits: AtomicU64,
     compiles: AtomicU64,
@@ -364,6 +373,7 @@ impl WasmRuntime {
                 compiled: Mutex::new(HashMap::new()),
                 fuel: config.fuel,
                 log_sink: config.log_sink.clone(),
+                max_wasm_bytes: config.max_wasm_bytes,
                 memory_hits: AtomicU64::new(0),
                 disk_hits: AtomicU64::new(0),
                 compiles: AtomicU64::new(0),
@@ -407,11 +417,7 @@ impl WasmRuntime {
         spec: &PluginSpec,
         path: &Path,
     ) -> Result<LoadedPlugin, WasmError> {
-        let bytes = std::fs::read(path).map_err(|source| WasmError::Read {
-            plugin: spec.name.clone(),
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let bytes = self.read(&spec.name, path)?;
         self.load_bytes(registry, spec, &bytes)
     }
 
@@ -457,11 +463,7 @@ impl WasmRuntime {
 
     /// Read `path` and compile it (see [`WasmRuntime::compile`]).
     pub fn compile_file(&self, name: &str, path: &Path) -> Result<PluginCode, WasmError> {
-        let bytes = std::fs::read(path).map_err(|source| WasmError::Read {
-            plugin: name.to_string(),
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let bytes = self.read(name, path)?;
         self.compile(name, &bytes)
     }
 
@@ -495,6 +497,17 @@ impl WasmRuntime {
             serde_json::to_string(&spec.config).map_err(|e| engine_err(&spec.name, e))?,
             spec.options.clone(),
         )
+    }
+
+    /// Read a component file: a regular file of at most `max_wasm_bytes` (a FIFO, a device
+    /// or an endless file is refused without being read).
+    pub fn read(&self, plugin: &str, path: &Path) -> Result<Vec<u8>, WasmError> {
+        crate::fsutil::read_regular(path, self.inner.max_wasm_bytes).map_err(|source| {
+            WasmError::Read {
+                plugin: plugin.to_string(),
+                source,
+            }
+        })
     }
 
     pub(crate) fn inner(&self) -> &Arc<RuntimeInner> {

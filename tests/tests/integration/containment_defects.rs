@@ -437,3 +437,63 @@ fn check_fails_when_init_fails_with_the_given_config() {
         run.stderr
     );
 }
+
+/// Component paths that are not regular files, or too large, are refused without being
+/// read or waited on: through host.toml (`render`), `check` and `serve`'s `load_plugin`.
+#[test]
+fn special_files_as_plugins_are_refused_without_blocking() {
+    let d = Deployment::new("");
+    let fifo = d.path("plugin.fifo");
+    let status = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(status.success());
+    let big = d.path("big.wasm");
+    std::fs::write(&big, vec![0u8; 4096]).unwrap();
+    let cases: Vec<(String, String, &str)> = vec![
+        (
+            fifo.display().to_string(),
+            String::new(),
+            "is a FIFO, not a regular file",
+        ),
+        (
+            "/dev/zero".into(),
+            String::new(),
+            "is a character device, not a regular file",
+        ),
+        (
+            d.path("").display().to_string(),
+            String::new(),
+            "is a directory, not a regular file",
+        ),
+        (
+            big.display().to_string(),
+            "[host]\nmax_wasm_bytes = 1024\n\n".into(),
+            "has 4096 bytes, more than max_wasm_bytes = 1024",
+        ),
+    ];
+    for (wasm, prefix, needle) in &cases {
+        let d = Deployment::new(&format!(
+            "{prefix}[[plugin]]\nname = \"p\"\nwasm = {}\n",
+            path(wasm)
+        ));
+        let run = d.run(&["render", "--config", d.config().to_str().unwrap()]);
+        assert_eq!(run.code, 1, "{wasm}: {}", run.stderr);
+        assert!(run.stderr.contains(needle), "{wasm}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("plugin[0].wasm"),
+            "{wasm}: {}",
+            run.stderr
+        );
+    }
+    for (wasm, _, needle) in cases.iter().take(3) {
+        let run = d.run(&["check", wasm]);
+        assert_eq!(run.code, 1, "{wasm}");
+        assert!(run.stderr.contains(needle), "{wasm}: {}", run.stderr);
+    }
+    let mut served = Served::start(&[], &d.path("cache"));
+    for (wasm, _, needle) in cases.iter().take(3) {
+        let error = served.err("load_plugin", json!({"name": "p", "wasm": wasm}));
+        assert!(error.contains(needle), "{wasm}: {error}");
+        assert!(error.contains("plugin \"p\""), "{error}");
+    }
+    served.ok("plugins", json!({}));
+}
