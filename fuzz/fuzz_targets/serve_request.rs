@@ -5,7 +5,7 @@
 //! directory so a `step` request's session log lands there.
 #![no_main]
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
 use prompt_host::serve::Server;
@@ -13,10 +13,10 @@ use prompt_host::{Host, PromptConfig, RuntimeConfig};
 
 struct Fixture {
     rt: tokio::runtime::Runtime,
-    server: Mutex<(Server, u64)>,
+    server: Mutex<(Arc<Server>, u64)>,
 }
 
-fn server() -> Server {
+fn server() -> Arc<Server> {
     let host = Host::new(
         PromptConfig::default(),
         RuntimeConfig {

@@ -11,6 +11,7 @@ use clap::{Args, Parser, Subcommand};
 
 mod check;
 mod commands;
+mod conversation;
 mod inspect;
 mod prefix;
 mod serve;
@@ -55,6 +56,45 @@ pub enum Command {
         /// A user message for this step (repeatable).
         #[arg(long = "user", value_name = "TEXT")]
         users: Vec<String>,
+    },
+    /// Append the model's reply to a session log: text, reasoning, tool calls.
+    Assistant {
+        /// The session log.
+        #[arg(long)]
+        session: PathBuf,
+        /// The reply's text.
+        #[arg(long)]
+        text: Option<String>,
+        /// The reasoning the model showed.
+        #[arg(long)]
+        reasoning: Option<String>,
+        /// A tool call as JSON `{"id", "name", "arguments"}` (repeatable).
+        #[arg(long = "tool-call", value_name = "JSON")]
+        tool_calls: Vec<String>,
+    },
+    /// Append a tool's result to a session log; it must answer an open tool call.
+    ToolResult {
+        /// The session log.
+        #[arg(long)]
+        session: PathBuf,
+        /// The id of the tool call it answers.
+        #[arg(long = "call-id")]
+        call_id: String,
+        /// What the tool returned.
+        #[arg(long)]
+        content: String,
+        /// The tool failed.
+        #[arg(long)]
+        error: bool,
+    },
+    /// Print the request a past step returned, rebuilt from the session log alone.
+    Replay {
+        /// The session log.
+        #[arg(long)]
+        session: PathBuf,
+        /// The step (default: the newest completed one).
+        #[arg(long)]
+        step: Option<u64>,
     },
     /// Show who contributed what, where, and how big; optionally compare with a previous
     /// rendering to see where a model's KV-cache reuse stops.
@@ -205,6 +245,19 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Inspect { target, against } => inspect::run(&target, against.as_deref()).await,
         Command::Check { plugin, config } => check::run(&plugin, &config),
+        Command::Assistant {
+            session,
+            text,
+            reasoning,
+            tool_calls,
+        } => conversation::assistant(&session, text, reasoning, &tool_calls),
+        Command::ToolResult {
+            session,
+            call_id,
+            content,
+            error,
+        } => conversation::tool_result(&session, call_id, content, error),
+        Command::Replay { session, step } => conversation::replay(&session, step),
         Command::Serve {
             config,
             max_request_bytes,

@@ -38,7 +38,7 @@ mod mcp_servers;
 mod scopes;
 mod steps;
 
-pub use error::HostError;
+pub use error::{Blame, HostError};
 pub use facts::Facts;
 pub use mcp_servers::{provider_plugin_name, McpId, McpSpec};
 pub use scopes::UnknownScope;

@@ -1,329 +1,417 @@
-//! JSON-RPC 2.0 over lines: the same operations as the embedding API, for agents written in
-//! any language. One request (or batch) per line in, one response per line out; a
-//! notification (no `id`) gets no response. Malformed input gets a JSON-RPC error and the
-//! server keeps serving.
+//! JSON-RPC 2.0 over lines: the embedding API for agents written in any language. One
+//! request (or batch) per line in; one response per line out, plus notifications the client
+//! subscribed to. PROTOCOL.md specifies every method, and `protocol/prompt-host.schema.json`
+//! every message.
 //!
-//! Methods (params are an object):
-//! - `bind_scope {scope, parent?}` (a root scope without `parent`; the parent must be bound
-//!   already); `dispose_scope {scope}`. Every other method refuses a scope never bound
-//!   (or declared by `serve --config`'s host.toml), naming the known ones.
-//! - `load_plugin {name, wasm, scope?, config?, limits?, on_error?, quarantine_after?,
-//!   sha256?}` → `{id}`
-//! - `dispose_plugin {id}` → `{disposed}`; `plugins` → `[{id, name, scope}]`
-//! - `assemble {scope?, facts?}` → the assembly JSON of `prompt-host assemble`
-//! - `render {scope?, facts?}` → `{prompt, context}`
-//! - `step {session, scope?, facts?, in_history?, starts_series?, user?}` → `{request,
-//!   commits, starts_series}`; the session log stays open (locked) until `close_session`
-//! - `close_session {session}`
-//! - `mcp_status {wait_ms?}` → `[{id, server, scope, plugin, state, generations, published,
-//!   rejected, failures, live_generation, last_error}]` for every `[[mcp]]` server; with
-//!   `wait_ms`, first waits (at most that long, and never past a server's own bound) until
-//!   every server has published its first generation or failed, as the one-shot commands do
-//!
-//! `facts` is an object `{"model": "m1"}` or a list of `[key, value]` pairs.
+//! Requests are served concurrently, so a slow assembly does not hold up the others and a
+//! request can be cancelled while it runs (`$/cancelRequest {id}`, the Language Server
+//! Protocol's convention; the request then fails with code -32800). Requests that name a
+//! `session` run one at a time, in the order they arrived, on that session; the others run
+//! as soon as they arrive, so a client that sends a request depending on another waits for
+//! the first's response. A notification (no `id`) gets no response. Malformed input gets a
+//! JSON-RPC error and the server keeps serving.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use serde::Deserialize;
 use serde_json::{json, Value};
+use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
 
-use crate::host::{Facts, Host, PluginId, StepOptions};
-use crate::mcp::McpState;
-use crate::session::Session;
-use crate::wasm::{Limits, OnError, PluginOptions, PluginSpec};
+use crate::host::Host;
+use crate::prompt::CancelToken;
 
-/// JSON-RPC error codes.
-mod code {
-    pub const PARSE: i64 = -32700;
-    pub const INVALID_REQUEST: i64 = -32600;
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    pub const INVALID_PARAMS: i64 = -32602;
-    /// The operation ran and failed (plugin, assembly, render, session errors).
-    pub const FAILED: i64 = -32000;
+mod error;
+mod lines;
+mod methods;
+mod notify;
+mod params;
+
+pub use error::{code, RpcError};
+pub use lines::{Line, DEFAULT_MAX_REQUEST_BYTES};
+pub use notify::Notifier;
+
+use methods::SessionState;
+
+/// Every method, as `describe` and a `method not found` error list them.
+pub const METHODS: &[&str] = &[
+    "describe",
+    "bind_scope",
+    "dispose_scope",
+    "scopes",
+    "load_plugin",
+    "dispose_plugin",
+    "plugins",
+    "assemble",
+    "render",
+    "step",
+    "retry",
+    "append_assistant",
+    "append_tool_result",
+    "request",
+    "close_session",
+    "mcp_status",
+    "subscribe",
+    "$/cancelRequest",
+];
+
+/// The version of this protocol (PROTOCOL.md).
+pub const PROTOCOL_VERSION: &str = "1.0";
+
+/// A request ready to run: its id (absent for a notification), method and params.
+struct Call {
+    id: Option<Value>,
+    method: String,
+    params: Value,
+    signal: CancelToken,
 }
 
-/// A request-level failure: a JSON-RPC error object.
-#[derive(Debug)]
-struct RpcError {
-    code: i64,
-    message: String,
-}
+type Job = (Call, mpsc::UnboundedSender<Option<Value>>);
 
-impl RpcError {
-    fn new(code: i64, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-        }
-    }
-
-    fn failed(e: impl std::fmt::Display) -> Self {
-        Self::new(code::FAILED, e.to_string())
-    }
-}
-
-/// The server state: the host and the session logs it holds open.
+/// The server state: the host, the session logs it holds open, the requests in flight.
 pub struct Server {
-    host: Host,
-    sessions: HashMap<PathBuf, Session>,
+    host: Arc<Host>,
+    notifier: Arc<Notifier>,
+    /// One queue (and worker) per session log path.
+    sessions: Mutex<HashMap<PathBuf, mpsc::UnboundedSender<Job>>>,
+    /// Requests in flight by id (as JSON text), for `$/cancelRequest`.
+    inflight: Mutex<HashMap<String, CancelToken>>,
+    /// Whether the notification observers were started (by the first `subscribe`).
+    pub(crate) watchers_started: std::sync::atomic::AtomicBool,
 }
 
 impl Server {
-    /// Serve `host`.
-    pub fn new(host: Host) -> Self {
-        Self {
-            host,
-            sessions: HashMap::new(),
-        }
+    /// Serve `host`; notifications go nowhere until [`Server::serve`] attaches an output.
+    pub fn new(host: Host) -> Arc<Self> {
+        Self::with_notifier(host, Notifier::new())
     }
 
-    /// Handle one input line; `None` when nothing is to be written (notifications, blank
-    /// lines).
-    pub async fn handle_line(&mut self, line: &str) -> Option<String> {
+    /// Serve `host` with `notifier`, whose [`Notifier::sink`] the host's runtime was built
+    /// with (so plugin log lines can become notifications).
+    pub fn with_notifier(host: Host, notifier: Arc<Notifier>) -> Arc<Self> {
+        Arc::new(Self {
+            host: Arc::new(host),
+            notifier,
+            sessions: Mutex::new(HashMap::new()),
+            inflight: Mutex::new(HashMap::new()),
+            watchers_started: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    /// The host served.
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    /// Handle one input line to completion; `None` when nothing is to be written
+    /// (notifications, blank lines). The caller awaits each line's answer, so lines are
+    /// served one after another.
+    pub async fn handle_line(self: &Arc<Self>, line: &str) -> Option<String> {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        self.dispatch_line(line, &tx);
+        drop(tx);
+        rx.recv().await
+    }
+
+    /// Read requests from `input` until it closes, serving them concurrently, and write
+    /// responses and notifications to `output`, one per line. Stops when `output` is closed.
+    pub async fn serve<R, W>(
+        self: &Arc<Self>,
+        mut input: R,
+        mut output: W,
+        max_request_bytes: usize,
+    ) -> std::io::Result<()>
+    where
+        R: AsyncBufRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+        self.notifier.attach(tx.clone());
+        let mut writer = tokio::spawn(async move {
+            while let Some(line) = rx.recv().await {
+                let written = async {
+                    output.write_all(line.as_bytes()).await?;
+                    output.write_all(b"\n").await?;
+                    output.flush().await
+                }
+                .await;
+                if written.is_err() {
+                    // Nobody reads the answers any more.
+                    return;
+                }
+            }
+        });
+        let mut buffer = Vec::new();
+        loop {
+            buffer.clear();
+            let line = tokio::select! {
+                line = lines::read_line(&mut input, &mut buffer, max_request_bytes) => line?,
+                // The output closed: stop reading.
+                _ = &mut writer => break,
+            };
+            match line {
+                Line::End => break,
+                Line::TooLong(bytes) => {
+                    let _ = tx.send(oversized_request(bytes, max_request_bytes));
+                }
+                Line::Complete => {
+                    let line = String::from_utf8_lossy(&buffer);
+                    self.dispatch_line(&line, &tx);
+                }
+            }
+            lines::release_large(&mut buffer);
+        }
+        // Let the requests in flight answer, then close the output.
+        self.notifier.detach();
+        drop(tx);
+        self.close_sessions();
+        if !writer.is_finished() {
+            let _ = writer.await;
+        }
+        Ok(())
+    }
+
+    /// Parse a line and start its requests; their responses (one JSON text per line, a
+    /// batch as one array) go to `out`. A single request runs on a task of its own (or on
+    /// its session's queue); a batch runs its requests in order and answers once.
+    fn dispatch_line(self: &Arc<Self>, line: &str, out: &mpsc::UnboundedSender<String>) {
         if line.trim().is_empty() {
-            return None;
+            return;
         }
         let value: Value = match serde_json::from_str(line) {
             Ok(v) => v,
             Err(e) => {
-                return Some(error_response(
+                let _ = out.send(error_response(
                     Value::Null,
                     RpcError::new(code::PARSE, format!("parse error: {e}")),
-                ))
+                ));
+                return;
             }
         };
+        let out = out.clone();
         match value {
-            Value::Array(items) if items.is_empty() => Some(error_response(
-                Value::Null,
-                RpcError::new(code::INVALID_REQUEST, "invalid request: empty batch"),
-            )),
-            Value::Array(items) => {
-                let mut out = Vec::new();
-                for item in items {
-                    if let Some(response) = self.handle_value(item).await {
-                        out.push(response);
-                    }
-                }
-                (!out.is_empty()).then(|| Value::Array(out).to_string())
+            Value::Array(items) if items.is_empty() => {
+                let _ = out.send(error_response(
+                    Value::Null,
+                    RpcError::new(code::INVALID_REQUEST, "invalid request: empty batch"),
+                ));
             }
-            other => self.handle_value(other).await.map(|v| v.to_string()),
+            Value::Array(items) => {
+                let me = Arc::clone(self);
+                tokio::spawn(async move {
+                    let mut responses = Vec::new();
+                    for item in items {
+                        let (tx, mut rx) = mpsc::unbounded_channel();
+                        me.start_value(item, tx);
+                        if let Some(Some(response)) = rx.recv().await {
+                            responses.push(response);
+                        }
+                    }
+                    if !responses.is_empty() {
+                        let _ = out.send(Value::Array(responses).to_string());
+                    }
+                });
+            }
+            single => {
+                let (tx, mut rx) = mpsc::unbounded_channel();
+                self.start_value(single, tx);
+                tokio::spawn(async move {
+                    if let Some(Some(response)) = rx.recv().await {
+                        let _ = out.send(response.to_string());
+                    }
+                });
+            }
         }
     }
 
-    async fn handle_value(&mut self, request: Value) -> Option<Value> {
-        let Value::Object(map) = &request else {
-            return Some(error_value(
-                Value::Null,
-                RpcError::new(code::INVALID_REQUEST, "invalid request: expected an object"),
-            ));
+    /// Validate `request`, then run it on a task (or queue it on its session); the response
+    /// (or `None` for a notification) is sent on `done`.
+    fn start_value(self: &Arc<Self>, request: Value, done: mpsc::UnboundedSender<Option<Value>>) {
+        let call = match parse_call(request) {
+            Ok(call) => call,
+            Err(refused) => {
+                let (id, e) = *refused;
+                let _ = done.send(Some(error_value(id, e)));
+                return;
+            }
         };
-        let id = map.get("id").cloned();
-        let valid_id = matches!(
-            id,
-            None | Some(Value::Null | Value::String(_) | Value::Number(_))
-        );
-        if map.get("jsonrpc") != Some(&json!("2.0")) || !valid_id {
-            return Some(error_value(
-                if valid_id {
-                    id.unwrap_or(Value::Null)
-                } else {
-                    Value::Null
-                },
-                RpcError::new(
-                    code::INVALID_REQUEST,
-                    "invalid request: expected \"jsonrpc\": \"2.0\" and a string or number id",
-                ),
-            ));
+        if call.method == "$/cancelRequest" {
+            self.cancel(&call);
+            let response = call
+                .id
+                .map(|id| json!({"jsonrpc": "2.0", "id": id, "result": {}}));
+            let _ = done.send(response);
+            return;
         }
-        let Some(method) = map.get("method").and_then(Value::as_str) else {
-            return Some(error_value(
-                id.unwrap_or(Value::Null),
-                RpcError::new(
-                    code::INVALID_REQUEST,
-                    "invalid request: \"method\" must be a string",
-                ),
-            ));
-        };
-        let params = map
-            .get("params")
-            .cloned()
-            .unwrap_or(Value::Object(Default::default()));
-        let outcome = if params.is_object() {
-            self.dispatch(method, params).await
+        // Registered before the request starts, so a cancel right behind it finds it.
+        if let Some(id) = &call.id {
+            self.lock_inflight()
+                .insert(id.to_string(), call.signal.clone());
+        }
+        match session_of(&call) {
+            Some(path) => {
+                let queue = self.session_queue(path);
+                let _ = queue.send((call, done));
+            }
+            None => {
+                let me = Arc::clone(self);
+                tokio::spawn(async move {
+                    let response = me.run(call, None).await;
+                    let _ = done.send(response);
+                });
+            }
+        }
+    }
+
+    /// Run one call to its response (`None` for a notification).
+    async fn run(
+        self: &Arc<Self>,
+        call: Call,
+        session: Option<&mut SessionState>,
+    ) -> Option<Value> {
+        let signal = call.signal.clone();
+        let outcome = if signal.is_cancelled() {
+            Err(cancelled())
+        } else if !call.params.is_object() {
+            Err(RpcError::params("expected an object"))
         } else {
-            Err(RpcError::new(
-                code::INVALID_PARAMS,
-                "invalid params: expected an object",
-            ))
+            let mut scratch = SessionState::default();
+            let state = session.unwrap_or(&mut scratch);
+            methods::dispatch(self, state, &call.method, call.params, &signal).await
         };
-        // A notification gets no response, whatever happened.
-        let id = id?;
+        let id = call.id?;
+        self.lock_inflight().remove(&id.to_string());
         Some(match outcome {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
             Err(e) => error_value(id, e),
         })
     }
 
-    async fn dispatch(&mut self, method: &str, params: Value) -> Result<Value, RpcError> {
-        match method {
-            "bind_scope" => {
-                let p: BindScope = parse(params)?;
-                self.host
-                    .bind_scope(&p.scope, p.parent.as_deref())
-                    .map_err(RpcError::failed)?;
-                Ok(json!({}))
+    /// The queue of the session at `path`, started on first use: its worker runs the
+    /// session's requests one at a time and owns the open log.
+    fn session_queue(self: &Arc<Self>, path: PathBuf) -> mpsc::UnboundedSender<Job> {
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(queue) = sessions.get(&path) {
+            if !queue.is_closed() {
+                return queue.clone();
             }
-            "dispose_scope" => {
-                let p: ScopeOnly = parse(params)?;
-                self.host.dispose_scope(&p.scope);
-                Ok(json!({}))
+        }
+        let (tx, mut rx) = mpsc::unbounded_channel::<Job>();
+        let me = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut state = SessionState::default();
+            while let Some((call, done)) = rx.recv().await {
+                let response = me.run(call, Some(&mut state)).await;
+                let _ = done.send(response);
             }
-            "load_plugin" => {
-                let p: LoadPlugin = parse(params)?;
-                let limits = p.limits.unwrap_or_default();
-                limits.validate().map_err(|(key, message)| {
-                    RpcError::new(
-                        code::INVALID_PARAMS,
-                        format!("invalid params: limits.{key}: {message}"),
-                    )
-                })?;
-                if p.quarantine_after == Some(0) {
-                    return Err(RpcError::new(
-                        code::INVALID_PARAMS,
-                        "invalid params: quarantine_after: must be at least 1",
-                    ));
-                }
-                let defaults = PluginOptions::default();
-                let spec = PluginSpec {
-                    name: p.name,
-                    scope: p.scope,
-                    config: p.config.unwrap_or_else(|| json!({})),
-                    options: PluginOptions {
-                        limits,
-                        on_error: p.on_error.unwrap_or_default(),
-                        quarantine_after: p.quarantine_after.unwrap_or(defaults.quarantine_after),
-                    },
-                    sha256: p.sha256,
-                };
-                let loaded = self
-                    .host
-                    .load_plugin(spec, &p.wasm)
-                    .map_err(RpcError::failed)?;
-                let id = self.host.attach(loaded);
-                Ok(json!({ "id": id.0 }))
+        });
+        sessions.insert(path, tx.clone());
+        tx
+    }
+
+    /// Forget every session queue: their workers end, closing the logs.
+    fn close_sessions(&self) {
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    /// `$/cancelRequest {id}`: cancel that request if it is in flight.
+    fn cancel(&self, call: &Call) {
+        if let Some(id) = call.params.get("id") {
+            if let Some(token) = self.lock_inflight().get(&id.to_string()) {
+                token.cancel();
             }
-            "dispose_plugin" => {
-                let p: PluginRef = parse(params)?;
-                Ok(json!({ "disposed": self.host.dispose_plugin(PluginId(p.id)) }))
-            }
-            "plugins" => Ok(Value::Array(
-                self.host
-                    .plugins()
-                    .into_iter()
-                    .map(|(id, name, scope)| json!({"id": id.0, "name": name, "scope": scope}))
-                    .collect(),
-            )),
-            "assemble" => {
-                let p: Target = parse(params)?;
-                let assembly = self
-                    .host
-                    .assemble(p.scope.as_deref(), p.facts.into_facts()?)
-                    .await
-                    .map_err(RpcError::failed)?;
-                Ok(assembly.to_json())
-            }
-            "render" => {
-                let p: Target = parse(params)?;
-                let rendered = self
-                    .host
-                    .render(p.scope.as_deref(), p.facts.into_facts()?)
-                    .await
-                    .map_err(RpcError::failed)?;
-                Ok(json!({"prompt": rendered.prompt, "context": rendered.context}))
-            }
-            "step" => self.step(parse(params)?).await,
-            "mcp_status" => {
-                let p: McpStatusParams = parse(params)?;
-                let statuses = match p.wait_ms {
-                    Some(ms) => {
-                        self.host
-                            .wait_mcp_ready(std::time::Duration::from_millis(ms))
-                            .await
-                    }
-                    None => self.host.mcp_status(),
-                };
-                Ok(Value::Array(
-                    statuses
-                        .into_iter()
-                        .map(|(id, s)| {
-                            json!({
-                                "id": id.0,
-                                "server": s.server,
-                                "scope": s.scope,
-                                "plugin": s.plugin,
-                                "state": match s.state {
-                                    McpState::Starting => "starting",
-                                    McpState::Up => "up",
-                                    McpState::Down => "down",
-                                },
-                                "generations": s.generations,
-                                "published": s.published,
-                                "rejected": s.rejected,
-                                "failures": s.failures,
-                                "live_generation": s.live_generation,
-                                "last_error": s.last_error,
-                            })
-                        })
-                        .collect(),
-                ))
-            }
-            "close_session" => {
-                let p: SessionRef = parse(params)?;
-                Ok(json!({ "closed": self.sessions.remove(&p.session).is_some() }))
-            }
-            other => Err(RpcError::new(
-                code::METHOD_NOT_FOUND,
-                format!("method not found: {other}"),
-            )),
         }
     }
 
-    async fn step(&mut self, p: Step) -> Result<Value, RpcError> {
-        if !self.sessions.contains_key(&p.session) {
-            let (session, _) = Session::open(&p.session).map_err(RpcError::failed)?;
-            self.sessions.insert(p.session.clone(), session);
-        }
-        let facts = p.target.facts.into_facts()?;
-        let options = StepOptions {
-            in_history: p.in_history,
-            starts_series: p.starts_series,
-            user_texts: p.user,
-        };
-        let Some(session) = self.sessions.get_mut(&p.session) else {
-            return Err(RpcError::failed("session log is not open"));
-        };
-        let (_, outcome) = self
-            .host
-            .step(session, p.target.scope.as_deref(), facts, &options)
-            .await
-            .map_err(RpcError::failed)?;
-        let request = serde_json::to_value(&outcome.request).map_err(RpcError::failed)?;
-        Ok(json!({
-            "request": request,
-            "commits": outcome.commits.len(),
-            "starts_series": outcome.starts_series,
-        }))
+    fn lock_inflight(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancelToken>> {
+        self.inflight.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn notifier(&self) -> &Arc<Notifier> {
+        &self.notifier
+    }
+
+    pub(crate) fn host_arc(&self) -> &Arc<Host> {
+        &self.host
     }
 }
 
-fn parse<T: for<'de> Deserialize<'de>>(params: Value) -> Result<T, RpcError> {
-    serde_json::from_value(params)
-        .map_err(|e| RpcError::new(code::INVALID_PARAMS, format!("invalid params: {e}")))
+/// The session a call runs on, when it names one (`params.session`).
+fn session_of(call: &Call) -> Option<PathBuf> {
+    match call.method.as_str() {
+        "step" | "retry" | "append_assistant" | "append_tool_result" | "request"
+        | "close_session" => call
+            .params
+            .get("session")
+            .and_then(Value::as_str)
+            .map(PathBuf::from),
+        _ => None,
+    }
+}
+
+/// Check the JSON-RPC envelope; the error carries the id to answer with.
+fn parse_call(request: Value) -> Result<Call, Box<(Value, RpcError)>> {
+    let Value::Object(mut map) = request else {
+        return Err(Box::new((
+            Value::Null,
+            RpcError::new(code::INVALID_REQUEST, "invalid request: expected an object"),
+        )));
+    };
+    let id = map.remove("id");
+    let valid_id = matches!(
+        id,
+        None | Some(Value::Null | Value::String(_) | Value::Number(_))
+    );
+    if map.get("jsonrpc") != Some(&json!("2.0")) || !valid_id {
+        let answer_id = if valid_id {
+            id.unwrap_or(Value::Null)
+        } else {
+            Value::Null
+        };
+        return Err(Box::new((
+            answer_id,
+            RpcError::new(
+                code::INVALID_REQUEST,
+                "invalid request: expected \"jsonrpc\": \"2.0\" and a string or number id",
+            ),
+        )));
+    }
+    let method = match map.remove("method") {
+        Some(Value::String(m)) => m,
+        _ => {
+            return Err(Box::new((
+                id.unwrap_or(Value::Null),
+                RpcError::new(
+                    code::INVALID_REQUEST,
+                    "invalid request: \"method\" must be a string",
+                ),
+            )))
+        }
+    };
+    Ok(Call {
+        id,
+        method,
+        params: map
+            .remove("params")
+            .unwrap_or_else(|| Value::Object(Default::default())),
+        signal: CancelToken::new(),
+    })
+}
+
+fn cancelled() -> RpcError {
+    RpcError {
+        code: code::CANCELLED,
+        message: "request cancelled".into(),
+        data: Some(json!({"kind": "cancelled"})),
+    }
 }
 
 fn error_value(id: Value, e: RpcError) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": e.code, "message": e.message}})
+    json!({"jsonrpc": "2.0", "id": id, "error": e.to_value()})
 }
 
 fn error_response(id: Value, e: RpcError) -> String {
@@ -333,128 +421,12 @@ fn error_response(id: Value, e: RpcError) -> String {
 /// The answer to a request line of `bytes` bytes that was longer than `max` and skipped
 /// unread (its id is unknown, hence `null`).
 pub fn oversized_request(bytes: usize, max: usize) -> String {
-    error_response(
-        Value::Null,
-        RpcError::new(
-            code::INVALID_REQUEST,
-            format!(
-                "invalid request: the request line has {bytes} bytes, more than the limit of {max} (serve --max-request-bytes)"
-            ),
+    let mut e = RpcError::new(
+        code::INVALID_REQUEST,
+        format!(
+            "invalid request: the request line has {bytes} bytes, more than the limit of {max} (serve --max-request-bytes)"
         ),
-    )
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BindScope {
-    scope: String,
-    #[serde(default)]
-    parent: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ScopeOnly {
-    scope: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LoadPlugin {
-    name: String,
-    wasm: PathBuf,
-    #[serde(default)]
-    scope: Option<String>,
-    #[serde(default)]
-    config: Option<Value>,
-    #[serde(default)]
-    limits: Option<Limits>,
-    #[serde(default)]
-    on_error: Option<OnError>,
-    #[serde(default)]
-    quarantine_after: Option<u32>,
-    #[serde(default)]
-    sha256: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct McpStatusParams {
-    #[serde(default)]
-    wait_ms: Option<u64>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PluginRef {
-    id: u64,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SessionRef {
-    session: PathBuf,
-}
-
-/// `facts`: absent, an object of strings, or a list of `[key, value]` pairs.
-#[derive(Deserialize, Default)]
-#[serde(transparent)]
-struct FactsParam(Option<Value>);
-
-impl FactsParam {
-    fn into_facts(self) -> Result<Facts, RpcError> {
-        let bad = |what: &str| {
-            RpcError::new(
-                code::INVALID_PARAMS,
-                format!(
-                    "invalid params: facts must be an object of strings or a list of [key, value] string pairs; {what}"
-                ),
-            )
-        };
-        let pairs = match self.0 {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Object(map)) => map
-                .into_iter()
-                .map(|(k, v)| match v {
-                    Value::String(s) => Ok((k, s)),
-                    _ => Err(bad(&format!("fact \"{k}\" is not a string"))),
-                })
-                .collect::<Result<_, _>>()?,
-            Some(Value::Array(items)) => items
-                .into_iter()
-                .map(|item| match item {
-                    Value::Array(pair) => match pair.as_slice() {
-                        [Value::String(k), Value::String(v)] => Ok((k.clone(), v.clone())),
-                        _ => Err(bad("a pair is not two strings")),
-                    },
-                    _ => Err(bad("an item is not a pair")),
-                })
-                .collect::<Result<_, _>>()?,
-            Some(other) => return Err(bad(&format!("got {other}"))),
-        };
-        Ok(Facts::from(pairs))
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Target {
-    #[serde(default)]
-    scope: Option<String>,
-    #[serde(default)]
-    facts: FactsParam,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Step {
-    session: PathBuf,
-    #[serde(flatten)]
-    target: Target,
-    #[serde(default)]
-    in_history: bool,
-    #[serde(default)]
-    starts_series: bool,
-    #[serde(default)]
-    user: Vec<String>,
+    );
+    e.data = Some(json!({"kind": "request-too-large", "bytes": bytes, "limit": max}));
+    error_response(Value::Null, e)
 }

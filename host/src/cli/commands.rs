@@ -39,8 +39,13 @@ pub fn runtime_config() -> RuntimeConfig {
 
 /// Load host.toml and build the host it describes.
 pub fn load_host(config: &Path) -> anyhow::Result<Host> {
+    load_host_with(config, runtime_config())
+}
+
+/// [`load_host`] with the given runtime settings.
+pub fn load_host_with(config: &Path, runtime: RuntimeConfig) -> anyhow::Result<Host> {
     let parsed = HostConfig::load(config)?;
-    let host = Host::from_config(&parsed, runtime_config())
+    let host = Host::from_config(&parsed, runtime)
         .with_context(|| format!("cannot start the host described by {}", config.display()))?;
     Ok(host)
 }

@@ -1,166 +1,31 @@
-//! `prompt-host serve`: JSON-RPC 2.0 over stdio (see `prompt_host::serve`).
-//!
-//! Input is read one line at a time with a bound: a line longer than `max_request_bytes`
-//! is answered with `-32600` and skipped without being buffered, so one huge line cannot
-//! exhaust memory. After a large request the buffer is released and, on glibc, freed heap
-//! pages are returned to the system.
+//! `prompt-host serve`: JSON-RPC 2.0 over stdio (see `prompt_host::serve` and PROTOCOL.md).
 
 use std::path::Path;
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::BufReader;
 
 use crate::host::Host;
-use crate::serve::Server;
+use crate::serve::{Notifier, Server};
 
-/// Default of `serve --max-request-bytes`: 16 MiB.
-pub const DEFAULT_MAX_REQUEST_BYTES: usize = 16 << 20;
-
-/// A line above this size counts as large: its buffer is not kept for the next one.
-const KEEP_BUFFER_BYTES: usize = 1 << 20;
+pub use crate::serve::DEFAULT_MAX_REQUEST_BYTES;
 
 /// Serve requests from stdin until it closes (or stdout does).
 pub async fn run(config: Option<&Path>, max_request_bytes: usize) -> anyhow::Result<()> {
+    let notifier = Notifier::new();
+    let mut runtime = super::commands::runtime_config();
+    // Plugin lines become notifications for a subscribed client, and still reach stderr.
+    runtime.log_sink = Some(notifier.sink(runtime.log_sink.take()));
     let host = match config {
-        Some(path) => super::commands::load_host(path)?,
-        None => Host::new(
-            crate::prompt::PromptConfig::default(),
-            super::commands::runtime_config(),
-        )?,
+        Some(path) => super::commands::load_host_with(path, runtime)?,
+        None => Host::new(crate::prompt::PromptConfig::default(), runtime)?,
     };
-    let mut server = Server::new(host);
-    let mut input = BufReader::new(tokio::io::stdin());
-    let mut stdout = tokio::io::stdout();
-    let mut buffer = Vec::new();
-    loop {
-        buffer.clear();
-        let response = match read_line(&mut input, &mut buffer, max_request_bytes).await? {
-            Line::End => break,
-            Line::TooLong(bytes) => Some(crate::serve::oversized_request(bytes, max_request_bytes)),
-            Line::Complete => {
-                // Invalid UTF-8 becomes replacement characters, hence a parse error for that
-                // line rather than the end of the server.
-                let line = String::from_utf8_lossy(&buffer);
-                server.handle_line(&line).await
-            }
-        };
-        if buffer.capacity() > KEEP_BUFFER_BYTES {
-            buffer = Vec::new();
-            release_freed_memory();
-        }
-        if let Some(response) = response {
-            let written = async {
-                stdout.write_all(response.as_bytes()).await?;
-                stdout.write_all(b"\n").await?;
-                stdout.flush().await
-            }
-            .await;
-            match written {
-                Ok(()) => {}
-                // Nobody reads the answers any more: stop serving.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => break,
-                Err(e) => return Err(e.into()),
-            }
-        }
-    }
+    let server = Server::with_notifier(host, notifier);
+    server
+        .serve(
+            BufReader::new(tokio::io::stdin()),
+            tokio::io::stdout(),
+            max_request_bytes,
+        )
+        .await?;
     Ok(())
-}
-
-/// What reading one line found.
-#[derive(Debug, PartialEq, Eq)]
-enum Line {
-    /// Input closed with nothing pending.
-    End,
-    /// A line (without its newline) is in the buffer.
-    Complete,
-    /// The line was longer than allowed; this many bytes were skipped (newline excluded).
-    TooLong(usize),
-}
-
-/// Read one `\n`-terminated line into `buffer`, keeping at most `max` bytes. A longer line
-/// is consumed to its end without being stored.
-async fn read_line<R: AsyncBufRead + Unpin>(
-    input: &mut R,
-    buffer: &mut Vec<u8>,
-    max: usize,
-) -> std::io::Result<Line> {
-    let mut skipped: Option<usize> = None;
-    loop {
-        let available = input.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(match skipped {
-                Some(n) => Line::TooLong(n),
-                None if buffer.is_empty() => Line::End,
-                None => Line::Complete,
-            });
-        }
-        let (chunk, ends) = match available.iter().position(|&b| b == b'\n') {
-            Some(at) => (&available[..at], true),
-            None => (available, false),
-        };
-        let used = chunk.len() + usize::from(ends);
-        match &mut skipped {
-            Some(n) => *n += chunk.len(),
-            None if buffer.len() + chunk.len() > max => {
-                skipped = Some(buffer.len() + chunk.len());
-                *buffer = Vec::new();
-            }
-            None => buffer.extend_from_slice(chunk),
-        }
-        input.consume(used);
-        if ends {
-            return Ok(match skipped {
-                Some(n) => Line::TooLong(n),
-                None => Line::Complete,
-            });
-        }
-    }
-}
-
-/// Give freed heap pages back to the system after a large request (glibc keeps them).
-fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `malloc_trim` only walks the allocator's own free lists.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    async fn lines(input: &[u8], max: usize) -> Vec<(Line, Vec<u8>)> {
-        let mut reader = BufReader::with_capacity(4, input);
-        let mut out = Vec::new();
-        loop {
-            let mut buffer = Vec::new();
-            let line = read_line(&mut reader, &mut buffer, max).await.unwrap();
-            if line == Line::End {
-                return out;
-            }
-            out.push((line, buffer));
-        }
-    }
-
-    #[tokio::test]
-    async fn lines_within_the_limit_pass_and_longer_ones_are_skipped() {
-        let got = lines(b"short\n0123456789abc\nok\nlast", 10).await;
-        assert_eq!(
-            got,
-            vec![
-                (Line::Complete, b"short".to_vec()),
-                (Line::TooLong(13), Vec::new()),
-                (Line::Complete, b"ok".to_vec()),
-                (Line::Complete, b"last".to_vec()),
-            ]
-        );
-        assert_eq!(
-            lines(b"0123456789", 10).await,
-            vec![(Line::Complete, b"0123456789".to_vec())]
-        );
-        assert_eq!(
-            lines(b"0123456789x", 10).await,
-            vec![(Line::TooLong(11), Vec::new())]
-        );
-    }
 }

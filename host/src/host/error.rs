@@ -54,15 +54,14 @@ pub enum HostError {
         source: Box<AssembleError>,
     },
     /// Rendering failed.
-    #[error("rendering for scope \"{scope}\" failed: {source}{blame}")]
+    #[error("rendering for scope \"{scope}\" failed: {source}{}", blamed(blame))]
     Render {
         /// The scope rendered for.
         scope: String,
         /// What failed (boxed, like `Assemble`'s).
         source: Box<RenderError>,
-        /// Who registered the entries the error names (`; section "x" is from plugin …`),
-        /// empty when unknown.
-        blame: String,
+        /// Who registered the entries the error names (none when a listener made them).
+        blame: Vec<Blame>,
     },
     /// An assistant reply or tool result was refused, or a step was taken while tool calls
     /// were open. Nothing was written.
@@ -84,4 +83,31 @@ pub enum HostError {
         /// What failed.
         source: AppendError,
     },
+}
+
+/// Who registered an entry that a render error names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blame {
+    /// `Section`, `Context` or `Variable`.
+    pub kind: crate::prompt::EntryKind,
+    /// The entry's name.
+    pub name: String,
+    /// The plugin and layer that registered it.
+    pub owner: crate::prompt::Owner,
+}
+
+/// `; section "x" is from plugin "p" (scope s)` for each entry.
+fn blamed(blame: &[Blame]) -> String {
+    blame
+        .iter()
+        .map(|b| {
+            format!(
+                "; {} \"{}\" is from plugin \"{}\" ({})",
+                b.kind,
+                b.name,
+                b.owner.plugin,
+                crate::wasm::scope_label(b.owner.scope.as_deref())
+            )
+        })
+        .collect()
 }

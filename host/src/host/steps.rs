@@ -59,9 +59,9 @@ impl Host {
         }
     }
 
-    /// `; section "x" is from plugin "p" (scope s)`, and the same for the variable a budget
-    /// error names; empty when no registered entry matches (a listener made it).
-    fn blame(&self, error: &RenderError, scope: Option<&str>) -> String {
+    /// Who registered the section or context a render error names, and the variable a
+    /// budget error names; an entry a listener made has no owner and is left out.
+    fn blame(&self, error: &RenderError, scope: Option<&str>) -> Vec<Blame> {
         let (kind, owner, variable) = match error {
             RenderError::MalformedAt { kind, owner, .. }
             | RenderError::MalformedName { kind, owner, .. }
@@ -74,21 +74,16 @@ impl Host {
                 ..
             } => (*kind, owner, variable.as_ref().map(|(name, _, _)| name)),
         };
-        let mut out = String::new();
-        let mut say = |kind: EntryKind, name: &str| {
-            if let Some(o) = self.registry.owner_of(kind, name, scope) {
-                out.push_str(&format!(
-                    "; {kind} \"{name}\" is from plugin \"{}\" ({})",
-                    o.plugin,
-                    crate::wasm::scope_label(o.scope.as_deref())
-                ));
-            }
-        };
-        say(kind, owner);
-        if let Some(name) = variable {
-            say(EntryKind::Variable, name);
-        }
-        out
+        std::iter::once((kind, owner))
+            .chain(variable.map(|name| (EntryKind::Variable, name)))
+            .filter_map(|(kind, name)| {
+                Some(Blame {
+                    kind,
+                    name: name.clone(),
+                    owner: self.registry.owner_of(kind, name, scope)?,
+                })
+            })
+            .collect()
     }
 
     /// One step against a session log: assemble, render, project and commit the system

@@ -34,6 +34,8 @@ pub struct ProviderError {
     pub kind: ProviderErrorKind,
     /// Human-readable description (for Wasm: includes plugin and export).
     pub message: String,
+    /// The plugin export that failed, when the provider is a plugin call.
+    pub export: Option<&'static str>,
 }
 
 impl ProviderError {
@@ -42,7 +44,14 @@ impl ProviderError {
         Self {
             kind: ProviderErrorKind::Failed,
             message: message.into(),
+            export: None,
         }
+    }
+
+    /// The same error, naming the plugin export that failed.
+    pub fn with_export(mut self, export: &'static str) -> Self {
+        self.export = Some(export);
+        self
     }
 
     /// Whether the entry is to be left out of this assembly instead of failing it.
@@ -55,6 +64,7 @@ impl ProviderError {
         Self {
             kind,
             message: message.into(),
+            export: None,
         }
     }
 }

@@ -199,7 +199,7 @@ pub fn tool_result_event(
     result: &ToolResult,
 ) -> Result<NewEvent, ConversationError> {
     let open = open_calls(session);
-    if !open.iter().any(|id| *id == result.call_id) {
+    if !open.contains(&result.call_id) {
         return Err(ConversationError::NotOpen {
             id: result.call_id.clone(),
             answered: answered_at(session, &result.call_id),

@@ -113,7 +113,7 @@ impl CallFailure {
     }
 
     /// As a provider error whose message names plugin, export and scope.
-    pub(crate) fn provider_error(&self, ident: &Ident, export: &str) -> ProviderError {
+    pub(crate) fn provider_error(&self, ident: &Ident, export: &'static str) -> ProviderError {
         ProviderError::new(
             self.kind.clone(),
             format!(
@@ -123,6 +123,7 @@ impl CallFailure {
                 self.message
             ),
         )
+        .with_export(export)
     }
 }
 

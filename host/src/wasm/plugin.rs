@@ -89,7 +89,7 @@ impl PluginCell {
     /// allowed (see [`crate::blocking`]), whatever thread the caller is on.
     pub(crate) fn with_instance<R: Send>(
         &self,
-        export: &str,
+        export: &'static str,
         f: impl FnOnce(&mut Instance) -> Result<R, CallFailure> + Send,
     ) -> Result<R, ProviderError> {
         crate::blocking::run_blocking(|| self.with_instance_here(export, f))
@@ -97,7 +97,7 @@ impl PluginCell {
 
     fn with_instance_here<R>(
         &self,
-        export: &str,
+        export: &'static str,
         f: impl FnOnce(&mut Instance) -> Result<R, CallFailure>,
     ) -> Result<R, ProviderError> {
         let mut slot = self.lock()?;

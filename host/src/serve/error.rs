@@ -1,0 +1,238 @@
+//! JSON-RPC errors: the codes, and the structured `data` every failed operation carries
+//! (`kind`, and when known `plugin`, `export`, `scope`, `section`, `context`, `variable`,
+//! `session`), so a client can act on an error without parsing its message.
+
+use serde_json::{json, Map, Value};
+
+use crate::host::HostError;
+use crate::prompt::{AssembleError, EntryKind, RenderError};
+use crate::wasm::WasmError;
+
+/// JSON-RPC error codes.
+pub mod code {
+    /// The line is not JSON.
+    pub const PARSE: i64 = -32700;
+    /// Not a JSON-RPC 2.0 request (or a line over the size limit).
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// No such method.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// The params do not fit the method.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// The operation ran and failed (plugin, assembly, render, session errors).
+    pub const FAILED: i64 = -32000;
+    /// The request was cancelled (`$/cancelRequest`), as in the Language Server Protocol.
+    pub const CANCELLED: i64 = -32800;
+}
+
+/// A request-level failure: a JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    /// The JSON-RPC code.
+    pub code: i64,
+    /// One paragraph.
+    pub message: String,
+    /// Structured fields (`kind`, …), when the operation failed.
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    /// An error without data.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Bad params, with the `kind` `invalid-params`.
+    pub fn params(message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self {
+            code: code::INVALID_PARAMS,
+            data: Some(json!({"kind": "invalid-params"})),
+            message: format!("invalid params: {message}"),
+        }
+    }
+
+    /// A failed operation of `kind` (no further fields).
+    pub fn failed(kind: &str, message: impl Into<String>) -> Self {
+        Self {
+            code: code::FAILED,
+            message: message.into(),
+            data: Some(json!({ "kind": kind })),
+        }
+    }
+
+    /// The error object of a response.
+    pub fn to_value(&self) -> Value {
+        let mut error = json!({"code": self.code, "message": self.message});
+        if let Some(data) = &self.data {
+            error["data"] = data.clone();
+        }
+        error
+    }
+}
+
+impl From<HostError> for RpcError {
+    fn from(e: HostError) -> Self {
+        let data = host_error_data(&e);
+        let cancelled = data["kind"] == "cancelled";
+        Self {
+            code: if cancelled {
+                code::CANCELLED
+            } else {
+                code::FAILED
+            },
+            message: e.to_string(),
+            data: Some(data),
+        }
+    }
+}
+
+/// The structured fields of a host error.
+fn host_error_data(e: &HostError) -> Value {
+    let mut d = Map::new();
+    let mut put = |key: &str, value: Option<&str>| {
+        if let Some(value) = value {
+            d.insert(key.to_string(), Value::String(value.to_string()));
+        }
+    };
+    let kind = match e {
+        HostError::Config(_) | HostError::Prompt(_) => "config",
+        HostError::Register(_) => "registration",
+        HostError::Scope { scope, .. } | HostError::InvalidScope { scope, .. } => {
+            put("scope", Some(scope));
+            "scope"
+        }
+        HostError::UnknownScope(unknown) => {
+            put("scope", Some(&unknown.scope));
+            put("suggestion", unknown.suggestion.as_deref());
+            "unknown-scope"
+        }
+        HostError::Wasm(w) => {
+            wasm_fields(w, &mut put);
+            "plugin"
+        }
+        HostError::Mcp(_) => "mcp",
+        HostError::Assemble { scope, source } => {
+            put("scope", Some(scope));
+            assemble_fields(source, &mut put)
+        }
+        HostError::Render {
+            scope,
+            source,
+            blame,
+        } => {
+            put("scope", Some(scope));
+            let (kind, name, variable) = render_names(source);
+            put(entry_key(kind), Some(name));
+            put("variable", variable);
+            // The plugin that registered the entry the error is about.
+            if let Some(b) = blame.first() {
+                put("plugin", Some(&b.owner.plugin));
+            }
+            "render"
+        }
+        HostError::Conversation { path, .. } => {
+            put("session", Some(path));
+            "conversation"
+        }
+        HostError::Replay(_) => "replay",
+        HostError::Session { path, .. } => {
+            put("session", Some(path));
+            "session"
+        }
+    };
+    d.insert("kind".into(), Value::String(kind.into()));
+    Value::Object(d)
+}
+
+fn wasm_fields(e: &WasmError, put: &mut impl FnMut(&str, Option<&str>)) {
+    match e {
+        WasmError::Call {
+            plugin,
+            export,
+            scope,
+            ..
+        } => {
+            put("plugin", Some(plugin));
+            put("export", Some(export));
+            put("scope", scope.as_deref());
+        }
+        WasmError::Engine { plugin, scope, .. } | WasmError::Register { plugin, scope, .. } => {
+            put("plugin", Some(plugin));
+            put("scope", scope.as_deref());
+        }
+        WasmError::Read { plugin, .. }
+        | WasmError::NotAComponent { plugin, .. }
+        | WasmError::Invalid { plugin, .. }
+        | WasmError::WitVersion { plugin, .. }
+        | WasmError::WrongWorld { plugin, .. }
+        | WasmError::PinMismatch { plugin, .. }
+        | WasmError::Unsupported { plugin, .. } => put("plugin", Some(plugin)),
+        WasmError::Cache { .. } => {}
+    }
+}
+
+fn assemble_fields(e: &AssembleError, put: &mut impl FnMut(&str, Option<&str>)) -> &'static str {
+    match e {
+        AssembleError::Provider {
+            kind,
+            name,
+            plugin,
+            error,
+            ..
+        } => {
+            put("plugin", Some(plugin));
+            put("export", error.export);
+            put(entry_key(*kind), name.as_deref());
+            "plugin"
+        }
+        AssembleError::Invariant { plugin, .. } => {
+            put("plugin", Some(plugin));
+            "invariant"
+        }
+        AssembleError::ReservedToolName { plugin } => {
+            put("plugin", Some(plugin));
+            "assembly"
+        }
+        AssembleError::Cancelled(_) => "cancelled",
+        _ => "assembly",
+    }
+}
+
+fn render_names(e: &RenderError) -> (EntryKind, &str, Option<&str>) {
+    match e {
+        RenderError::MalformedAt { kind, owner, .. }
+        | RenderError::MalformedName { kind, owner, .. }
+        | RenderError::Unknown { kind, owner, .. }
+        | RenderError::NoValue { kind, owner, .. } => {
+            let variable = match e {
+                RenderError::Unknown { reference, .. } | RenderError::NoValue { reference, .. } => {
+                    Some(reference.as_str())
+                }
+                _ => None,
+            };
+            (*kind, owner, variable)
+        }
+        RenderError::OverBudget {
+            kind,
+            owner,
+            variable,
+            ..
+        } => (*kind, owner, variable.as_ref().map(|(n, _, _)| n.as_str())),
+    }
+}
+
+/// The data key an entry's name goes under.
+fn entry_key(kind: EntryKind) -> &'static str {
+    match kind {
+        EntryKind::Section => "section",
+        EntryKind::Context => "context",
+        EntryKind::Variable => "variable",
+        EntryKind::ToolProvider => "tool_provider",
+        EntryKind::Listener => "listener",
+        EntryKind::Suppressor => "suppressor",
+    }
+}

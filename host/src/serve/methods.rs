@@ -1,0 +1,305 @@
+//! The methods: each parses its params, calls the [`Host`], and shapes the result (see
+//! PROTOCOL.md for every result and error).
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::params::{self, parse};
+use super::{RpcError, Server, METHODS, PROTOCOL_VERSION};
+use crate::host::{Host, PluginId, Rendered, StepOptions};
+use crate::mcp::{McpState, McpStatus};
+use crate::projection::step::StepOutcome;
+use crate::prompt::CancelToken;
+use crate::session::{AssistantReply, Session, ToolResult};
+use crate::wasm::{PluginOptions, PluginSpec};
+
+/// What a session's queue keeps between its requests: the open log, and the newest step's
+/// rendering (what `retry` re-uses).
+#[derive(Default)]
+pub(crate) struct SessionState {
+    session: Option<Session>,
+    last: Option<(Option<String>, Rendered)>,
+}
+
+impl SessionState {
+    /// The open log at `path`, opening (and locking) it on first use.
+    fn open(&mut self, path: &Path) -> Result<&mut Session, RpcError> {
+        if self.session.is_none() {
+            let (session, _) = Session::open(path).map_err(|e| session_error(path, e))?;
+            self.session = Some(session);
+        }
+        self.session
+            .as_mut()
+            .ok_or_else(|| RpcError::failed("session", "session log is not open"))
+    }
+}
+
+fn session_error(path: &Path, e: impl std::fmt::Display) -> RpcError {
+    let mut error = RpcError::failed("session", e.to_string());
+    error.data = Some(json!({"kind": "session", "session": path}));
+    error
+}
+
+/// Run `method`.
+pub(super) async fn dispatch(
+    server: &Arc<Server>,
+    state: &mut SessionState,
+    method: &str,
+    params: Value,
+    signal: &CancelToken,
+) -> Result<Value, RpcError> {
+    let host = server.host();
+    match method {
+        "describe" => {
+            let _: params::Empty = parse(params)?;
+            Ok(json!({
+                "name": "prompt-host",
+                "version": env!("CARGO_PKG_VERSION"),
+                "protocol": PROTOCOL_VERSION,
+                "methods": METHODS,
+                "notifications": ["log", "plugin/skipped", "plugin/quarantined", "registry/changed", "mcp/status"],
+            }))
+        }
+        "bind_scope" => {
+            let p: params::BindScope = parse(params)?;
+            host.bind_scope(&p.scope, p.parent.as_deref())?;
+            Ok(json!({}))
+        }
+        "dispose_scope" => {
+            let p: params::ScopeOnly = parse(params)?;
+            host.check_scope(Some(&p.scope))?;
+            host.dispose_scope(&p.scope);
+            Ok(json!({}))
+        }
+        "scopes" => {
+            let _: params::Empty = parse(params)?;
+            Ok(json!(host.scopes()))
+        }
+        "load_plugin" => load_plugin(host, parse(params)?),
+        "dispose_plugin" => {
+            let p: params::PluginRef = parse(params)?;
+            Ok(json!({ "disposed": host.dispose_plugin(PluginId(p.id)) }))
+        }
+        "plugins" => {
+            let _: params::Empty = parse(params)?;
+            Ok(Value::Array(
+                host.plugins()
+                    .into_iter()
+                    .map(|(id, name, scope)| json!({"id": id.0, "name": name, "scope": scope}))
+                    .collect(),
+            ))
+        }
+        "assemble" => {
+            let p: params::Target = parse(params)?;
+            let facts = p.facts.into_facts()?.signal(signal.clone());
+            Ok(host.assemble(p.scope.as_deref(), facts).await?.to_json())
+        }
+        "render" => {
+            let p: params::Target = parse(params)?;
+            let facts = p.facts.into_facts()?.signal(signal.clone());
+            let rendered = host.render(p.scope.as_deref(), facts).await?;
+            Ok(json!({"prompt": rendered.prompt, "context": rendered.context}))
+        }
+        "step" => {
+            let p: params::Step = parse(params)?;
+            let facts = p.facts.into_facts()?.signal(signal.clone());
+            let options = StepOptions {
+                in_history: p.in_history,
+                starts_series: p.starts_series,
+                user_texts: p.user,
+            };
+            let session = state.open(&p.session)?;
+            let (rendered, outcome) = host
+                .step(session, p.scope.as_deref(), facts, &options)
+                .await?;
+            state.last = Some((p.scope, rendered));
+            step_result(&outcome)
+        }
+        "retry" => {
+            let p: params::Retry = parse(params)?;
+            let facts = p.facts.into_facts()?.signal(signal.clone());
+            let options = StepOptions {
+                in_history: p.in_history,
+                starts_series: p.starts_series,
+                user_texts: Vec::new(),
+            };
+            let Some((scope, previous)) = state.last.take() else {
+                return Err(session_error(
+                    &p.session,
+                    format!(
+                        "session log {}: no step of this server to retry (retry re-uses the rendering of this server's newest step on the session; call step)",
+                        p.session.display()
+                    ),
+                ));
+            };
+            let session = state.open(&p.session)?;
+            let result = host.retry(session, scope.as_deref(), &previous, facts, &options);
+            match result {
+                Ok((rendered, outcome)) => {
+                    state.last = Some((scope, rendered));
+                    step_result(&outcome)
+                }
+                Err(e) => {
+                    state.last = Some((scope, previous));
+                    Err(e.into())
+                }
+            }
+        }
+        "append_assistant" => {
+            let p: params::AppendAssistant = parse(params)?;
+            let reply = AssistantReply {
+                text: p.text,
+                reasoning: p.reasoning,
+                tool_calls: p.tool_calls,
+            };
+            let seq = host.append_assistant(state.open(&p.session)?, &reply)?;
+            Ok(json!({ "seq": seq }))
+        }
+        "append_tool_result" => {
+            let p: params::AppendToolResult = parse(params)?;
+            let result = ToolResult {
+                call_id: p.call_id,
+                content: p.content,
+                is_error: p.is_error,
+            };
+            let seq = host.append_tool_result(state.open(&p.session)?, &result)?;
+            Ok(json!({ "seq": seq }))
+        }
+        "request" => {
+            let p: params::Request = parse(params)?;
+            // A log this server does not hold is opened for the replay only.
+            let opened_here = state.session.is_none();
+            let replayed = host.replay(state.open(&p.session)?, p.step);
+            if opened_here {
+                state.session = None;
+            }
+            let (step, request) = replayed?;
+            Ok(json!({"step": step, "request": request}))
+        }
+        "close_session" => {
+            let p: params::SessionRef = parse(params)?;
+            let closed = state.session.take().is_some();
+            state.last = None;
+            let _ = p.session;
+            Ok(json!({ "closed": closed }))
+        }
+        "mcp_status" => {
+            let p: params::McpStatus = parse(params)?;
+            let statuses = match p.wait_ms {
+                Some(ms) => {
+                    host.wait_mcp_ready(std::time::Duration::from_millis(ms))
+                        .await
+                }
+                None => host.mcp_status(),
+            };
+            Ok(Value::Array(
+                statuses
+                    .into_iter()
+                    .map(|(id, s)| mcp_json(id.0, &s))
+                    .collect(),
+            ))
+        }
+        "subscribe" => {
+            let p: params::Subscribe = parse(params)?;
+            server
+                .notifier()
+                .subscribe(p.log.as_deref(), p.plugins, p.registry, p.mcp)
+                .map_err(RpcError::params)?;
+            start_watchers(server);
+            Ok(json!({}))
+        }
+        other => Err(RpcError {
+            code: super::code::METHOD_NOT_FOUND,
+            message: format!("method not found: {other}; methods: {}", METHODS.join(", ")),
+            data: Some(json!({"kind": "method-not-found", "methods": METHODS})),
+        }),
+    }
+}
+
+fn load_plugin(host: &Host, p: params::LoadPlugin) -> Result<Value, RpcError> {
+    let limits = p.limits.unwrap_or_default();
+    limits
+        .validate()
+        .map_err(|(key, message)| RpcError::params(format!("limits.{key}: {message}")))?;
+    if p.quarantine_after == Some(0) {
+        return Err(RpcError::params("quarantine_after: must be at least 1"));
+    }
+    let defaults = PluginOptions::default();
+    let spec = PluginSpec {
+        name: p.name,
+        scope: p.scope,
+        config: p.config.unwrap_or_else(|| json!({})),
+        options: PluginOptions {
+            limits,
+            on_error: p.on_error.unwrap_or_default(),
+            quarantine_after: p.quarantine_after.unwrap_or(defaults.quarantine_after),
+        },
+        sha256: p.sha256,
+    };
+    let loaded = host.load_plugin(spec, &p.wasm)?;
+    let id = host.attach(loaded);
+    Ok(json!({ "id": id.0 }))
+}
+
+fn step_result(outcome: &StepOutcome) -> Result<Value, RpcError> {
+    Ok(json!({
+        "step": outcome.step,
+        "request": outcome.request,
+        "commits": outcome.commits.len(),
+        "starts_series": outcome.starts_series,
+        "header": outcome.header.map(|h| h.as_str()),
+    }))
+}
+
+fn mcp_json(id: u64, s: &McpStatus) -> Value {
+    json!({
+        "id": id,
+        "server": s.server,
+        "scope": s.scope,
+        "plugin": s.plugin,
+        "state": match s.state {
+            McpState::Starting => "starting",
+            McpState::Up => "up",
+            McpState::Down => "down",
+        },
+        "generations": s.generations,
+        "published": s.published,
+        "rejected": s.rejected,
+        "failures": s.failures,
+        "live_generation": s.live_generation,
+        "last_error": s.last_error,
+    })
+}
+
+/// Start, once per server, the observers behind `registry/changed` and `mcp/status`; each
+/// sends only while the client is subscribed to it.
+fn start_watchers(server: &Arc<Server>) {
+    if server.watchers_started.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let notifier = Arc::clone(server.notifier());
+    let host: Arc<Host> = Arc::clone(server.host_arc());
+    let registry_notifier = Arc::clone(&notifier);
+    host.subscribe(Arc::new(move || {
+        if registry_notifier.wants_registry() {
+            registry_notifier.send("registry/changed", json!({}));
+        }
+    }));
+    for (id, _) in host.mcp_status() {
+        let Some(mut watch) = host.watch_mcp(id) else {
+            continue;
+        };
+        let notifier = Arc::clone(&notifier);
+        tokio::spawn(async move {
+            while watch.changed().await.is_ok() {
+                if notifier.wants_mcp() {
+                    let status = watch.borrow().clone();
+                    notifier.send("mcp/status", mcp_json(id.0, &status));
+                }
+            }
+        });
+    }
+}

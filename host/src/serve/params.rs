@@ -1,0 +1,191 @@
+//! The params of each method, as PROTOCOL.md documents them. Unknown keys are refused, so a
+//! typo is an error instead of a silently ignored option.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::RpcError;
+use crate::host::Facts;
+use crate::session::ToolCall;
+use crate::wasm::{Limits, OnError};
+
+/// Deserialize `params` as `T`, or an `invalid params` error naming what is wrong.
+pub(super) fn parse<T: for<'de> Deserialize<'de>>(params: Value) -> Result<T, RpcError> {
+    serde_json::from_value(params).map_err(|e| RpcError::params(e.to_string()))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Empty {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BindScope {
+    pub scope: String,
+    #[serde(default)]
+    pub parent: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ScopeOnly {
+    pub scope: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct LoadPlugin {
+    pub name: String,
+    pub wasm: PathBuf,
+    #[serde(default)]
+    pub scope: Option<String>,
+    #[serde(default)]
+    pub config: Option<Value>,
+    #[serde(default)]
+    pub limits: Option<Limits>,
+    #[serde(default)]
+    pub on_error: Option<OnError>,
+    #[serde(default)]
+    pub quarantine_after: Option<u32>,
+    #[serde(default)]
+    pub sha256: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct McpStatus {
+    #[serde(default)]
+    pub wait_ms: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PluginRef {
+    pub id: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SessionRef {
+    pub session: PathBuf,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Target {
+    #[serde(default)]
+    pub scope: Option<String>,
+    #[serde(default)]
+    pub facts: FactsParam,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Step {
+    pub session: PathBuf,
+    #[serde(default)]
+    pub scope: Option<String>,
+    #[serde(default)]
+    pub facts: FactsParam,
+    #[serde(default)]
+    pub in_history: bool,
+    #[serde(default)]
+    pub starts_series: bool,
+    #[serde(default)]
+    pub user: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Retry {
+    pub session: PathBuf,
+    #[serde(default)]
+    pub facts: FactsParam,
+    #[serde(default)]
+    pub in_history: bool,
+    #[serde(default)]
+    pub starts_series: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AppendAssistant {
+    pub session: PathBuf,
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub reasoning: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AppendToolResult {
+    pub session: PathBuf,
+    pub call_id: String,
+    pub content: String,
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Request {
+    pub session: PathBuf,
+    #[serde(default)]
+    pub step: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Subscribe {
+    #[serde(default)]
+    pub log: Option<String>,
+    #[serde(default)]
+    pub plugins: bool,
+    #[serde(default)]
+    pub registry: bool,
+    #[serde(default)]
+    pub mcp: bool,
+}
+
+/// `facts`: absent, an object of strings, or a list of `[key, value]` pairs.
+#[derive(Deserialize, Default)]
+#[serde(transparent)]
+pub(super) struct FactsParam(Option<Value>);
+
+impl FactsParam {
+    /// The facts, or an `invalid params` error saying which one is wrong.
+    pub fn into_facts(self) -> Result<Facts, RpcError> {
+        let bad = |what: &str| {
+            RpcError::params(format!(
+                "facts must be an object of strings or a list of [key, value] string pairs; {what}"
+            ))
+        };
+        let pairs = match self.0 {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Object(map)) => map
+                .into_iter()
+                .map(|(k, v)| match v {
+                    Value::String(s) => Ok((k, s)),
+                    _ => Err(bad(&format!("fact \"{k}\" is not a string"))),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(Value::Array(items)) => items
+                .into_iter()
+                .map(|item| match item {
+                    Value::Array(pair) => match pair.as_slice() {
+                        [Value::String(k), Value::String(v)] => Ok((k.clone(), v.clone())),
+                        _ => Err(bad("a pair is not two strings")),
+                    },
+                    _ => Err(bad("an item is not a pair")),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(other) => return Err(bad(&format!("got {other}"))),
+        };
+        Ok(Facts::from(pairs))
+    }
+}
