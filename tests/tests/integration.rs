@@ -10,6 +10,7 @@ mod integration {
     mod containment_defects;
     mod containment_library;
     mod containment_serve;
+    mod embedding;
     mod guests_built;
     mod hostile_matrix;
     mod mcp_client;

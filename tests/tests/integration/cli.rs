@@ -398,7 +398,9 @@ fn serve_survives_a_thousand_mixed_requests() {
             nulls += 1;
             continue;
         };
-        let kind = expected.remove(&i).unwrap_or_else(|| panic!("unexpected {response}"));
+        let kind = expected
+            .remove(&i)
+            .unwrap_or_else(|| panic!("unexpected {response}"));
         match kind.strip_prefix("error:") {
             Some(code) => assert_eq!(response["error"]["code"].to_string(), code, "{response}"),
             None => assert!(response.get("result").is_some(), "{response}"),
