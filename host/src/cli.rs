@@ -113,6 +113,12 @@ pub enum Command {
         /// JSON handed to the plugin's `init` (default `{}`).
         #[arg(long, default_value = "{}")]
         config: String,
+        /// Grant a read-only directory for `init`: `HOST:GUEST` (repeatable).
+        #[arg(long = "grant-dir", value_name = "HOST:GUEST")]
+        grant_dirs: Vec<String>,
+        /// Grant an environment variable (repeatable).
+        #[arg(long = "grant-env", value_name = "NAME")]
+        grant_env: Vec<String>,
     },
     /// Serve JSON-RPC 2.0 over stdio, one request per line.
     Serve {
@@ -244,7 +250,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             commands::step(&target, &session, options).await
         }
         Command::Inspect { target, against } => inspect::run(&target, against.as_deref()).await,
-        Command::Check { plugin, config } => check::run(&plugin, &config),
+        Command::Check {
+            plugin,
+            config,
+            grant_dirs,
+            grant_env,
+        } => check::run(&plugin, &config, &grant_dirs, grant_env),
         Command::Assistant {
             session,
             text,

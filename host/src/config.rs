@@ -109,6 +109,10 @@ pub struct PluginConfig {
     /// is quarantined (no longer called); default 3, at least 1.
     #[serde(default)]
     pub quarantine_after: Option<u32>,
+    /// Capabilities granted to the plugin (none by default): read-only directories and
+    /// environment variables. Host paths are resolved against the file's directory.
+    #[serde(default)]
+    pub grants: crate::wasm::Grants,
     /// If set, the wasm file's sha256 (hex) must match.
     #[serde(default)]
     pub sha256: Option<String>,
@@ -274,6 +278,10 @@ impl HostConfig {
             }
             validate_plugin_options(plugin)
                 .map_err(|(k, m)| invalid(format!("plugin[{i}].{k}"), m))?;
+            plugin.grants = plugin
+                .grants
+                .resolve(base)
+                .map_err(|(k, m)| invalid(format!("plugin[{i}].grants.{k}"), m))?;
             let slot = (plugin.scope.clone(), plugin.name.clone());
             if seen.insert(slot, i).is_some() {
                 return Err(invalid(

@@ -297,6 +297,14 @@ impl Host {
             .collect()
     }
 
+    /// The plugins the host keeps, with what each was granted.
+    pub fn plugin_grants(&self) -> Vec<(PluginId, crate::wasm::Grants)> {
+        self.lock_plugins()
+            .iter()
+            .map(|(id, p)| (*id, p.grants().clone()))
+            .collect()
+    }
+
     /// Dispose a kept plugin: every contribution is removed. False if unknown.
     pub fn dispose_plugin(&self, id: PluginId) -> bool {
         // Take it out first so its disposal (which notifies observers) runs unlocked.
@@ -419,5 +427,7 @@ fn plugin_options(config: &HostConfig, index: usize) -> Result<PluginOptions, Ho
         limits,
         on_error: plugin.on_error,
         quarantine_after: plugin.quarantine_after.unwrap_or(defaults.quarantine_after),
+        // Resolved against host.toml's directory when the file was loaded.
+        grants: plugin.grants.clone(),
     })
 }

@@ -17,6 +17,8 @@ mod check;
 mod clock;
 mod convert;
 mod error;
+mod files;
+mod grants;
 mod instance;
 mod limits;
 mod plugin;
@@ -34,6 +36,7 @@ pub use bindings::instruction_provider::exports::prompt_host::plugin::instructio
 pub use cache::default_cache_dir;
 pub use check::PluginReport;
 pub use error::{scope_label, WasmError};
+pub use grants::{DirGrant, Grants};
 pub use limits::{Limits, OnError, PluginOptions};
 pub use plugin::{LoadedPlugin, PluginHealth};
 pub use registry_host::Declaration;

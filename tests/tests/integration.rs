@@ -3,6 +3,7 @@
 //! `integration/x.rs`).
 
 mod integration {
+    mod capabilities;
     mod cli;
     mod cli_support;
     mod conformance_wasm;

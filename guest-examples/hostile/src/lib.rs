@@ -52,6 +52,8 @@ const MODES: &[&str] = &[
     "random",
     "amplify",
     "say",
+    "read_file",
+    "write_file",
 ];
 
 /// The name every dynamic entry of this plugin uses.
@@ -94,6 +96,10 @@ fn default_phase(mode: &str) -> Phase {
 }
 
 impl Hostile {
+    fn text(&self, key: &str) -> &str {
+        self.config.get(key).and_then(Value::as_str).unwrap_or("")
+    }
+
     fn number(&self, key: &str, default: u64) -> u64 {
         self.config
             .get(key)
@@ -159,6 +165,8 @@ impl Hostile {
                 eprintln!("{text}");
                 Err(Error::failed(text))
             }
+            "read_file" => probe::read_file(self.text("path")),
+            "write_file" => Ok(probe::write_file(self.text("path"))),
             "random" => Ok(abuse::random_bytes(
                 self.number("bytes", 32 << 20),
                 self.config.get("source").and_then(Value::as_str) == Some("insecure"),

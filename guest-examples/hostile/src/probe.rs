@@ -73,3 +73,24 @@ pub fn stdin() -> String {
         |n| format!("{n} bytes"),
     )
 }
+
+/// Read a whole file (as a careless plugin would): its size, or a failure naming the path.
+pub fn read_file(path: &str) -> Result<String, prompt_plugin::Error> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(format!("read {path}: {} bytes", bytes.len())),
+        Err(e) => Err(prompt_plugin::Error::failed(format!("cannot read {path}: {e}"))),
+    }
+}
+
+/// Try to change the filesystem at `path`: create and write it, rename it, delete it, make a
+/// directory there. One line per attempt, as `outcome` reports it.
+pub fn write_file(path: &str) -> String {
+    let moved = format!("{path}.moved");
+    [
+        outcome("create", std::fs::write(path, "x"), |()| "written".into()),
+        outcome("rename", std::fs::rename(path, &moved), |()| "renamed".into()),
+        outcome("delete", std::fs::remove_file(path), |()| "deleted".into()),
+        outcome("mkdir", std::fs::create_dir(&moved), |()| "created".into()),
+    ]
+    .join("\n")
+}

@@ -5,18 +5,29 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use crate::wasm::{Declaration, WasmRuntime};
+use crate::wasm::{Declaration, DirGrant, Grants, PluginOptions, WasmRuntime};
 
 /// Run `check`: a component that cannot be loaded, or whose `init` fails with `config`, is
 /// an error (exit 1); what is known about the file is printed first.
-pub fn run(plugin: &Path, config: &str) -> anyhow::Result<()> {
+pub fn run(
+    plugin: &Path,
+    config: &str,
+    grant_dirs: &[String],
+    grant_env: Vec<String>,
+) -> anyhow::Result<()> {
     let config: serde_json::Value = serde_json::from_str(config)
         .with_context(|| format!("--config is not valid JSON: {config}"))?;
+    let grants = grants(grant_dirs, grant_env)?;
     let name = plugin_name(plugin);
     let runtime = WasmRuntime::new(super::commands::runtime_config())?;
     let bytes = runtime.read(&name, plugin)?;
+    let options = PluginOptions {
+        grants,
+        ..PluginOptions::default()
+    };
+    let granted = options.grants.describe();
     let report = runtime
-        .check_named(&name, &bytes, &config)
+        .check_with_options(&name, &bytes, &config, options)
         .with_context(|| format!("{} cannot be loaded", plugin.display()))?;
     let mut out = std::io::stdout().lock();
     let verdict = if report.init_error.is_some() {
@@ -28,6 +39,7 @@ pub fn run(plugin: &Path, config: &str) -> anyhow::Result<()> {
     writeln!(out, "  world:   {:?}", report.world)?;
     writeln!(out, "  sha256:  {}", report.sha256)?;
     writeln!(out, "  size:    {} bytes", report.wasm_bytes)?;
+    writeln!(out, "  grants:  {granted}")?;
     if let Some(error) = &report.init_error {
         out.flush()?;
         anyhow::bail!(
@@ -43,6 +55,23 @@ pub fn run(plugin: &Path, config: &str) -> anyhow::Result<()> {
         writeln!(out, "    {}", describe(declaration))?;
     }
     Ok(())
+}
+
+/// The grants of `--grant-dir HOST:GUEST` and `--grant-env NAME`, checked.
+fn grants(dirs: &[String], env: Vec<String>) -> anyhow::Result<Grants> {
+    let dirs = dirs
+        .iter()
+        .map(|text| match text.rsplit_once(':') {
+            Some((host, guest)) if !host.is_empty() => Ok(DirGrant {
+                host: host.into(),
+                guest: guest.to_string(),
+            }),
+            _ => anyhow::bail!("--grant-dir expects HOST:GUEST, got \"{text}\""),
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Grants { dirs, env }
+        .resolve(Path::new("."))
+        .map_err(|(key, message)| anyhow::anyhow!("--grant: {key}: {message}"))
 }
 
 /// The name a file is checked under: its stem (`persona` for `persona.wasm`).

@@ -173,6 +173,18 @@ pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> 
         none_if_empty(&listeners)
     )?;
 
+    // What each plugin this scope sees may reach beyond its sandbox.
+    writeln!(out)?;
+    writeln!(out, "{:<24} {:<16} GRANTS", "PLUGIN", "LAYER")?;
+    let grants: HashMap<_, _> = host.plugin_grants().into_iter().collect();
+    for (id, name, plugin_scope) in host.plugins() {
+        if rank(&plugin_scope).is_none() {
+            continue;
+        }
+        let granted = grants.get(&id).map(|g| g.describe()).unwrap_or_default();
+        writeln!(out, "{name:<24} {:<16} {granted}", label(&plugin_scope))?;
+    }
+
     if let Some(path) = against {
         let text = crate::fsutil::read_regular_to_string(path, MAX_PREVIOUS_BYTES)?;
         let previous = super::prefix::previous_prompt(&text, max_bytes)

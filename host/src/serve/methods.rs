@@ -85,10 +85,15 @@ pub(super) async fn dispatch(
         }
         "plugins" => {
             let _: params::Empty = parse(params)?;
+            let grants: std::collections::HashMap<_, _> =
+                host.plugin_grants().into_iter().collect();
             Ok(Value::Array(
                 host.plugins()
                     .into_iter()
-                    .map(|(id, name, scope)| json!({"id": id.0, "name": name, "scope": scope}))
+                    .map(|(id, name, scope)| {
+                        json!({"id": id.0, "name": name, "scope": scope,
+                               "grants": grants.get(&id).cloned().unwrap_or_default()})
+                    })
                     .collect(),
             ))
         }
@@ -227,6 +232,11 @@ fn load_plugin(host: &Host, p: params::LoadPlugin) -> Result<Value, RpcError> {
     if p.quarantine_after == Some(0) {
         return Err(RpcError::params("quarantine_after: must be at least 1"));
     }
+    let grants = p
+        .grants
+        .unwrap_or_default()
+        .resolve(std::path::Path::new("."))
+        .map_err(|(key, message)| RpcError::params(format!("grants.{key}: {message}")))?;
     let defaults = PluginOptions::default();
     let spec = PluginSpec {
         name: p.name,
@@ -236,6 +246,7 @@ fn load_plugin(host: &Host, p: params::LoadPlugin) -> Result<Value, RpcError> {
             limits,
             on_error: p.on_error.unwrap_or_default(),
             quarantine_after: p.quarantine_after.unwrap_or(defaults.quarantine_after),
+            grants,
         },
         sha256: p.sha256,
     };

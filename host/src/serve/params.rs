@@ -50,6 +50,8 @@ pub(super) struct LoadPlugin {
     #[serde(default)]
     pub quarantine_after: Option<u32>,
     #[serde(default)]
+    pub grants: Option<crate::wasm::Grants>,
+    #[serde(default)]
     pub sha256: Option<String>,
 }
 

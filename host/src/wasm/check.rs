@@ -61,6 +61,17 @@ impl WasmRuntime {
         wasm: &[u8],
         config: &serde_json::Value,
     ) -> Result<PluginReport, WasmError> {
+        self.check_with_options(name, wasm, config, PluginOptions::default())
+    }
+
+    /// [`WasmRuntime::check_named`] with options (limits, and grants `init` runs with).
+    pub fn check_with_options(
+        &self,
+        name: &str,
+        wasm: &[u8],
+        config: &serde_json::Value,
+        options: PluginOptions,
+    ) -> Result<PluginReport, WasmError> {
         let compiled = self.prepare(name, wasm)?;
         let world = compiled.world;
         let sha256 = compiled.sha256.clone();
@@ -69,7 +80,7 @@ impl WasmRuntime {
             self.inner().clone(),
             compiled,
             config.to_string(),
-            PluginOptions::default(),
+            options,
         ) {
             Ok(d) => (d, None),
             Err(f) => (

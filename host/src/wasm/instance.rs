@@ -163,10 +163,14 @@ impl Instance {
         // Instantiation is mostly host work (memory setup, data segments); give it at least
         // a second even when the plugin's own init budget is tighter.
         let init_timeout = limits.init_timeout().max(Duration::from_secs(1));
-        let mut store = Store::new(
-            &runtime.engine,
-            HostState::new(ident, limits, cell, runtime.log_sink.clone()),
-        );
+        let state =
+            HostState::new(ident, limits, cell, runtime.log_sink.clone()).map_err(|message| {
+                CallFailure {
+                    kind: ProviderErrorKind::Unavailable,
+                    message,
+                }
+            })?;
+        let mut store = Store::new(&runtime.engine, state);
         store.limiter(|s| &mut s.limiter);
         store.epoch_deadline_callback(|mut ctx| {
             if ctx.data_mut().must_stop() {

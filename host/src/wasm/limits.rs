@@ -114,6 +114,8 @@ pub struct PluginOptions {
     pub on_error: OnError,
     /// Consecutive failures after which a `skip` plugin is no longer called.
     pub quarantine_after: u32,
+    /// Capabilities granted (none by default), already resolved (see `Grants::resolve`).
+    pub grants: super::grants::Grants,
 }
 
 impl Default for PluginOptions {
@@ -122,6 +124,7 @@ impl Default for PluginOptions {
             limits: Limits::default(),
             on_error: OnError::Fail,
             quarantine_after: 3,
+            grants: super::grants::Grants::default(),
         }
     }
 }

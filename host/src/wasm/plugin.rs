@@ -33,6 +33,8 @@ pub(crate) struct PluginCell {
     pub(crate) ident: Ident,
     pub(crate) options: PluginOptions,
     pub(crate) limits: Arc<Limits>,
+    /// The granted environment variables' values, read when the plugin was loaded.
+    pub(crate) env: Vec<(String, String)>,
     runtime: Arc<RuntimeInner>,
     compiled: Arc<Compiled>,
     config_json: String,
@@ -59,6 +61,7 @@ impl PluginCell {
         Arc::new_cyclic(|me| PluginCell {
             ident: ident.clone(),
             limits: Arc::new(options.limits.clone()),
+            env: options.grants.env_values(),
             options,
             runtime: runtime.clone(),
             compiled: compiled.clone(),
@@ -412,6 +415,11 @@ impl LoadedPlugin {
     /// Whether the component implements `instruction-provider` (has `publish`).
     pub fn is_instruction_provider(&self) -> bool {
         self.cell.compiled.world == World::InstructionProvider
+    }
+
+    /// The capabilities the plugin was granted.
+    pub fn grants(&self) -> &super::grants::Grants {
+        &self.cell.options.grants
     }
 
     /// Failure counters and availability.

@@ -357,6 +357,7 @@ impl WasmRuntime {
             .map_err(|e| engine_err("(runtime)", e))?;
         super::clock::add_capped_sleep(&mut linker).map_err(|e| engine_err("(runtime)", e))?;
         super::random::add_bounded_random(&mut linker).map_err(|e| engine_err("(runtime)", e))?;
+        super::files::add_guarded_open(&mut linker).map_err(|e| engine_err("(runtime)", e))?;
         Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(|e| engine_err("(runtime)", e))?;
         let disk = match &config.cache_dir {

@@ -150,7 +150,8 @@ impl HostState {
         limits: Arc<Limits>,
         cell: Weak<PluginCell>,
         sink: Option<super::runtime::LogSink>,
-    ) -> Self {
+    ) -> Result<Self, String> {
+        let granted = cell.upgrade();
         let stdout = Arc::new(Mutex::new(OutputBuf {
             cap: limits.max_log_bytes,
             ..OutputBuf::default()
@@ -162,18 +163,23 @@ impl HostState {
         // Empty WASI: no preopens, env, args; stdin closed (the builder's default); no
         // sockets of any kind and no name lookup. Clocks and random stay (std needs them).
         let clock = super::clock::StoreClock::new();
-        let wasi = WasiCtxBuilder::new()
+        let mut builder = WasiCtxBuilder::new();
+        builder
             .monotonic_clock(clock.clone())
             .stdout(Capture(stdout.clone()))
             .stderr(Capture(stderr.clone()))
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false)
-            .socket_addr_check(|_, _| Box::pin(async { false }))
-            .build();
+            .socket_addr_check(|_, _| Box::pin(async { false }));
+        // What the operator granted this plugin, and nothing else.
+        if let Some(cell) = &granted {
+            super::grants::apply(&mut builder, &cell.options.grants, &cell.env)?;
+        }
+        let wasi = builder.build();
         let mut table = ResourceTable::new();
         table.set_max_capacity(limits.resource_handles);
-        Self {
+        Ok(Self {
             wasi,
             table,
             clock,
@@ -193,7 +199,7 @@ impl HostState {
             stderr,
             sink,
             cell,
-        }
+        })
     }
 
     /// Whether the running call must stop now: its deadline passed (sets `timed_out`) or its
