@@ -6,8 +6,9 @@
 //! * `$OUT_DIR/guests.rs`, which defines `GUESTS: &[(&str, &str)]` (crate name, path) and
 //!   one `&str` const per guest, for `include!`.
 //!
-//! The guests build into `<repo>/target/guests`, a target dir of their own, so the inner
-//! cargo never waits on the lock the outer build holds.
+//! The guests build into `<repo>/target/guests` (and `guest-examples-v2/`, the examples
+//! rebuilt against contract 0.2.0, into `<repo>/target/guests-v2`), target dirs of their own,
+//! so the inner cargo never waits on the lock the outer build holds.
 
 use std::env;
 use std::fmt::Write as _;
@@ -26,12 +27,20 @@ fn main() {
     let guests = repo.join("guest-examples");
     let target_dir = repo.join("target").join("guests");
 
+    // The examples rebuilt against contract 0.2.0 (same sources), in a workspace of their own.
+    let guests_v2 = repo.join("guest-examples-v2");
+
     // A directory makes cargo rescan every file under it.
     println!("cargo:rerun-if-changed={}", repo.join("wit").display());
     println!("cargo:rerun-if-changed={}", guests.display());
+    println!("cargo:rerun-if-changed={}", guests_v2.display());
 
     ensure_target_installed();
-    let wasm = build_guests(&guests, &target_dir);
+    let mut wasm = build_guests(&guests, &target_dir);
+    wasm.extend(build_guests(
+        &guests_v2,
+        &repo.join("target").join("guests-v2"),
+    ));
     emit(&wasm);
 }
 

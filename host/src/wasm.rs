@@ -10,11 +10,13 @@
 //! dynamic entries call into Wasm, each call under a wall-clock deadline, memory/table
 //! limits, an output-byte budget and optional fuel.
 
+mod answers;
 mod assembly_host;
 pub mod bindings;
 mod cache;
 mod check;
 mod clock;
+mod contract;
 mod convert;
 mod error;
 mod files;
@@ -42,7 +44,7 @@ pub use plugin::{LoadedPlugin, PluginHealth};
 pub use registry_host::Declaration;
 pub use runtime::{
     CacheStats, LogSink, PluginCode, PluginLog, PluginSpec, Pooling, RuntimeConfig, WasmRuntime,
-    World, DEFAULT_MAX_WASM_BYTES,
+    WitVersion, World, DEFAULT_MAX_WASM_BYTES,
 };
 pub use state::HostState;
 

@@ -27,4 +27,5 @@ mod integration {
     mod wasm_load;
     mod wasm_sandbox;
     mod wasm_support;
+    mod wit_versions;
 }

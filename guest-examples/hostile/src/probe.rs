@@ -78,7 +78,9 @@ pub fn stdin() -> String {
 pub fn read_file(path: &str) -> Result<String, prompt_plugin::Error> {
     match std::fs::read(path) {
         Ok(bytes) => Ok(format!("read {path}: {} bytes", bytes.len())),
-        Err(e) => Err(prompt_plugin::Error::failed(format!("cannot read {path}: {e}"))),
+        Err(e) => Err(prompt_plugin::Error::failed(format!(
+            "cannot read {path}: {e}"
+        ))),
     }
 }
 
@@ -88,7 +90,9 @@ pub fn write_file(path: &str) -> String {
     let moved = format!("{path}.moved");
     [
         outcome("create", std::fs::write(path, "x"), |()| "written".into()),
-        outcome("rename", std::fs::rename(path, &moved), |()| "renamed".into()),
+        outcome("rename", std::fs::rename(path, &moved), |()| {
+            "renamed".into()
+        }),
         outcome("delete", std::fs::remove_file(path), |()| "deleted".into()),
         outcome("mkdir", std::fs::create_dir(&moved), |()| "created".into()),
     ]

@@ -1,10 +1,15 @@
 //! The one place where `wit_bindgen::generate!` runs. Everything else in the SDK (and every
 //! plugin) uses these types, so a plugin never sees two copies of `Assembly` or `PluginError`.
 //!
-//! Two invocations, because a component must export exactly what it implements:
+//! The contract version: a plugin is built against `prompt-host:plugin@0.2.0` unless the
+//! cargo feature `wit-0-1` asks for `@0.1.0` (a feature, so it wins when unified: a build
+//! where any crate needs 0.1.0 is all 0.1.0). Plugin code is the same for both;
+//! [`api`] names the interfaces whatever the version (0.2.0 imports 0.1.0's `types`, `log`,
+//! `registry` and `assembly` unchanged).
 //!
-//! * `plugin` generates the whole `plugin` world (imports `log`, `registry`, `assembly`;
-//!   exports `contributor`).
+//! Two invocations per version, because a component must export exactly what it implements:
+//!
+//! * `plugin` generates the whole `plugin` world (imports; the `contributor` export).
 //! * `instructions` generates only the `instructions` export, reusing the `types` interface
 //!   from `plugin`. A plugin that invokes both export macros is, structurally, the
 //!   `instruction-provider` world (`include plugin; export instructions;`).
@@ -17,11 +22,12 @@
 //! link this crate without having to implement `instructions#publish`.
 
 /// Bindings of the `plugin` world: every import, and the `contributor` export.
+#[cfg(feature = "wit-0-1")]
 #[allow(missing_docs)]
 pub mod plugin {
     wit_bindgen::generate!({
-        world: "plugin",
-        path: "../../wit",
+        world: "prompt-host:plugin/plugin@0.1.0",
+        path: "../../wit/0.1.0",
         pub_export_macro: true,
         export_macro_name: "__export_plugin_world",
         default_bindings_module: "$crate::bindings::plugin",
@@ -29,9 +35,47 @@ pub mod plugin {
     });
 }
 
+/// Bindings of the `plugin` world: every import, and the `contributor` export.
+#[cfg(not(feature = "wit-0-1"))]
+#[allow(missing_docs)]
+pub mod plugin {
+    wit_bindgen::generate!({
+        world: "prompt-host:plugin/plugin@0.2.0",
+        path: ["../../wit/0.1.0", "../../wit/0.2.0"],
+        // 0.2.0 imports 0.1.0's interfaces: generate them here too.
+        generate_all,
+        pub_export_macro: true,
+        export_macro_name: "__export_plugin_world",
+        default_bindings_module: "$crate::bindings::plugin",
+        additional_derives: [PartialEq],
+    });
+}
+
+/// The interfaces by role, whatever the contract version.
+#[allow(missing_docs)]
+pub mod api {
+    #[cfg(feature = "wit-0-1")]
+    pub use super::plugin::exports::prompt_host::plugin::contributor;
+    #[cfg(feature = "wit-0-1")]
+    pub use super::plugin::prompt_host::plugin::{assembly, log, registry, types};
+
+    #[cfg(not(feature = "wit-0-1"))]
+    pub use super::plugin::exports::prompt_host::plugin0_2_0::contributor;
+    #[cfg(not(feature = "wit-0-1"))]
+    pub use super::plugin::prompt_host::plugin0_1_0::{assembly, log, registry, types};
+    #[cfg(not(feature = "wit-0-1"))]
+    pub use super::plugin::prompt_host::plugin0_2_0::control;
+
+    #[cfg(feature = "wit-0-1")]
+    pub use super::instructions::exports::prompt_host::plugin::instructions;
+    #[cfg(not(feature = "wit-0-1"))]
+    pub use super::instructions::exports::prompt_host::plugin0_1_0::instructions;
+}
+
 /// Bindings of the `instructions` export alone, for instruction providers.
 #[allow(missing_docs)]
 pub mod instructions {
+    #[cfg(feature = "wit-0-1")]
     wit_bindgen::generate!({
         inline: "
             package prompt-plugin:sdk;
@@ -40,13 +84,32 @@ pub mod instructions {
                 export prompt-host:plugin/instructions@0.1.0;
             }
         ",
-        path: "../../wit",
+        path: "../../wit/0.1.0",
         pub_export_macro: true,
         export_macro_name: "__export_instructions_world",
         default_bindings_module: "$crate::bindings::instructions",
         additional_derives: [PartialEq],
         with: {
-            "prompt-host:plugin/types@0.1.0": crate::bindings::plugin::prompt_host::plugin::types,
+            "prompt-host:plugin/types@0.1.0": crate::bindings::api::types,
+        },
+    });
+
+    #[cfg(not(feature = "wit-0-1"))]
+    wit_bindgen::generate!({
+        inline: "
+            package prompt-plugin:sdk;
+
+            world instructions-export {
+                export prompt-host:plugin/instructions@0.1.0;
+            }
+        ",
+        path: ["../../wit/0.1.0", "../../wit/0.2.0"],
+        pub_export_macro: true,
+        export_macro_name: "__export_instructions_world",
+        default_bindings_module: "$crate::bindings::instructions",
+        additional_derives: [PartialEq],
+        with: {
+            "prompt-host:plugin/types@0.1.0": crate::bindings::api::types,
         },
     });
 }

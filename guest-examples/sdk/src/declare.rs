@@ -4,7 +4,7 @@
 //! any other time the host answers `closed`. Each returns the host's [`RegistryError`] so
 //! `init` can use `?` (it converts into a [`crate::Error`] that keeps the host's message).
 
-use crate::bindings::plugin::prompt_host::plugin::registry::{
+use crate::bindings::api::registry::{
     self, Context, ListenerOptions, Section, TextSource, ToolSource, VariableSource,
 };
 use crate::{RegistryError, ToolSchema, ToolSet};

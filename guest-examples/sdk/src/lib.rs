@@ -19,11 +19,14 @@
 //! ```
 //!
 //! The SDK wraps the bindings wit-bindgen generates from `wit/` (package
-//! `prompt-host:plugin@0.1.0`); the generated types are re-exported here so plugins never name
+//! `prompt-host:plugin@0.2.0`, or `@0.1.0` with the feature `wit-0-1`); the generated
+//! types are re-exported here so plugins never name
 //! the generated module paths.
 
 #![warn(missing_docs)]
 
+#[cfg(not(feature = "wit-0-1"))]
+mod answers;
 #[doc(hidden)]
 pub mod bindings;
 pub mod config;
@@ -36,15 +39,28 @@ mod types;
 pub use plugin::{InstructionProvider, Plugin};
 pub use types::tool;
 
-pub use bindings::instructions::exports::prompt_host::plugin::instructions::{McpServer, McpTool};
-pub use bindings::plugin::prompt_host::plugin::assembly::Assembly;
-pub use bindings::plugin::prompt_host::plugin::registry::{
+pub use bindings::api::assembly::Assembly;
+pub use bindings::api::instructions::{McpServer, McpTool};
+pub use bindings::api::registry::{
     self, Context as ContextDecl, ListenerOptions, RegistryError, Section as SectionDecl,
     TextSource, ToolSource, VariableSource,
 };
-pub use bindings::plugin::prompt_host::plugin::types::{
-    AssembleContext, NamedText, PluginError, ToolSchema, ToolSet,
-};
+pub use bindings::api::types::{AssembleContext, NamedText, PluginError, ToolSchema, ToolSet};
+
+/// Whether the caller cancelled the assembly the running callback belongs to. A plugin
+/// doing long work checks it to stop early and return an error; the host interrupts a
+/// cancelled call at its next epoch tick anyway. Always false under contract 0.1.0 (feature
+/// `wit-0-1`), which has no way to ask.
+pub fn cancelled() -> bool {
+    #[cfg(not(feature = "wit-0-1"))]
+    {
+        bindings::api::control::cancelled()
+    }
+    #[cfg(feature = "wit-0-1")]
+    {
+        false
+    }
+}
 
 /// What plugin callbacks return on failure: `invalid-input` or `failed`, both with a message.
 pub type Error = PluginError;

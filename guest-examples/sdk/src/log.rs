@@ -1,7 +1,7 @@
 //! One-line logging into the host's log. The host attributes each line to the plugin and caps
 //! how much a plugin may log, so logging is cheap to call but not free to abuse.
 
-use crate::bindings::plugin::prompt_host::plugin::log::{log, Level};
+use crate::bindings::api::log::{log, Level};
 
 /// Log `message` at trace level.
 pub fn trace(message: impl AsRef<str>) {

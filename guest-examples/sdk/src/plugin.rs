@@ -4,8 +4,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 
-use crate::bindings::instructions::exports::prompt_host::plugin::instructions;
-use crate::bindings::plugin::exports::prompt_host::plugin::contributor;
+use crate::bindings::api::{contributor, instructions};
 use crate::{AssembleContext, Assembly, Error, McpServer, ToolSet};
 
 /// A prompt contributor. Implement `init` and whichever callbacks match what `init` declared
@@ -120,37 +119,71 @@ fn with_state<T: Plugin, R>(f: impl FnOnce(&mut T) -> Result<R, Error>) -> Resul
 #[doc(hidden)]
 pub struct Export<T>(PhantomData<T>);
 
+fn init_state<T: Plugin>(config: &str) -> Result<(), Error> {
+    let config = crate::config::parse_text(config)?;
+    let state = T::init(config)?;
+    STATE.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut slot) => {
+            *slot = Some(Box::new(state));
+            Ok(())
+        }
+        Err(_) => Err(Error::failed("plugin called re-entrantly")),
+    })
+}
+
+fn section<T: Plugin>(name: &str, context: Option<AssembleContext>) -> Result<String, Error> {
+    with_context(context, |cx| {
+        with_state(|p: &mut T| p.section_text(name, cx))
+    })
+}
+
+fn context_text<T: Plugin>(name: &str, context: Option<AssembleContext>) -> Result<String, Error> {
+    with_context(context, |cx| {
+        with_state(|p: &mut T| p.context_text(name, cx))
+    })
+}
+
+fn variable<T: Plugin>(
+    name: &str,
+    context: Option<AssembleContext>,
+) -> Result<Option<String>, Error> {
+    with_context(context, |cx| with_state(|p: &mut T| p.variable(name, cx)))
+}
+
+fn tools<T: Plugin>(key: &str, context: Option<AssembleContext>) -> Result<ToolSet, Error> {
+    with_context(context, |cx| with_state(|p: &mut T| p.tools(key, cx)))
+}
+
+fn on_assemble<T: Plugin>(
+    key: &str,
+    assembly: &Assembly,
+    context: Option<AssembleContext>,
+) -> Result<(), Error> {
+    with_context(context, |cx| {
+        with_state(|p: &mut T| p.on_assemble(key, assembly, cx))
+    })
+}
+
+#[cfg(feature = "wit-0-1")]
 impl<T: Plugin> contributor::Guest for Export<T> {
     fn init(config: String) -> Result<(), Error> {
-        let config = crate::config::parse_text(&config)?;
-        let state = T::init(config)?;
-        STATE.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut slot) => {
-                *slot = Some(Box::new(state));
-                Ok(())
-            }
-            Err(_) => Err(Error::failed("plugin called re-entrantly")),
-        })
+        init_state::<T>(&config)
     }
 
     fn section_text(name: String, context: Option<AssembleContext>) -> Result<String, Error> {
-        with_context(context, |cx| {
-            with_state(|p: &mut T| p.section_text(&name, cx))
-        })
+        section::<T>(&name, context)
     }
 
     fn context_text(name: String, context: Option<AssembleContext>) -> Result<String, Error> {
-        with_context(context, |cx| {
-            with_state(|p: &mut T| p.context_text(&name, cx))
-        })
+        context_text::<T>(&name, context)
     }
 
     fn variable(name: String, context: Option<AssembleContext>) -> Result<Option<String>, Error> {
-        with_context(context, |cx| with_state(|p: &mut T| p.variable(&name, cx)))
+        variable::<T>(&name, context)
     }
 
     fn tools(key: String, context: Option<AssembleContext>) -> Result<ToolSet, Error> {
-        with_context(context, |cx| with_state(|p: &mut T| p.tools(&key, cx)))
+        tools::<T>(&key, context)
     }
 
     fn on_assemble(
@@ -158,9 +191,65 @@ impl<T: Plugin> contributor::Guest for Export<T> {
         assembly: &Assembly,
         context: Option<AssembleContext>,
     ) -> Result<(), Error> {
-        with_context(context, |cx| {
-            with_state(|p: &mut T| p.on_assemble(&key, assembly, cx))
-        })
+        on_assemble::<T>(&key, assembly, context)
+    }
+}
+
+/// Contract 0.2.0: every answer is compared with this instance's previous answer for the
+/// same entry, and an equal one is sent as "unchanged" (nothing is copied to the host).
+#[cfg(not(feature = "wit-0-1"))]
+impl<T: Plugin> contributor::Guest for Export<T> {
+    fn init(config: String) -> Result<(), Error> {
+        crate::answers::forget();
+        init_state::<T>(&config)
+    }
+
+    fn section_text(
+        name: String,
+        context: Option<AssembleContext>,
+    ) -> Result<contributor::TextAnswer, Error> {
+        let text = section::<T>(&name, context)?;
+        Ok(crate::answers::text(
+            crate::answers::Entry::Section,
+            name,
+            text,
+        ))
+    }
+
+    fn context_text(
+        name: String,
+        context: Option<AssembleContext>,
+    ) -> Result<contributor::TextAnswer, Error> {
+        let text = context_text::<T>(&name, context)?;
+        Ok(crate::answers::text(
+            crate::answers::Entry::Context,
+            name,
+            text,
+        ))
+    }
+
+    fn variable(
+        name: String,
+        context: Option<AssembleContext>,
+    ) -> Result<contributor::ValueAnswer, Error> {
+        let value = variable::<T>(&name, context)?;
+        Ok(crate::answers::value(name, value))
+    }
+
+    fn tools(
+        key: String,
+        context: Option<AssembleContext>,
+    ) -> Result<contributor::ToolsAnswer, Error> {
+        let set = tools::<T>(&key, context)?;
+        Ok(crate::answers::tools(key, set))
+    }
+
+    fn on_assemble(
+        key: String,
+        assembly: &Assembly,
+        context: Option<AssembleContext>,
+    ) -> Result<(), Error> {
+        on_assemble::<T>(&key, assembly, context)
     }
 }
 

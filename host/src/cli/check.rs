@@ -37,6 +37,7 @@ pub fn run(
     };
     writeln!(out, "{}: {verdict}", plugin.display())?;
     writeln!(out, "  world:   {:?}", report.world)?;
+    writeln!(out, "  wit:     prompt-host:plugin@{}", report.version)?;
     writeln!(out, "  sha256:  {}", report.sha256)?;
     writeln!(out, "  size:    {} bytes", report.wasm_bytes)?;
     writeln!(out, "  grants:  {granted}")?;

@@ -51,6 +51,7 @@ pub(crate) fn assemble(
             Err(e) if e.is_skip() => continue,
             Err(e) => {
                 return Err(provider_error(
+                    &ctx,
                     EntryKind::Variable,
                     Some(&entry.name),
                     &entry.meta,
@@ -185,7 +186,7 @@ where
                     Some(text) => text,
                     None => match check_cancelled(ctx).and_then(|()| {
                         entry.text.resolve(ctx).map_err(|e| {
-                            provider_error(self.kind, Some(&entry.name), &entry.meta, e)
+                            provider_error(ctx, self.kind, Some(&entry.name), &entry.meta, e)
                         })
                     }) {
                         Ok(text) => text,
@@ -267,6 +268,7 @@ fn collect_tools<'a>(
             Err(e) if e.is_skip() => continue,
             Err(e) => {
                 return Err(provider_error(
+                    ctx,
                     EntryKind::ToolProvider,
                     None,
                     &entry.meta,
@@ -326,14 +328,21 @@ pub(crate) fn check_cancelled(ctx: &AssembleContext) -> Result<(), AssembleError
     Ok(())
 }
 
+/// A provider's failure as an assembly error. Once the caller cancelled the assembly, any
+/// failure (a plugin that saw the cancellation and stopped, or was interrupted) is reported
+/// as the cancellation it is.
 fn provider_error(
+    ctx: &AssembleContext,
     kind: EntryKind,
     name: Option<&str>,
     meta: &Meta,
     error: ProviderError,
 ) -> AssembleError {
-    if error.kind == super::error::ProviderErrorKind::Cancelled {
-        return AssembleError::Cancelled(error.message);
+    if error.kind == super::error::ProviderErrorKind::Cancelled || ctx.is_cancelled() {
+        return AssembleError::Cancelled(format!(
+            "the caller cancelled the assembly while {kind} of plugin \"{}\" ran ({})",
+            meta.owner, error.message
+        ));
     }
     AssembleError::Provider {
         kind,

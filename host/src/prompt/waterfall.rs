@@ -90,7 +90,7 @@ fn run_from(
     };
     let meta = &entry.meta;
     match entry.listener.on_assemble(assembly, &ctx, &mut next) {
-        Err(error) if error.kind == ProviderErrorKind::Cancelled => {
+        Err(error) if error.kind == ProviderErrorKind::Cancelled || ctx.is_cancelled() => {
             record(&slot, AssembleError::Cancelled(error.message.clone()));
             Err(error)
         }

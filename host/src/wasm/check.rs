@@ -13,6 +13,8 @@ use super::runtime::{WasmRuntime, World};
 pub struct PluginReport {
     /// The world the component implements.
     pub world: World,
+    /// The contract version it was built against.
+    pub version: super::runtime::WitVersion,
     /// Lower-case hex sha256 of the file (the value for a `sha256` pin).
     pub sha256: String,
     /// Size of the file in bytes.
@@ -74,6 +76,7 @@ impl WasmRuntime {
     ) -> Result<PluginReport, WasmError> {
         let compiled = self.prepare(name, wasm)?;
         let world = compiled.world;
+        let version = compiled.version;
         let sha256 = compiled.sha256.clone();
         let (declarations, init_error) = match PluginCell::probe(
             name,
@@ -90,6 +93,7 @@ impl WasmRuntime {
         };
         Ok(PluginReport {
             world,
+            version,
             sha256,
             wasm_bytes: wasm.len(),
             declarations,

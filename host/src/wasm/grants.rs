@@ -62,9 +62,14 @@ impl Grants {
                     format!("{} is not a directory", host.display()),
                 ));
             }
-            let guest = Path::new(&grant.guest);
-            let clean = guest.is_absolute()
-                && guest
+            // Segment by segment: `Path::components` would quietly drop a `.`.
+            let clean = grant.guest.starts_with('/')
+                && grant
+                    .guest
+                    .split('/')
+                    .skip(1)
+                    .all(|segment| !matches!(segment, "." | ".."))
+                && Path::new(&grant.guest)
                     .components()
                     .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
             if !clean {

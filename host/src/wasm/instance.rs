@@ -7,94 +7,14 @@ use std::time::{Duration, Instant};
 
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-use super::bindings::instruction_provider::InstructionProvider;
-use super::bindings::plugin::prompt_host::plugin::types::{AssembleContext, PluginError, ToolSet};
-use super::bindings::plugin::Plugin;
+use super::bindings::plugin::prompt_host::plugin::types::{AssembleContext, PluginError};
+pub(crate) use super::contract::Bindings;
 use super::limits::Limits;
 use super::plugin::PluginCell;
-use super::runtime::{Compiled, Pre, RuntimeInner};
+use super::runtime::{Compiled, RuntimeInner};
 use super::state::{HostState, Ident};
 use super::untrusted::escape;
-use super::AssemblyHandle;
 use crate::prompt::{ProviderError, ProviderErrorKind};
-use wasmtime::component::Resource;
-
-/// The export bindings of one instance, by world.
-pub(crate) enum Bindings {
-    Plugin(Plugin),
-    Instructions(InstructionProvider),
-}
-
-/// Call the same `contributor` export whatever the world (bindgen gives each world its own
-/// export struct, with identical signatures).
-macro_rules! contributor {
-    ($self:expr, |$g:ident| $call:expr) => {
-        match $self {
-            Bindings::Plugin(p) => {
-                let $g = p.prompt_host_plugin_contributor();
-                $call
-            }
-            Bindings::Instructions(p) => {
-                let $g = p.prompt_host_plugin_contributor();
-                $call
-            }
-        }
-    };
-}
-
-type Wr<T> = wasmtime::Result<Result<T, PluginError>>;
-
-impl Bindings {
-    pub(crate) fn init(&self, s: &mut Store<HostState>, config: &str) -> Wr<()> {
-        contributor!(self, |g| g.call_init(s, config))
-    }
-
-    pub(crate) fn section_text(
-        &self,
-        s: &mut Store<HostState>,
-        name: &str,
-        ctx: Option<&AssembleContext>,
-    ) -> Wr<String> {
-        contributor!(self, |g| g.call_section_text(s, name, ctx))
-    }
-
-    pub(crate) fn context_text(
-        &self,
-        s: &mut Store<HostState>,
-        name: &str,
-        ctx: Option<&AssembleContext>,
-    ) -> Wr<String> {
-        contributor!(self, |g| g.call_context_text(s, name, ctx))
-    }
-
-    pub(crate) fn variable(
-        &self,
-        s: &mut Store<HostState>,
-        name: &str,
-        ctx: Option<&AssembleContext>,
-    ) -> Wr<Option<String>> {
-        contributor!(self, |g| g.call_variable(s, name, ctx))
-    }
-
-    pub(crate) fn tools(
-        &self,
-        s: &mut Store<HostState>,
-        key: &str,
-        ctx: Option<&AssembleContext>,
-    ) -> Wr<ToolSet> {
-        contributor!(self, |g| g.call_tools(s, key, ctx))
-    }
-
-    pub(crate) fn on_assemble(
-        &self,
-        s: &mut Store<HostState>,
-        key: &str,
-        handle: Resource<AssemblyHandle>,
-        ctx: Option<&AssembleContext>,
-    ) -> Wr<()> {
-        contributor!(self, |g| g.call_on_assemble(s, key, handle, ctx))
-    }
-}
 
 /// A failed call, classified.
 #[derive(Debug, Clone)]
@@ -143,6 +63,8 @@ pub(crate) fn plugin_error(e: PluginError) -> CallFailure {
 
 /// One live instance.
 pub(crate) struct Instance {
+    /// Unique in the process: what a remembered answer belongs to.
+    pub(crate) id: u64,
     pub(crate) store: Store<HostState>,
     pub(crate) bindings: Bindings,
     fuel: Option<u64>,
@@ -172,6 +94,11 @@ impl Instance {
             })?;
         let mut store = Store::new(&runtime.engine, state);
         store.limiter(|s| &mut s.limiter);
+        // Plugins of contract 0.2.0 can see a cancellation (`control.cancelled`) and stop on
+        // their own; give them two milliseconds before interrupting.
+        if matches!(compiled.version, super::runtime::WitVersion::V0_2_0) {
+            store.data_mut().cancel_grace = Duration::from_millis(2);
+        }
         store.epoch_deadline_callback(|mut ctx| {
             if ctx.data_mut().must_stop() {
                 Ok(UpdateDeadline::Interrupt)
@@ -188,18 +115,23 @@ impl Instance {
         store.data_mut().deadline = Some(Instant::now() + init_timeout);
         store.data_mut().timeout = init_timeout;
         store.set_epoch_deadline(1);
-        let bindings = match &compiled.pre {
-            Pre::Plugin(pre) => pre.instantiate(&mut store).map(Bindings::Plugin),
-            Pre::Instructions(pre) => pre.instantiate(&mut store).map(Bindings::Instructions),
-        }
-        .map_err(|e| failure(&mut store, &e))?;
+        let bindings = Bindings::instantiate(&compiled.pre, &mut store)
+            .map_err(|e| failure(&mut store, &e))?;
         store.data_mut().deadline = None;
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(Self {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             store,
             bindings,
             fuel,
             last_context: None,
         })
+    }
+
+    /// Whether the instance can answer "unchanged" (contract 0.2.0): its answers are then
+    /// worth remembering.
+    pub(crate) fn answers_unchanged(&self) -> bool {
+        self.bindings.version() >= super::runtime::WitVersion::V0_2_0
     }
 
     /// The `option<assemble-context>` argument of the next call: `none` when `ctx` is the
@@ -234,6 +166,7 @@ impl Instance {
             state.timeout = timeout;
             state.timed_out = false;
             state.cancelled = false;
+            state.cancel_seen = None;
             state.call_bytes = 0;
             state.over_budget = None;
             state.limiter.hit = None;

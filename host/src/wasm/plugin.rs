@@ -455,18 +455,7 @@ impl LoadedPlugin {
                 listener: false,
                 scoped,
             };
-            let result = inst.call(
-                limits.init_timeout(),
-                |b, s| match b {
-                    super::instance::Bindings::Instructions(ip) => {
-                        ip.prompt_host_plugin_instructions().call_publish(s, server)
-                    }
-                    super::instance::Bindings::Plugin(_) => {
-                        Err(wasmtime::Error::msg("publish on a plugin-world instance"))
-                    }
-                },
-                |_| 0,
-            );
+            let result = inst.call(limits.init_timeout(), |b, s| b.publish(s, server), |_| 0);
             let reg = std::mem::replace(
                 &mut inst.store.data_mut().registration,
                 Registration::Closed,

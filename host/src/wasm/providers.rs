@@ -3,6 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::answers::LastAnswer;
+use super::contract::Answer;
 use super::convert;
 use super::plugin::PluginCell;
 use crate::prompt::{
@@ -26,6 +28,8 @@ pub(crate) struct WasmText {
     name: String,
     /// `section-text "name"`, for failure bookkeeping (formatted once, not per call).
     entry: String,
+    /// The last text, for a 0.2.0 "unchanged".
+    last: LastAnswer<String>,
 }
 
 impl WasmText {
@@ -35,6 +39,7 @@ impl WasmText {
             kind,
             name: name.to_string(),
             entry: format!("{} \"{name}\"", kind.export()),
+            last: LastAnswer::default(),
         }
     }
 }
@@ -55,14 +60,15 @@ impl TextProvider for WasmText {
         self.cell.guarded(&self.entry, || {
             self.cell.with_instance(self.kind.export(), |inst| {
                 let wctx = inst.context_arg(ctx);
-                inst.call(
+                let answer = inst.call(
                     timeout,
                     |b, s| match self.kind {
                         TextKind::Section => b.section_text(s, &self.name, wctx.as_ref()),
                         TextKind::Context => b.context_text(s, &self.name, wctx.as_ref()),
                     },
-                    String::len,
-                )
+                    |a| a.bytes(String::len),
+                )?;
+                self.last.resolve(inst.id, answer, inst.answers_unchanged())
             })
         })
     }
@@ -74,6 +80,8 @@ pub(crate) struct WasmVariable {
     name: String,
     /// `variable "name"`, for failure bookkeeping.
     entry: String,
+    /// The last value, for a 0.2.0 "unchanged".
+    last: LastAnswer<Option<String>>,
 }
 
 impl WasmVariable {
@@ -82,6 +90,7 @@ impl WasmVariable {
             cell,
             name: name.to_string(),
             entry: format!("variable \"{name}\""),
+            last: LastAnswer::default(),
         }
     }
 }
@@ -92,11 +101,12 @@ impl VariableProvider for WasmVariable {
         self.cell.guarded(&self.entry, || {
             self.cell.with_instance("variable", |inst| {
                 let wctx = inst.context_arg(ctx);
-                inst.call(
+                let answer = inst.call(
                     timeout,
                     |b, s| b.variable(s, &self.name, wctx.as_ref()),
-                    |v| v.as_ref().map_or(0, String::len),
-                )
+                    |a| a.bytes(|v| v.as_ref().map_or(0, String::len)),
+                )?;
+                self.last.resolve(inst.id, answer, inst.answers_unchanged())
             })
         })
     }
@@ -110,6 +120,8 @@ pub(crate) struct WasmTools {
     entry: String,
     /// Last step's parsed parameters, reused while the provider returns the same text.
     parsed: Mutex<convert::ParsedParameters>,
+    /// The last converted set, for a 0.2.0 "unchanged".
+    last: LastAnswer<ToolSet>,
 }
 
 impl WasmTools {
@@ -119,6 +131,7 @@ impl WasmTools {
             key: key.to_string(),
             entry: format!("tools \"{key}\""),
             parsed: Mutex::default(),
+            last: LastAnswer::default(),
         }
     }
 }
@@ -127,26 +140,41 @@ impl ToolProvider for WasmTools {
     fn tools(&self, ctx: &AssembleContext) -> Result<ToolSet, ProviderError> {
         let timeout = self.cell.limits.call_timeout();
         self.cell.guarded(&self.entry, || {
-            let set = self.cell.with_instance("tools", |inst| {
+            let (instance, answer, remember) = self.cell.with_instance("tools", |inst| {
                 let wctx = inst.context_arg(ctx);
-                inst.call(
+                let answer = inst.call(
                     timeout,
                     |b, s| b.tools(s, &self.key, wctx.as_ref()),
-                    convert::tool_set_bytes,
-                )
+                    |a| a.bytes(convert::tool_set_bytes),
+                )?;
+                Ok((inst.id, answer, inst.answers_unchanged()))
             })?;
+            let fail = |message: String| {
+                super::instance::CallFailure {
+                    kind: crate::prompt::ProviderErrorKind::InvalidInput,
+                    message,
+                }
+                .provider_error(&self.cell.ident, "tools")
+            };
+            let set = match answer {
+                Answer::Unchanged => {
+                    return self
+                        .last
+                        .resolve(instance, Answer::Unchanged, remember)
+                        .map_err(|f| f.provider_error(&self.cell.ident, "tools"))
+                }
+                Answer::Value(set) => set,
+            };
             let converted = match self.parsed.lock() {
                 Ok(mut parsed) => parsed.tool_set(set),
                 // A poisoned cache is only a lost optimisation.
                 Err(_) => convert::tool_set(set),
-            };
-            converted.map_err(|m| {
-                super::instance::CallFailure {
-                    kind: crate::prompt::ProviderErrorKind::InvalidInput,
-                    message: m,
-                }
-                .provider_error(&self.cell.ident, "tools")
-            })
+            }
+            .map_err(fail)?;
+            if remember {
+                self.last.remember(instance, converted.clone());
+            }
+            Ok(converted)
         })
     }
 }

@@ -234,10 +234,48 @@ pub enum World {
     InstructionProvider,
 }
 
-/// The pre-instantiation of a component, by world.
+/// The version of the plugin contract a component was built against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub enum WitVersion {
+    /// `prompt-host:plugin@0.1.0`.
+    #[serde(rename = "0.1.0")]
+    V0_1_0,
+    /// `prompt-host:plugin@0.2.0`: dynamic answers may be "unchanged"; `control` import.
+    #[serde(rename = "0.2.0")]
+    V0_2_0,
+}
+
+impl WitVersion {
+    /// The version of a `prompt-host:plugin` name's `@…` suffix, if this host implements it.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "0.1.0" => Some(Self::V0_1_0),
+            "0.2.0" => Some(Self::V0_2_0),
+            _ => None,
+        }
+    }
+
+    /// `0.1.0` or `0.2.0`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::V0_1_0 => "0.1.0",
+            Self::V0_2_0 => "0.2.0",
+        }
+    }
+}
+
+impl std::fmt::Display for WitVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The pre-instantiation of a component, by world and contract version.
 pub(crate) enum Pre {
     Plugin(PluginPre<HostState>),
     Instructions(InstructionProviderPre<HostState>),
+    PluginV2(super::bindings::plugin_v2::PluginPre<HostState>),
+    InstructionsV2(super::bindings::instruction_provider_v2::InstructionProviderPre<HostState>),
 }
 
 /// A plugin's compiled code and its pre-instantiation, from [`WasmRuntime::compile`]: load
@@ -257,6 +295,11 @@ impl PluginCode {
     pub fn world(&self) -> World {
         self.compiled.world
     }
+
+    /// The contract version it was built against.
+    pub fn wit_version(&self) -> WitVersion {
+        self.compiled.version
+    }
 }
 
 impl std::fmt::Debug for PluginCode {
@@ -264,6 +307,7 @@ impl std::fmt::Debug for PluginCode {
         f.debug_struct("PluginCode")
             .field("sha256", &self.compiled.sha256)
             .field("world", &self.compiled.world)
+            .field("version", &self.compiled.version)
             .finish()
     }
 }
@@ -271,6 +315,7 @@ impl std::fmt::Debug for PluginCode {
 /// A compiled component and its pre-instantiation, shared by every instance of that wasm.
 pub(crate) struct Compiled {
     pub(crate) world: World,
+    pub(crate) version: WitVersion,
     pub(crate) pre: Pre,
     /// Lower-case hex sha256 of the wasm.
     pub(crate) sha256: String,
@@ -360,6 +405,12 @@ impl WasmRuntime {
         super::files::add_guarded_open(&mut linker).map_err(|e| engine_err("(runtime)", e))?;
         Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(|e| engine_err("(runtime)", e))?;
+        // 0.2.0 imports the 0.1.0 interfaces above, plus `control`.
+        super::bindings::plugin_v2::prompt_host::plugin0_2_0::control::add_to_linker::<
+            HostState,
+            HasSelf<HostState>,
+        >(&mut linker, |s| s)
+        .map_err(|e| engine_err("(runtime)", e))?;
         let disk = match &config.cache_dir {
             Some(dir) => Some(DiskCache::open(dir, &engine)?),
             None => None,
@@ -609,23 +660,31 @@ impl WasmRuntime {
         component: &Component,
         sha: &[u8; 32],
     ) -> Result<Compiled, WasmError> {
-        let world = validate::world(name, &self.inner.engine, component)?;
+        let (world, version) = validate::world(name, &self.inner.engine, component)?;
         let instance_pre = self
             .inner
             .linker
             .instantiate_pre(component)
             .map_err(|e| validate::link_error(name, &e))?;
-        let pre = match world {
-            World::Plugin => Pre::Plugin(
-                PluginPre::new(instance_pre).map_err(|e| validate::link_error(name, &e))?,
+        let link = |e: wasmtime::Error| validate::link_error(name, &e);
+        let pre = match (world, version) {
+            (World::Plugin, WitVersion::V0_1_0) => {
+                Pre::Plugin(PluginPre::new(instance_pre).map_err(link)?)
+            }
+            (World::InstructionProvider, WitVersion::V0_1_0) => {
+                Pre::Instructions(InstructionProviderPre::new(instance_pre).map_err(link)?)
+            }
+            (World::Plugin, WitVersion::V0_2_0) => Pre::PluginV2(
+                super::bindings::plugin_v2::PluginPre::new(instance_pre).map_err(link)?,
             ),
-            World::InstructionProvider => Pre::Instructions(
-                InstructionProviderPre::new(instance_pre)
-                    .map_err(|e| validate::link_error(name, &e))?,
+            (World::InstructionProvider, WitVersion::V0_2_0) => Pre::InstructionsV2(
+                super::bindings::instruction_provider_v2::InstructionProviderPre::new(instance_pre)
+                    .map_err(link)?,
             ),
         };
         Ok(Compiled {
             world,
+            version,
             pre,
             sha256: cache::hex(sha),
         })

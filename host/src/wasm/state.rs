@@ -124,6 +124,10 @@ pub struct HostState {
     pub(crate) signal: Option<crate::prompt::CancelToken>,
     /// Set when the call was interrupted because the signal was cancelled.
     pub(crate) cancelled: bool,
+    /// When this call first saw its signal cancelled, and how long a plugin that can see
+    /// the cancellation (contract 0.2.0, `control.cancelled`) gets to stop on its own.
+    pub(crate) cancel_seen: Option<Instant>,
+    pub(crate) cancel_grace: std::time::Duration,
     /// Bytes the running call handed to the host through imports.
     pub(crate) call_bytes: usize,
     /// Set when an import refused data over the output budget.
@@ -191,6 +195,8 @@ impl HostState {
             timed_out: false,
             signal: None,
             cancelled: false,
+            cancel_seen: None,
+            cancel_grace: std::time::Duration::ZERO,
             call_bytes: 0,
             over_budget: None,
             registration: Registration::Closed,
@@ -207,8 +213,12 @@ impl HostState {
     /// done on the guest's behalf.
     pub(crate) fn must_stop(&mut self) -> bool {
         if self.signal.as_ref().is_some_and(|s| s.is_cancelled()) {
-            self.cancelled = true;
-            return true;
+            // A plugin that can see the cancellation gets a short grace to stop cleanly.
+            let seen = *self.cancel_seen.get_or_insert_with(Instant::now);
+            if seen.elapsed() >= self.cancel_grace {
+                self.cancelled = true;
+                return true;
+            }
         }
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
             self.timed_out = true;

@@ -5,12 +5,10 @@ use wasmtime::component::Component;
 use wasmtime::Engine;
 
 use super::error::WasmError;
-use super::runtime::World;
+use super::runtime::{WitVersion, World};
 
 /// The package every import and export of ours belongs to.
 const PACKAGE: &str = "prompt-host:plugin/";
-/// The version this host implements.
-const VERSION: &str = "0.1.0";
 
 /// Check the 8-byte preamble: `\0asm` plus the component layer.
 pub(crate) fn header(plugin: &str, wasm: &[u8]) -> Result<(), WasmError> {
@@ -62,18 +60,20 @@ fn split_version(name: &str) -> (&str, Option<&str>) {
     }
 }
 
-/// Which of our worlds `component` implements, from its import and export names.
+/// Which of our worlds `component` implements, and against which contract version, from
+/// its import and export names: the version of its `contributor` export decides; every
+/// `prompt-host:plugin` name must carry a version this host implements.
 pub(crate) fn world(
     plugin: &str,
     engine: &Engine,
     component: &Component,
-) -> Result<World, WasmError> {
+) -> Result<(World, WitVersion), WasmError> {
     let ty = component.component_type();
     let imports: Vec<String> = ty.imports(engine).map(|(n, _)| n.to_string()).collect();
     let exports: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
     for name in imports.iter().chain(&exports) {
         if let (base, Some(v)) = split_version(name) {
-            if base.starts_with(PACKAGE) && v != VERSION {
+            if base.starts_with(PACKAGE) && WitVersion::parse(v).is_none() {
                 return Err(WasmError::WitVersion {
                     plugin: plugin.to_string(),
                     found: name.clone(),
@@ -81,25 +81,30 @@ pub(crate) fn world(
             }
         }
     }
-    let has = |iface: &str| {
-        exports
-            .iter()
-            .any(|e| e == &format!("{PACKAGE}{iface}@{VERSION}"))
-    };
-    if !has("contributor") {
+    let contributor = exports.iter().find_map(|e| match split_version(e) {
+        (base, Some(v)) if base == format!("{PACKAGE}contributor") => WitVersion::parse(v),
+        _ => None,
+    });
+    let Some(version) = contributor else {
         return Err(WasmError::WrongWorld {
             plugin: plugin.to_string(),
             reason: format!(
-                "it does not export {PACKAGE}contributor@{VERSION} (exports: {})",
+                "it does not export {PACKAGE}contributor@0.1.0 or @0.2.0 (exports: {})",
                 list(&exports)
             ),
         });
-    }
-    Ok(if has("instructions") {
-        World::InstructionProvider
-    } else {
-        World::Plugin
-    })
+    };
+    let instructions = exports
+        .iter()
+        .any(|e| e == &format!("{PACKAGE}instructions@0.1.0"));
+    Ok((
+        if instructions {
+            World::InstructionProvider
+        } else {
+            World::Plugin
+        },
+        version,
+    ))
 }
 
 /// Classify a failure to link (imports the host does not provide, mismatched types).

@@ -33,6 +33,13 @@ fn the_example_guests_are_all_there() {
         "mcp_instructions",
         "project_instructions",
         "git_context",
+        "wit_future",
+        "declare_v2",
+        "persona_v2",
+        "tool_guide_v2",
+        "redactor_v2",
+        "clock_v2",
+        "answers_probe",
     ] {
         assert!(
             names.contains(&expected),

@@ -211,16 +211,20 @@ fn control_characters_and_bidi_controls_in_names_are_refused() {
 fn a_component_built_against_another_wit_version_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let (rt, reg, _good) = setup(dir.path());
-    let wasm = std::fs::read(env!("GUEST_WIT_V2")).expect("wit-v2 guest");
+    let wasm = std::fs::read(env!("GUEST_WIT_FUTURE")).expect("wit-future guest");
     let started = Instant::now();
     let err = rt
-        .load_bytes(&reg, &spec("wit-v2", Some("agent:h"), json!({})), &wasm)
+        .load_bytes(&reg, &spec("wit-future", Some("agent:h"), json!({})), &wasm)
         .unwrap_err();
-    eprintln!("wit 0.2.0 refused after {:?}: {err}", started.elapsed());
+    eprintln!("wit 0.9.0 refused after {:?}: {err}", started.elapsed());
     assert!(matches!(err, WasmError::WitVersion { .. }), "{err}");
     let msg = err.to_string();
-    assert!(msg.contains("plugin \"wit-v2\""), "{msg}");
-    assert!(msg.contains("@0.2.0"), "{msg}");
+    assert!(msg.contains("plugin \"wit-future\""), "{msg}");
+    assert!(msg.contains("@0.9.0"), "{msg}");
+    assert!(
+        msg.contains("this host implements prompt-host:plugin@0.1.0 and @0.2.0"),
+        "{msg}"
+    );
     assert!(contributed(&assemble(&reg, Some("agent:h"))).is_empty());
     let err = rt.check(&wasm).unwrap_err();
     assert!(matches!(err, WasmError::WitVersion { .. }), "{err}");

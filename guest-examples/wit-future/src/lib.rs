@@ -1,6 +1,6 @@
-//! `wit-v2`: a well-behaved plugin compiled against `prompt-host:plugin@0.2.0` (a copy of the
-//! contract with only the version changed, in `wit/` beside this crate). A host that speaks
-//! `0.1.0` must refuse it at load, naming the version.
+//! `wit-future`: a well-behaved plugin compiled against `prompt-host:plugin@0.9.0` (a copy
+//! of the 0.1.0 contract with only the version changed, in `wit/` beside this crate), a
+//! version the host does not implement. The host must refuse it at load, naming the version.
 
 wit_bindgen::generate!({
     world: "plugin",
@@ -17,9 +17,9 @@ struct WitV2;
 impl Guest for WitV2 {
     fn init(_config: String) -> Result<(), PluginError> {
         registry::declare_section(&registry::Section {
-            name: "wit-v2".into(),
+            name: "wit-future".into(),
             order: 1.0,
-            text: registry::TextSource::Fixed("declared through 0.2.0".into()),
+            text: registry::TextSource::Fixed("declared through 0.9.0".into()),
             complete: false,
         })
         .map_err(|_| PluginError::Failed("declare-section refused".into()))

@@ -1,0 +1,212 @@
+//! Contract versions 0.1.0 and 0.2.0 side by side: both load into one host, a 0.1.0 plugin
+//! and its 0.2.0 rebuild produce the same output, `check` names the version, and every
+//! "unchanged" answer of 0.2.0 is re-used by the host until a changed value comes.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use super::cli_support::Deployment;
+use prompt_host::prompt::CancelToken;
+use prompt_host::wasm::{PluginLog, WitVersion};
+use prompt_host::{Facts, Host, PluginSpec, PromptConfig, RuntimeConfig};
+
+fn host(cache: &Path) -> Host {
+    let prompt = PromptConfig {
+        include_harness_identity: false,
+        ..PromptConfig::default()
+    };
+    let host = Host::new(prompt, RuntimeConfig::with_cache_dir(cache)).unwrap();
+    for scope in ["v1", "v2"] {
+        host.bind_scope(scope, None).unwrap();
+    }
+    host
+}
+
+fn load(host: &Host, name: &str, scope: &str, wasm: &str, config: serde_json::Value) {
+    let plugin = host
+        .load_plugin(
+            PluginSpec::new(name).scope(scope).config(config),
+            wasm.as_ref(),
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    host.attach(plugin);
+}
+
+/// The declare config both builds run: every kind of entry, dynamic, steady with the facts.
+fn steady() -> serde_json::Value {
+    json!({
+        "sections": [{"name": "s", "order": 1, "text": {"dynamic": "section on ${fact:model} in ${scope}"}},
+                     {"name": "uses", "order": 2, "text": "v={{v}}"}],
+        "contexts": [{"name": "c", "order": 1, "text": {"dynamic": "context on ${fact:model}"}}],
+        "variables": [{"name": "v", "dynamic": "value on ${fact:model}"}],
+        "tools": [{"schemas": [{"name": "t", "description": "tool", "parameters": {"type": "object"}}], "dynamic": true}],
+        "listener": {"key": "l", "steps": [{"next": true}, {"push_section": {"name": "after", "text": "listened"}}]},
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_and_its_0_2_0_rebuild_render_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path());
+    load(&host, "declare", "v1", env!("GUEST_DECLARE"), steady());
+    load(&host, "declare", "v2", env!("GUEST_DECLARE_V2"), steady());
+    // Also other examples, each in both builds, in one deployment.
+    load(
+        &host,
+        "persona",
+        "v1",
+        env!("GUEST_PERSONA"),
+        json!({"text": "Persona on {{model}}."}),
+    );
+    load(
+        &host,
+        "persona",
+        "v2",
+        env!("GUEST_PERSONA_V2"),
+        json!({"text": "Persona on {{model}}."}),
+    );
+    load(&host, "guide", "v1", env!("GUEST_TOOL_GUIDE"), json!({}));
+    load(&host, "guide", "v2", env!("GUEST_TOOL_GUIDE_V2"), json!({}));
+    for model in ["m1", "m1", "m2", "m2", "m1"] {
+        let facts = || Facts::new().with("model", model).with("cwd", "/work");
+        let one = host.render(Some("v1"), facts()).await.unwrap();
+        let two = host.render(Some("v2"), facts()).await.unwrap();
+        assert_eq!(one.prompt.replace("v1", "v2"), two.prompt, "model {model}");
+        assert_eq!(one.context, two.context);
+        assert_eq!(one.assembly.tools, two.assembly.tools);
+        assert!(two.prompt.contains(&format!("section on {model} in v2")));
+        assert!(two.prompt.contains(&format!("v=value on {model}")));
+    }
+}
+
+#[test]
+fn check_names_each_version() {
+    let d = Deployment::new("");
+    for (wasm, version) in [
+        (env!("GUEST_DECLARE"), "0.1.0"),
+        (env!("GUEST_DECLARE_V2"), "0.2.0"),
+        (env!("GUEST_ANSWERS_PROBE"), "0.2.0"),
+    ] {
+        let out = d.run(&["check", wasm]);
+        assert!(
+            out.ok()
+                .contains(&format!("wit:     prompt-host:plugin@{version}")),
+            "{wasm}: {}",
+            out.stdout
+        );
+    }
+    let rt = prompt_host::wasm::WasmRuntime::new(RuntimeConfig::with_cache_dir(d.path("cache")))
+        .unwrap();
+    let code = rt
+        .compile_file("probe", env!("GUEST_ANSWERS_PROBE").as_ref())
+        .unwrap();
+    assert_eq!(code.wit_version(), WitVersion::V0_2_0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_unchanged_answer_reuses_the_previous_value_until_a_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path());
+    // Answers: call 1 a value, calls 2 and 4 "unchanged", call 3 and 6 a new value.
+    load(
+        &host,
+        "probe",
+        "v2",
+        env!("GUEST_ANSWERS_PROBE"),
+        json!("changes-every-3rd"),
+    );
+    let expected = [1, 1, 3, 3, 3, 6];
+    for (step, n) in expected.iter().enumerate() {
+        let rendered = host.render(Some("v2"), Facts::new()).await.unwrap();
+        let a = &rendered.assembly;
+        let label = format!("assembly {}", step + 1);
+        assert_eq!(
+            a.sections.iter().find(|s| s.name == "s").unwrap().text,
+            format!("section value {n}"),
+            "{label}"
+        );
+        assert_eq!(
+            a.contexts.iter().find(|c| c.name == "c").unwrap().text,
+            format!("context value {n}"),
+            "{label}"
+        );
+        assert_eq!(
+            a.variable("v"),
+            Some(Some(format!("variable value {n}").as_str())),
+            "{label}"
+        );
+        assert_eq!(a.tools.len(), 1, "{label}");
+        assert_eq!(a.tools[0].name, format!("tool_{n}"), "{label}");
+        assert_eq!(a.tools[0].description, format!("tool value {n}"), "{label}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unchanged_without_a_previous_answer_fails_naming_the_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path());
+    load(
+        &host,
+        "probe",
+        "v2",
+        env!("GUEST_ANSWERS_PROBE"),
+        json!("unchanged-first"),
+    );
+    let error = host
+        .render(Some("v2"), Facts::new())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("plugin \"probe\" export \"variable\" (scope v2): answered \"unchanged\", but this instance has given no answer for this entry before"),
+        "{error}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_0_2_0_plugin_sees_the_cancellation() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::<PluginLog>::new()));
+    let sink = lines.clone();
+    let runtime = RuntimeConfig {
+        log_sink: Some(std::sync::Arc::new(move |l: &PluginLog| {
+            sink.lock().unwrap().push(l.clone())
+        })),
+        ..RuntimeConfig::with_cache_dir(dir.path())
+    };
+    let host = Host::new(PromptConfig::default(), runtime).unwrap();
+    host.bind_scope("v2", None).unwrap();
+    let spec = PluginSpec::new("waiter")
+        .scope("v2")
+        .config(json!("wait-for-cancel"))
+        .options(prompt_host::wasm::PluginOptions {
+            limits: prompt_host::wasm::Limits {
+                call_timeout_ms: 10_000,
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+    host.attach(
+        host.load_plugin(spec, env!("GUEST_ANSWERS_PROBE").as_ref())
+            .unwrap(),
+    );
+    let token = CancelToken::new();
+    let canceller = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        canceller.cancel();
+    });
+    let error = host
+        .render(Some("v2"), Facts::new().signal(token))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("cancelled"), "{error}");
+    let lines = lines.lock().unwrap();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.plugin == "waiter" && l.message == "saw the cancellation"),
+        "{lines:?}"
+    );
+}
