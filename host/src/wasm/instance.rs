@@ -139,6 +139,22 @@ pub(crate) fn plugin_error(e: PluginError) -> CallFailure {
     }
 }
 
+/// Run `f`, which enters guest code, where WASI may block. wasmtime-wasi's synchronous
+/// bindings run a guest's stdout/stderr writes (`blocking-write-and-flush`) with
+/// `Handle::block_on` on the current Tokio runtime, which panics on a thread that drives
+/// async tasks: a plugin printing during `init` would abort a host that loads plugins from
+/// async code (the command line, `serve`'s `load_plugin`, an embedding). On a worker of a
+/// multi-threaded runtime, `block_in_place` hands the worker's tasks to another thread first;
+/// elsewhere (no runtime, a `spawn_blocking` thread, where assemblies run) `f` runs as is.
+fn guest_entry<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
+}
+
 /// One live instance.
 pub(crate) struct Instance {
     pub(crate) store: Store<HostState>,
@@ -185,10 +201,10 @@ impl Instance {
         store.data_mut().deadline = Some(Instant::now() + init_timeout);
         store.data_mut().timeout = init_timeout;
         store.set_epoch_deadline(1);
-        let bindings = match &compiled.pre {
+        let bindings = guest_entry(|| match &compiled.pre {
             Pre::Plugin(pre) => pre.instantiate(&mut store).map(Bindings::Plugin),
             Pre::Instructions(pre) => pre.instantiate(&mut store).map(Bindings::Instructions),
-        }
+        })
         .map_err(|e| failure(&mut store, &e))?;
         store.data_mut().deadline = None;
         Ok(Self {
@@ -238,7 +254,7 @@ impl Instance {
                 .map_err(|e| failure(&mut self.store, &e))?;
         }
         self.store.set_epoch_deadline(1);
-        let result = f(&self.bindings, &mut self.store);
+        let result = guest_entry(|| f(&self.bindings, &mut self.store));
         self.store.data_mut().deadline = None;
         self.store.data_mut().flush_output();
         match result {
