@@ -413,3 +413,48 @@ fn serve_survives_a_thousand_mixed_requests() {
     assert!(expected.is_empty(), "unanswered: {expected:?}");
     served.ok("plugins", serde_json::json!({}));
 }
+
+/// A plugin that writes to stdout and stderr during `init` is loaded from async code by every
+/// command; its output is captured, and none of it reaches the command's own stdout.
+#[test]
+fn a_plugin_printing_during_init_loads_in_every_command() {
+    let d = Deployment::new(
+        r#"
+[[plugin]]
+name = "printer"
+wasm = "{HOSTILE}"
+config = { mode = "stdout_spam", count = 3, in = "init" }
+"#,
+    );
+    let config = d.config();
+    let config = config.to_str().unwrap();
+    let rendered = d.run(&["render", "--config", config]);
+    assert_eq!(rendered.ok(), format!("{ID}\n\nhostile: stdout spam done"));
+    assert!(!rendered.stderr.contains("panicked"), "{}", rendered.stderr);
+    let checked = d.run(&[
+        "check",
+        env!("GUEST_HOSTILE"),
+        "--config",
+        r#"{"mode":"stdout_spam","count":3,"in":"init"}"#,
+    ]);
+    let text = checked.ok();
+    assert!(
+        text.contains("section  \"hostile\" order 500 (fixed, 25 bytes)"),
+        "{text}"
+    );
+    // A batch runs in order: the render sees the loaded plugin.
+    let input = format!(
+        "[{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"load_plugin\",\"params\":{{\"name\":\"p\",\"wasm\":{:?},\"config\":{{\"mode\":\"stdout_spam\",\"count\":3,\"in\":\"init\"}}}}}},\
+         {{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"render\"}}]\n",
+        env!("GUEST_HOSTILE")
+    );
+    let served = d.run_with_input(&["serve"], &input);
+    assert_eq!(served.code, 0, "{}", served.stderr);
+    let batch: serde_json::Value =
+        serde_json::from_str(served.stdout.trim()).expect("one JSON array");
+    assert_eq!(batch.as_array().map(Vec::len), Some(2), "{}", served.stdout);
+    assert_eq!(
+        batch[1]["result"]["prompt"],
+        format!("{ID}\n\nhostile: stdout spam done")
+    );
+}
