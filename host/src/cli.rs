@@ -9,10 +9,13 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+mod call;
 mod check;
 mod commands;
 mod conversation;
+mod dev;
 mod inspect;
+mod log_level;
 mod prefix;
 mod serve;
 
@@ -20,12 +23,16 @@ mod serve;
 #[derive(Debug, Parser)]
 #[command(name = "prompt-host", version, about)]
 pub struct Cli {
+    /// Plugin output shown on stderr: its log lines at this level or more severe (stdout and
+    /// stderr lines count as info).
+    #[arg(long, global = true, value_enum, default_value = "warn")]
+    pub log_level: log_level::LogLevel,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// The subcommands (the contract external tools use; see DESIGN.md).
+/// The subcommands (the contract external tools use; see README.md).
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print the assembly as JSON: sections, contexts, tools and variables.
@@ -105,6 +112,41 @@ pub enum Command {
         /// A previous `render --json`, `assemble` or `step` output, or a plain prompt text.
         #[arg(long, value_name = "PREVIOUS")]
         against: Option<PathBuf>,
+    },
+    /// Watch the plugins' sources and `.wasm` files, rebuild and hot-reload a changed plugin,
+    /// and show how the prompt changed (diff and KV-cache prefix report).
+    Dev {
+        /// Where and for whom.
+        #[command(flatten)]
+        target: Target,
+        /// How often to look for changes, in milliseconds.
+        #[arg(long, default_value_t = 300)]
+        interval_ms: u64,
+        /// Stop after this many builds and reloads (default: run until interrupted).
+        #[arg(long)]
+        max_rounds: Option<u32>,
+    },
+    /// Load one plugin alone, call one export, and print its result, its log lines and the
+    /// time taken.
+    Call {
+        /// The component file.
+        plugin: PathBuf,
+        /// `init`, `section-text`, `context-text`, `variable`, `tools` or `on-assemble`.
+        export: String,
+        /// The entry: section, context or variable name, tool-provider or listener key.
+        name: Option<String>,
+        /// JSON handed to the plugin's `init` (default `{}`).
+        #[arg(long, default_value = "{}")]
+        config: String,
+        /// Load the plugin into this scope (default: global).
+        #[arg(long)]
+        scope: Option<String>,
+        /// A caller fact `KEY=VALUE` (repeatable).
+        #[arg(long = "fact", value_name = "K=V", value_parser = parse_fact)]
+        facts: Vec<(String, String)>,
+        /// For `on-assemble`: the assembly to work on (an `assemble` output; default empty).
+        #[arg(long)]
+        assembly: Option<PathBuf>,
     },
     /// Validate a plugin component and list what it declares.
     Check {
@@ -232,6 +274,7 @@ pub fn chain(e: &anyhow::Error) -> String {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
+    log_level::set(cli.log_level);
     match cli.command {
         Command::Assemble(target) => commands::assemble(&target).await,
         Command::Render { target, json } => commands::render(&target, json).await,
@@ -256,6 +299,37 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             grant_dirs,
             grant_env,
         } => check::run(&plugin, &config, &grant_dirs, grant_env),
+        Command::Dev {
+            target,
+            interval_ms,
+            max_rounds,
+        } => {
+            dev::run(
+                &target,
+                dev::DevOptions {
+                    interval: std::time::Duration::from_millis(interval_ms.max(10)),
+                    max_rounds,
+                },
+            )
+            .await
+        }
+        Command::Call {
+            plugin,
+            export,
+            name,
+            config,
+            scope,
+            facts,
+            assembly,
+        } => call::run(call::CallArgs {
+            plugin: &plugin,
+            export: &export,
+            name: name.as_deref(),
+            config: &config,
+            scope: scope.as_deref(),
+            facts,
+            assembly: assembly.as_deref(),
+        }),
         Command::Assistant {
             session,
             text,

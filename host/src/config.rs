@@ -113,9 +113,25 @@ pub struct PluginConfig {
     /// environment variables. Host paths are resolved against the file's directory.
     #[serde(default)]
     pub grants: crate::wasm::Grants,
+    /// How `prompt-host dev` rebuilds this plugin (inferred from its project when absent).
+    #[serde(default)]
+    pub dev: Option<DevSettings>,
     /// If set, the wasm file's sha256 (hex) must match.
     #[serde(default)]
     pub sha256: Option<String>,
+}
+
+/// A plugin's `dev` table: how `prompt-host dev` rebuilds it when its sources change.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DevSettings {
+    /// The shell command that rebuilds the `.wasm` (run in `dir`).
+    pub build: Option<String>,
+    /// Files and directories whose changes trigger a rebuild (relative to the file).
+    #[serde(default)]
+    pub watch: Vec<PathBuf>,
+    /// Where the build runs (relative to the file; default: the file's directory).
+    pub dir: Option<PathBuf>,
 }
 
 /// One `[[mcp]]` entry: an MCP server spawned over stdio.
@@ -282,6 +298,10 @@ impl HostConfig {
                 .grants
                 .resolve(base)
                 .map_err(|(k, m)| invalid(format!("plugin[{i}].grants.{k}"), m))?;
+            if let Some(dev) = &mut plugin.dev {
+                dev.watch = dev.watch.iter().map(|p| base.join(p)).collect();
+                dev.dir = Some(base.join(dev.dir.as_deref().unwrap_or(Path::new("."))));
+            }
             let slot = (plugin.scope.clone(), plugin.name.clone());
             if seen.insert(slot, i).is_some() {
                 return Err(invalid(

@@ -305,6 +305,37 @@ impl Host {
             .collect()
     }
 
+    /// Reload kept plugin `id` from the component at `path` (a rebuilt plugin): the new
+    /// instance runs `init` with the same name, scope, config and options, and its
+    /// declarations replace the old ones in one registry step, between two assemblies. If
+    /// reading, compiling, `init` or a declaration fails, the old plugin stays and the error
+    /// says why. Returns what the new instance declared.
+    pub fn reload_plugin(
+        &self,
+        id: PluginId,
+        path: &Path,
+    ) -> Result<Vec<crate::wasm::Declaration>, HostError> {
+        let Some(old) = self.lock_plugins().remove(&id) else {
+            return Err(HostError::UnknownPlugin { id: id.0 });
+        };
+        let reloaded = self
+            .compile_plugin(old.name(), path)
+            .and_then(|code| old.reload(&code).map_err(HostError::Wasm));
+        match reloaded {
+            Ok(new) => {
+                let declared = new.declarations().to_vec();
+                self.lock_plugins().insert(id, new);
+                // `old` owns no entry any more: they were replaced.
+                drop(old);
+                Ok(declared)
+            }
+            Err(e) => {
+                self.lock_plugins().insert(id, old);
+                Err(e)
+            }
+        }
+    }
+
     /// Dispose a kept plugin: every contribution is removed. False if unknown.
     pub fn dispose_plugin(&self, id: PluginId) -> bool {
         // Take it out first so its disposal (which notifies observers) runs unlocked.
@@ -388,12 +419,33 @@ fn mcp_spec(config: &HostConfig, index: usize) -> Result<McpSpec, HostError> {
             ),
         })
     })?;
+    // Relative paths in the entry mean "next to host.toml", like every other path there:
+    // the server runs in that directory, and a relative command path is resolved against it.
+    let dir = config
+        .path
+        .as_deref()
+        .and_then(Path::parent)
+        .map(|d| {
+            if d.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                d
+            }
+        })
+        .map(Path::to_path_buf);
+    let command = match &dir {
+        Some(dir) if entry.command.contains('/') && Path::new(&entry.command).is_relative() => {
+            dir.join(&entry.command).display().to_string()
+        }
+        _ => entry.command.clone(),
+    };
     let server = crate::mcp::McpServerSpec {
         name: entry.name.clone(),
-        command: entry.command.clone(),
+        command,
         args: entry.args.clone(),
         env: entry.env.clone(),
         timeout: std::time::Duration::from_millis(entry.timeout_ms),
+        dir,
     };
     let mut spec = McpSpec::new(server, provider)
         .config(serde_json::to_value(&entry.config).unwrap_or_default());

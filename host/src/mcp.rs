@@ -47,6 +47,9 @@ pub struct McpServerSpec {
     pub env: BTreeMap<String, String>,
     /// Bound on `initialize` and on each `tools/list` page.
     pub timeout: Duration,
+    /// The server process's working directory, against which relative arguments resolve
+    /// (`[[mcp]]` entries: host.toml's directory); `None` = the host's own.
+    pub dir: Option<std::path::PathBuf>,
 }
 
 impl McpServerSpec {
@@ -58,6 +61,7 @@ impl McpServerSpec {
             args: Vec::new(),
             env: BTreeMap::new(),
             timeout: Duration::from_secs(10),
+            dir: None,
         }
     }
 }

@@ -41,6 +41,7 @@ pub const METHODS: &[&str] = &[
     "dispose_scope",
     "scopes",
     "load_plugin",
+    "reload_plugin",
     "dispose_plugin",
     "plugins",
     "assemble",

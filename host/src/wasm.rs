@@ -14,6 +14,7 @@ mod answers;
 mod assembly_host;
 pub mod bindings;
 mod cache;
+mod call;
 mod check;
 mod clock;
 mod contract;
@@ -36,6 +37,7 @@ pub use bindings::instruction_provider::exports::prompt_host::plugin::instructio
     McpServer, McpTool,
 };
 pub use cache::default_cache_dir;
+pub use call::Export;
 pub use check::PluginReport;
 pub use error::{scope_label, WasmError};
 pub use grants::{DirGrant, Grants};

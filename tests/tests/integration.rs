@@ -11,6 +11,7 @@ mod integration {
     mod containment_defects;
     mod containment_library;
     mod containment_serve;
+    mod dev_loop;
     mod embedding;
     mod guests_built;
     mod hostile_matrix;

@@ -23,9 +23,19 @@ impl PluginError {
     /// The error the default trait methods return for an export the plugin never asked for:
     /// the host only calls dynamic callbacks for entries declared dynamic, so reaching one
     /// means the declaration and the implementation disagree.
+    /// The host called a callback this plugin did not implement: it declared `name` dynamic
+    /// but left `method` at its default.
     pub(crate) fn not_dynamic(kind: &str, name: &str) -> Self {
+        let method = match kind {
+            "section" => "section_text",
+            "context" => "context_text",
+            "variable" => "variable",
+            "tool provider" => "tools",
+            _ => "on_assemble",
+        };
         PluginError::InvalidInput(format!(
-            "{kind} \"{name}\" is not declared dynamic by this plugin"
+            "this plugin declared {kind} \"{name}\" dynamic but does not implement \
+             `Plugin::{method}` (or it declared it by mistake: declare a fixed one instead)"
         ))
     }
 }

@@ -21,18 +21,7 @@ pub fn runtime_config() -> RuntimeConfig {
         config.cache_dir = Some(dir.into());
     }
     config.log_sink = Some(std::sync::Arc::new(|line: &PluginLog| {
-        match line.stream {
-            "warn" | "error" => {
-                let scope = crate::wasm::scope_label(line.scope.as_deref());
-                super::warn(&format!(
-                    "plugin \"{}\" ({scope}) {}: {}",
-                    line.plugin, line.stream, line.message
-                ));
-            }
-            // The host's own notices are whole sentences naming plugin and scope.
-            "skipped" | "quarantined" => super::warn(&format!("warning: {}", line.message)),
-            _ => {}
-        }
+        super::log_level::show(line)
     }));
     config
 }

@@ -36,6 +36,12 @@ pub enum HostError {
         /// Why.
         message: String,
     },
+    /// An operation named a plugin id the host does not keep.
+    #[error("no plugin with id {id} is loaded")]
+    UnknownPlugin {
+        /// The id asked for.
+        id: u64,
+    },
     /// An operation named a scope the host was never told about.
     #[error(transparent)]
     UnknownScope(Box<crate::host::UnknownScope>),
@@ -54,7 +60,7 @@ pub enum HostError {
         source: Box<AssembleError>,
     },
     /// Rendering failed.
-    #[error("rendering for scope \"{scope}\" failed: {source}{}", blamed(blame))]
+    #[error("rendering for scope \"{scope}\" failed: {source}{}{}", blamed(blame), hint.as_deref().unwrap_or(""))]
     Render {
         /// The scope rendered for.
         scope: String,
@@ -62,6 +68,8 @@ pub enum HostError {
         source: Box<RenderError>,
         /// Who registered the entries the error names (none when a listener made them).
         blame: Vec<Blame>,
+        /// What to do about it, when the host knows (a missing caller fact).
+        hint: Option<String>,
     },
     /// An assistant reply or tool result was refused, or a step was taken while tool calls
     /// were open. Nothing was written.

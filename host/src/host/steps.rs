@@ -55,8 +55,29 @@ impl Host {
         HostError::Render {
             scope: scope_label(scope),
             blame: self.blame(&source, scope),
+            hint: self.hint(&source, scope),
             source: Box::new(source),
         }
+    }
+
+    /// A missing value of one of the host's own variables is a missing caller fact: say how
+    /// to give it.
+    fn hint(&self, error: &RenderError, scope: Option<&str>) -> Option<String> {
+        let RenderError::NoValue { reference, .. } = error else {
+            return None;
+        };
+        let ours = HOST_VARIABLES.contains(&reference.as_str())
+            && self
+                .registry
+                .owner_of(EntryKind::Variable, reference, scope)
+                .is_some_and(|o| o.plugin == BUILT_IN_OWNER);
+        ours.then(|| {
+            format!(
+                "; \"{reference}\" is the caller fact of that name, which this call did not give \
+                 (command line: --fact {reference}=…; serve: \"facts\": {{\"{reference}\": …}}; \
+                 library: Facts::with(\"{reference}\", …))"
+            )
+        })
     }
 
     /// Who registered the section or context a render error names, and the variable a

@@ -65,7 +65,11 @@ pub(super) struct Session {
 impl Session {
     /// Spawns the server and runs `initialize` within the spec's timeout.
     pub(super) async fn start(spec: &McpServerSpec) -> Result<Session, McpError> {
-        let mut child = Command::new(&spec.command)
+        let mut command = Command::new(&spec.command);
+        if let Some(dir) = &spec.dir {
+            command.current_dir(dir);
+        }
+        let mut child = command
             .args(&spec.args)
             .envs(&spec.env)
             .stdin(Stdio::piped())

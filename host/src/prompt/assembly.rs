@@ -84,6 +84,30 @@ impl Assembly {
         }
     }
 
+    /// The assembly of a [`Assembly::to_json`] value (`variables` an object of strings or
+    /// `null`); `None` when it does not have that shape.
+    pub fn from_json(value: &serde_json::Value) -> Option<Self> {
+        let list = |key: &str| value.get(key).cloned().unwrap_or(serde_json::json!([]));
+        let variables = match value.get("variables") {
+            None => Vec::new(),
+            Some(serde_json::Value::Object(map)) => map
+                .iter()
+                .map(|(k, v)| match v {
+                    serde_json::Value::String(s) => Some((k.clone(), Some(s.clone()))),
+                    serde_json::Value::Null => Some((k.clone(), None)),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()?,
+            Some(_) => return None,
+        };
+        Some(Self {
+            sections: serde_json::from_value(list("sections")).ok()?,
+            contexts: serde_json::from_value(list("contexts")).ok()?,
+            tools: serde_json::from_value(list("tools")).ok()?,
+            variables,
+        })
+    }
+
     /// The stable JSON shape of the command line:
     /// `{"sections":[{"name","text"}],"contexts":[…],"tools":[…],"variables":{"k":"v"|null}}`.
     pub fn to_json(&self) -> serde_json::Value {

@@ -83,7 +83,7 @@ fn duplicate_text(kind: EntryKind, name: &str, scoped: bool) -> String {
             "override"
         };
         format!(
-            "prompt {kind} \"{name}\" is already registered (for a per-agent {what}, register through that agent's `agent.ctx` instead)"
+            "prompt {kind} \"{name}\" is already registered (for a per-agent {what}, register it in that agent's scope instead)"
         )
     }
 }

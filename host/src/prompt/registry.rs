@@ -23,6 +23,7 @@ mod fiber;
 mod insert;
 mod inspect;
 pub(crate) mod state;
+mod swap;
 
 pub use fiber::Fiber;
 pub use inspect::{EntryInfo, Owner};

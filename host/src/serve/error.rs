@@ -115,6 +115,7 @@ fn host_error_data(e: &HostError) -> Value {
             "plugin"
         }
         HostError::Mcp(_) => "mcp",
+        HostError::UnknownPlugin { .. } => "unknown-plugin",
         HostError::Assemble { scope, source } => {
             put("scope", Some(scope));
             assemble_fields(source, &mut put)
@@ -123,6 +124,7 @@ fn host_error_data(e: &HostError) -> Value {
             scope,
             source,
             blame,
+            ..
         } => {
             put("scope", Some(scope));
             let (kind, name, variable) = render_names(source);

@@ -79,6 +79,11 @@ pub(super) async fn dispatch(
             Ok(json!(host.scopes()))
         }
         "load_plugin" => load_plugin(host, parse(params)?),
+        "reload_plugin" => {
+            let p: params::ReloadPlugin = parse(params)?;
+            let declared = host.reload_plugin(PluginId(p.id), &p.wasm)?;
+            Ok(json!({ "id": p.id, "declarations": declared.len() }))
+        }
         "dispose_plugin" => {
             let p: params::PluginRef = parse(params)?;
             Ok(json!({ "disposed": host.dispose_plugin(PluginId(p.id)) }))

@@ -64,6 +64,13 @@ pub(super) struct McpStatus {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+pub(super) struct ReloadPlugin {
+    pub id: u64,
+    pub wasm: PathBuf,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct PluginRef {
     pub id: u64,
 }

@@ -316,10 +316,42 @@ impl LoadedPlugin {
                 scope,
                 config_json,
                 options,
+                None,
             )
         })
     }
 
+    /// A fresh instance of `code` with this plugin's name, scope, config and options, whose
+    /// declarations replace this plugin's in one registry step (see `Registry::swap`): an
+    /// assembly sees the old plugin or the new one, never neither. A failed `init` or a
+    /// refused declaration leaves this plugin in place. This handle then owns nothing; drop
+    /// it. MCP instruction providers are not reloaded (their generations are the server's).
+    pub fn reload(&self, code: &super::runtime::PluginCode) -> Result<LoadedPlugin, WasmError> {
+        if self.is_instruction_provider() {
+            return Err(WasmError::Unsupported {
+                plugin: self.name().to_string(),
+                message: "an MCP instruction provider is reloaded by reconnecting its server"
+                    .into(),
+            });
+        }
+        let compiled = code.compiled().clone();
+        crate::blocking::run_blocking(|| {
+            Self::load_here(
+                self.cell.runtime.clone(),
+                compiled,
+                &self.registry,
+                self.name(),
+                self.scope(),
+                self.cell.config_json.clone(),
+                self.cell.options.clone(),
+                Some(self.fiber.id()),
+            )
+        })
+    }
+
+    /// Load, registering `init`'s declarations as they come, or (`replacing`) all at once in
+    /// place of that fiber's entries.
+    #[allow(clippy::too_many_arguments)]
     fn load_here(
         runtime: Arc<RuntimeInner>,
         compiled: Arc<Compiled>,
@@ -328,6 +360,7 @@ impl LoadedPlugin {
         scope: Option<&str>,
         config_json: String,
         options: PluginOptions,
+        replacing: Option<crate::prompt::FiberId>,
     ) -> Result<Self, WasmError> {
         let ident = Ident {
             plugin: name.into(),
@@ -359,10 +392,19 @@ impl LoadedPlugin {
         )
         .map_err(|f| call_error("(instantiate)", f))?;
         let instantiated = started.elapsed();
-        instance.store.data_mut().registration = Registration::Direct {
-            fiber: fiber.clone(),
-            declared: Vec::new(),
-            listener: false,
+        instance.store.data_mut().registration = match replacing {
+            None => Registration::Direct {
+                fiber: fiber.clone(),
+                declared: Vec::new(),
+                listener: false,
+            },
+            Some(_) => Registration::Buffered {
+                decls: Vec::new(),
+                declared: Vec::new(),
+                names: Vec::new(),
+                listener: false,
+                scoped: scope.is_some(),
+            },
         };
         let result = instance.call(limits.init_timeout(), |b, s| b.init(s, &config_json), |_| 0);
         let registration = std::mem::replace(
@@ -375,8 +417,24 @@ impl LoadedPlugin {
             fiber.dispose();
             return Err(call_error("init", fail));
         }
-        let declared = match registration {
-            Registration::Direct { declared, .. } => declared,
+        let declared = match (registration, replacing) {
+            (Registration::Direct { declared, .. }, _) => declared,
+            (
+                Registration::Buffered {
+                    decls, declared, ..
+                },
+                Some(old),
+            ) => {
+                let registrations = decls.into_iter().map(Decl::into_registration).collect();
+                registry
+                    .swap(old, &fiber, registrations)
+                    .map_err(|e| WasmError::Register {
+                        plugin: name.to_string(),
+                        scope: scope.map(str::to_string),
+                        message: e.to_string(),
+                    })?;
+                declared
+            }
             _ => Vec::new(),
         };
         slot.instance = Some(instance);
@@ -415,6 +473,10 @@ impl LoadedPlugin {
     /// Whether the component implements `instruction-provider` (has `publish`).
     pub fn is_instruction_provider(&self) -> bool {
         self.cell.compiled.world == World::InstructionProvider
+    }
+
+    pub(crate) fn cell(&self) -> &Arc<PluginCell> {
+        &self.cell
     }
 
     /// The capabilities the plugin was granted.

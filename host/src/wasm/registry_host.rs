@@ -26,6 +26,19 @@ pub(crate) enum Decl {
 }
 
 impl Decl {
+    /// The registry's form of this declaration (for committing a whole `init` at once).
+    pub(crate) fn into_registration(self) -> crate::prompt::registry::Registration {
+        use crate::prompt::registry::Registration as R;
+        match self {
+            Decl::Section(def) => R::Section(def),
+            Decl::Context(def) => R::Context(def),
+            Decl::Variable(name, p) => R::Variable(name, p),
+            Decl::Tools(source) => R::Tools(source),
+            Decl::Suppressor => R::Suppressor,
+            Decl::Listener(l, opts) => R::Listener(l, opts),
+        }
+    }
+
     /// Register this declaration through `fiber` (the one place a plugin's declaration
     /// becomes a registry entry, during `init` and when a `publish` generation commits).
     pub(crate) fn register(self, fiber: &Fiber) -> Result<(), RegisterError> {

@@ -300,6 +300,10 @@ impl PluginCode {
     pub fn wit_version(&self) -> WitVersion {
         self.compiled.version
     }
+
+    pub(crate) fn compiled(&self) -> &Arc<Compiled> {
+        &self.compiled
+    }
 }
 
 impl std::fmt::Debug for PluginCode {

@@ -40,6 +40,8 @@ pub(crate) struct OutputBuf {
     pub(crate) dropped: usize,
     /// The last non-empty stderr text, kept for trap messages (a Rust panic prints there).
     pub(crate) last_stderr: String,
+    /// `dropped` when it was last reported.
+    pub(crate) reported_dropped: usize,
 }
 
 impl OutputBuf {
@@ -246,6 +248,18 @@ impl HostState {
     pub(crate) fn flush_output(&mut self) {
         for (name, buf) in [("stdout", &self.stdout), ("stderr", &self.stderr)] {
             let Ok(mut out) = buf.lock() else { continue };
+            if out.dropped > out.reported_dropped {
+                let message = format!(
+                    "plugin \"{}\" ({}): {} bytes of its {name} and log output dropped so far \
+                     (more than max_log_bytes = {} per instance)",
+                    self.ident.plugin,
+                    self.ident.scope_label(),
+                    out.dropped,
+                    out.cap
+                );
+                out.reported_dropped = out.dropped;
+                self.emit_notice("dropped", &message);
+            }
             if out.pending.is_empty() {
                 continue;
             }
@@ -261,6 +275,19 @@ impl HostState {
                     out.last_stderr = super::untrusted::escape(last.trim()).into_owned();
                 }
             }
+        }
+    }
+
+    /// The host's own notice about this plugin (a whole sentence), to the log and the sink.
+    pub(crate) fn emit_notice(&self, stream: &'static str, message: &str) {
+        log::warn!(target: "prompt_host::plugin", "{message}");
+        if let Some(sink) = &self.sink {
+            sink(&super::runtime::PluginLog {
+                plugin: self.ident.plugin.to_string(),
+                scope: self.ident.scope.as_deref().map(str::to_string),
+                stream,
+                message: message.to_string(),
+            });
         }
     }
 

@@ -160,7 +160,11 @@ fn case_12_scoped_duplicates_use_the_scoped_wording() {
             json!({"sections": [{"name": "deployment:persona", "order": 0, "text": "imposter"}]}),
         )
         .unwrap_err();
-    assert!(err.to_string().contains("agent.ctx"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("register it in that agent's scope instead"),
+        "{err}"
+    );
 }
 
 #[test]

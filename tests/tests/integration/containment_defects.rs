@@ -497,3 +497,16 @@ fn special_files_as_plugins_are_refused_without_blocking() {
     }
     served.ok("plugins", json!({}));
 }
+
+#[test]
+fn a_missing_caller_fact_says_how_to_give_it() {
+    let d = Deployment::new("[prompt]\npersona = \"You run on {{model}}.\"\n");
+    let run = d.run(&["render", "--config", d.config().to_str().unwrap()]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("prompt variable \"{{model}}\" has no value for this assembly (section \"deployment:persona\")")
+            && run.stderr.contains("(command line: --fact model=…;"),
+        "{}",
+        run.stderr
+    );
+}

@@ -109,3 +109,34 @@ fn serve_reports_mcp_status_and_waits_for_the_first_generation() {
     assert!(prompt.contains(FENCED), "{prompt}");
     assert_eq!(responses[2]["error"]["code"], -32602, "{}", responses[2]);
 }
+
+/// Relative paths in an `[[mcp]]` entry mean "next to host.toml", like every path there:
+/// run from another directory, the server script given as `server.py` is still found.
+#[test]
+fn relative_server_arguments_resolve_against_host_toml() {
+    let _serial = super::mcp_client::serial_blocking();
+    if !python_mcp_available() {
+        return;
+    }
+    let deployment = Deployment::new(&format!(
+        "[host]\nmcp_provider = {provider:?}\n\
+         [[mcp]]\nname = \"fx\"\ncommand = {python:?}\ntimeout_ms = 20000\n\
+         args = [\"server.py\", \"--instructions\", \"Relative works.\"]\n",
+        provider = env!("GUEST_MCP_INSTRUCTIONS"),
+        python = python(),
+    ));
+    std::fs::copy(fixtures().join("server.py"), deployment.path("server.py")).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(super::cli_support::bin())
+        .args(["render", "--config", deployment.config().to_str().unwrap()])
+        .current_dir(elsewhere.path())
+        .env("PROMPT_HOST_CACHE_DIR", deployment.path("cache"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Relative works."),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -10,7 +10,7 @@ fn case08_duplicate_section() {
     let e = f.section(fixed("dup", 1.0, "second")).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "prompt section \"dup\" is already registered (for a per-agent override, register through that agent's `agent.ctx` instead)"
+        "prompt section \"dup\" is already registered (for a per-agent override, register it in that agent's scope instead)"
     );
     assert_eq!(contributed(&assemble(&r, None)), pairs(&[("dup", "first")]));
 }
@@ -39,7 +39,7 @@ fn case10_contexts() {
     let e = f.context(fixed("policy", 1.0, "second")).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "prompt context \"policy\" is already registered (for a per-agent override, register through that agent's `agent.ctx` instead)"
+        "prompt context \"policy\" is already registered (for a per-agent override, register it in that agent's scope instead)"
     );
     let e = f.context(fixed("bad", f64::NAN, "x")).unwrap_err();
     assert_eq!(
@@ -60,7 +60,7 @@ fn case11_variables() {
     let e = f.variable("model", value("m2")).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "prompt variable \"model\" is already registered (for a per-agent value, register through that agent's `agent.ctx` instead)"
+        "prompt variable \"model\" is already registered (for a per-agent value, register it in that agent's scope instead)"
     );
     let e = f.variable("Not Valid", value("x")).unwrap_err();
     assert_eq!(
@@ -97,7 +97,9 @@ fn case12_scoped_duplicates() {
     let g = r.fiber("g", None);
     g.section(fixed("y", 0.0, "global")).unwrap();
     let e = g.section(fixed("y", 0.0, "again")).unwrap_err();
-    assert!(e.to_string().contains("agent.ctx"));
+    assert!(e
+        .to_string()
+        .contains("register it in that agent's scope instead"));
 }
 
 // Case 13 (an observer throwing rolls the registration back) does not apply: observers are
