@@ -45,31 +45,58 @@ fn runtime(cache: &std::path::Path, pooling: bool) -> WasmRuntime {
     WasmRuntime::new(config).expect("runtime")
 }
 
-struct Both {
-    wasm: Arc<Registry>,
-    native: Arc<Registry>,
+/// One deployment of the reference content, kept alive while it is measured.
+struct Deployed {
+    label: &'static str,
+    registry: Arc<Registry>,
     _loaded: Vec<LoadedPlugin>,
     _fibers: Vec<Fiber>,
 }
 
-fn reference_deployments(runtime: &WasmRuntime, code: &Code) -> Both {
-    let reference = Reference::new();
-    let wasm = Reference::registry(1);
-    let loaded = reference.deploy_wasm(runtime, &wasm, code, 1);
-    let native = Reference::registry(1);
-    let fibers = reference.deploy_native(&native, 1);
-    // The comparison is only fair if both paths produce the same step.
+/// Deploy `reference` for agent 0 through Wasm (`code`) or natively (`None`).
+fn deploy(
+    label: &'static str,
+    reference: &Reference,
+    wasm: Option<(&WasmRuntime, &Code)>,
+) -> Deployed {
+    let registry = Reference::registry(1);
+    let (loaded, fibers) = match wasm {
+        Some((runtime, code)) => (
+            reference.deploy_wasm(runtime, &registry, code, 1),
+            Vec::new(),
+        ),
+        None => (Vec::new(), reference.deploy_native(&registry, 1)),
+    };
+    Deployed {
+        label,
+        registry,
+        _loaded: loaded,
+        _fibers: fibers,
+    }
+}
+
+/// Assert that every deployment assembles the same step (the comparison is only fair then),
+/// twice: the second step is the steady state where 0.2.0 plugins answer "unchanged".
+fn assert_same_step(deployments: &[Deployed]) {
     let scope = reference::agent(0);
-    let a = wasm
-        .assemble_blocking(Some(&scope), Reference::context())
-        .expect("wasm assemble");
-    let b = native
-        .assemble_blocking(Some(&scope), Reference::context())
-        .expect("native assemble");
-    assert_eq!(
-        a, b,
-        "the Wasm and native deployments must assemble the same"
-    );
+    let mut first: Option<Assembly> = None;
+    for _ in 0..2 {
+        for d in deployments {
+            let a = d
+                .registry
+                .assemble_blocking(Some(&scope), Reference::context())
+                .unwrap_or_else(|e| panic!("{} assemble: {e}", d.label));
+            match &first {
+                None => first = Some(a),
+                Some(expected) => assert_eq!(
+                    &a, expected,
+                    "{} must assemble what {} does",
+                    d.label, deployments[0].label
+                ),
+            }
+        }
+    }
+    let a = first.expect("a deployment");
     let (prompt, snapshot, tools) = rendered(&a);
     assert!(prompt.contains("[redacted]") && !prompt.contains(reference::REDACTED_WORD));
     assert_eq!(tools, 30);
@@ -82,90 +109,119 @@ fn reference_deployments(runtime: &WasmRuntime, code: &Code) -> Both {
         prompt.len(),
         snapshot.len()
     );
-    Both {
-        wasm,
-        native,
-        _loaded: loaded,
-        _fibers: fibers,
-    }
 }
 
-/// The per-step ratio measured with both paths interleaved: each round times one Wasm and
-/// one native step (alternating which goes first), so load on a shared machine hits both
-/// sides alike. Prints the medians, the 10th–90th percentiles and the ratio of medians.
-fn interleaved_ratio(both: &Both, rounds: usize) {
+/// The per-step cost of each deployment measured interleaved: each round times one step of
+/// every deployment (rotating which goes first), so load on a shared machine hits all sides
+/// alike. Prints each median with its 10th–90th percentiles and its ratio to the last
+/// deployment (native).
+fn interleaved(title: &str, deployments: &[Deployed], rounds: usize) {
     let scope = reference::agent(0);
-    let mut wasm = Vec::with_capacity(rounds);
-    let mut native = Vec::with_capacity(rounds);
-    let time = |registry: &Registry, into: &mut Vec<f64>| {
-        let started = Instant::now();
-        black_box(step(registry, &scope));
-        into.push(started.elapsed().as_nanos() as f64);
-    };
+    let mut times: Vec<Vec<f64>> = deployments
+        .iter()
+        .map(|_| Vec::with_capacity(rounds))
+        .collect();
     for round in 0..rounds {
-        if round % 2 == 0 {
-            time(&both.wasm, &mut wasm);
-            time(&both.native, &mut native);
-        } else {
-            time(&both.native, &mut native);
-            time(&both.wasm, &mut wasm);
+        for k in 0..deployments.len() {
+            let i = (round + k) % deployments.len();
+            let started = Instant::now();
+            black_box(step(&deployments[i].registry, &scope));
+            times[i].push(started.elapsed().as_nanos() as f64);
         }
     }
-    let quantiles = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        let at = |q: f64| v[((v.len() - 1) as f64 * q) as usize];
-        (at(0.1), at(0.5), at(0.9))
-    };
-    let (w10, w50, w90) = quantiles(&mut wasm);
-    let (n10, n50, n90) = quantiles(&mut native);
-    println!(
-        "per step, interleaved ({rounds} rounds): Wasm median {} (p10–p90 {}–{}) vs native median {} ({}–{}) → ratio {:.2}×",
-        support::fmt_ns(w50),
-        support::fmt_ns(w10),
-        support::fmt_ns(w90),
-        support::fmt_ns(n50),
-        support::fmt_ns(n10),
-        support::fmt_ns(n90),
-        w50 / n50
-    );
+    let quantiles: Vec<(f64, f64, f64)> = times
+        .iter_mut()
+        .map(|v| {
+            v.sort_by(f64::total_cmp);
+            let at = |q: f64| v[((v.len() - 1) as f64 * q) as usize];
+            (at(0.1), at(0.5), at(0.9))
+        })
+        .collect();
+    let base = quantiles.last().map(|q| q.1).unwrap_or(1.0);
+    println!("{title}, interleaved ({rounds} rounds):");
+    for (d, (p10, p50, p90)) in deployments.iter().zip(&quantiles) {
+        println!(
+            "  {:<12} median {} (p10–p90 {}–{}) → {:.2}× {}",
+            d.label,
+            support::fmt_ns(*p50),
+            support::fmt_ns(*p10),
+            support::fmt_ns(*p90),
+            p50 / base,
+            deployments.last().map(|d| d.label).unwrap_or("")
+        );
+    }
 }
 
-fn bench_step(c: &mut Criterion, both: &Both) {
-    interleaved_ratio(both, 5_000);
+/// Whether criterion's filter (the first free argument) would run `group`, so a filtered
+/// run skips the interleaved measurements it did not ask for.
+fn wanted(group: &str) -> bool {
+    match std::env::args().skip(1).find(|a| !a.starts_with('-')) {
+        Some(filter) => group.contains(&filter) || filter.contains(group),
+        None => true,
+    }
+}
+
+/// The reference deployment: Wasm plugins built against contract 0.1.0 and their 0.2.0
+/// rebuilds, against native closures.
+fn bench_step(c: &mut Criterion, runtime: &WasmRuntime, code: &Code, code_v2: &Code) {
+    let reference = Reference::new();
+    let deployments = [
+        deploy("wasm", &reference, Some((runtime, code))),
+        deploy("wasm-0.2.0", &reference, Some((runtime, code_v2))),
+        deploy("native", &reference, None),
+    ];
+    assert_same_step(&deployments);
+    interleaved("reference step", &deployments, 5_000);
     let scope = reference::agent(0);
     let mut group = c.benchmark_group("step");
-    group.bench_function("native", |b| {
-        b.iter(|| black_box(step(&both.native, &scope)))
-    });
-    group.bench_function("wasm", |b| b.iter(|| black_box(step(&both.wasm, &scope))));
+    for d in &deployments {
+        group.bench_function(d.label, |b| b.iter(|| black_box(step(&d.registry, &scope))));
+    }
     group.finish();
 
     // Where the time goes: assembly alone, rendering alone.
-    let assembly = both
-        .native
+    let [wasm, _, native] = &deployments;
+    let assembly = native
+        .registry
         .assemble_blocking(Some(&scope), Reference::context())
         .expect("assemble");
     let mut group = c.benchmark_group("step-parts");
-    group.bench_function("native-assemble", |b| {
-        b.iter(|| {
-            black_box(
-                both.native
-                    .assemble_blocking(Some(&scope), Reference::context())
-                    .expect("assemble"),
-            )
-        })
-    });
-    group.bench_function("wasm-assemble", |b| {
-        b.iter(|| {
-            black_box(
-                both.wasm
-                    .assemble_blocking(Some(&scope), Reference::context())
-                    .expect("assemble"),
-            )
-        })
-    });
+    for (label, d) in [("native-assemble", native), ("wasm-assemble", wasm)] {
+        group.bench_function(label, |b| {
+            b.iter(|| {
+                black_box(
+                    d.registry
+                        .assemble_blocking(Some(&scope), Reference::context())
+                        .expect("assemble"),
+                )
+            })
+        });
+    }
     group.bench_function("render", |b| b.iter(|| black_box(rendered(&assembly))));
     group.bench_function("clone-assembly", |b| b.iter(|| black_box(assembly.clone())));
+    group.finish();
+}
+
+/// The reference content with every section, context, variable and tool provider dynamic:
+/// 0.1.0 plugins copy every value out on every step; 0.2.0 plugins compute it and answer
+/// "unchanged" (the SDK's default); "kept" 0.2.0 plugins ask the host to keep each answer
+/// until the context changes, so a steady-state step calls only the two listeners.
+fn bench_dynamic(c: &mut Criterion, runtime: &WasmRuntime, code: &Code, code_v2: &Code) {
+    let reference = Reference::all_dynamic();
+    let kept = Reference::all_dynamic().keeping();
+    let deployments = [
+        deploy("wasm-0.1.0", &reference, Some((runtime, code))),
+        deploy("wasm-0.2.0", &reference, Some((runtime, code_v2))),
+        deploy("wasm-kept", &kept, Some((runtime, code_v2))),
+        deploy("native", &reference, None),
+    ];
+    assert_same_step(&deployments);
+    interleaved("every provider dynamic", &deployments, 5_000);
+    let scope = reference::agent(0);
+    let mut group = c.benchmark_group("dynamic");
+    for d in &deployments {
+        group.bench_function(d.label, |b| b.iter(|| black_box(step(&d.registry, &scope))));
+    }
     group.finish();
 }
 
@@ -328,6 +384,30 @@ fn summary() {
     println!("\n== summary (medians of this run)");
     support::ratio("per step, Wasm vs native", "step", "wasm", "native");
     support::ratio(
+        "per step, Wasm 0.2.0 vs native",
+        "step",
+        "wasm-0.2.0",
+        "native",
+    );
+    support::ratio(
+        "every provider dynamic, Wasm 0.2.0 vs native",
+        "dynamic",
+        "wasm-0.2.0",
+        "native",
+    );
+    support::ratio(
+        "every provider dynamic, Wasm 0.2.0 kept vs native",
+        "dynamic",
+        "wasm-kept",
+        "native",
+    );
+    support::ratio(
+        "every provider dynamic, Wasm 0.1.0 vs native",
+        "dynamic",
+        "wasm-0.1.0",
+        "native",
+    );
+    support::ratio(
         "assembly only, Wasm vs native",
         "step-parts",
         "wasm-assemble",
@@ -382,14 +462,18 @@ fn summary() {
 fn main() {
     let cache = tempfile::tempdir().expect("cache dir");
     let guests = Guests::load();
+    let guests_v2 = Guests::load_v2();
     let on_demand = runtime(cache.path(), false);
     let pooling = runtime(cache.path(), true);
     let on_demand_code = Code::compile(&on_demand, &guests);
     let code = Code::compile(&pooling, &guests);
+    let code_v2 = Code::compile(&pooling, &guests_v2);
     let mut c = support::criterion();
-    {
-        let both = reference_deployments(&pooling, &code);
-        bench_step(&mut c, &both);
+    if wanted("step") {
+        bench_step(&mut c, &pooling, &code, &code_v2);
+    }
+    if wanted("dynamic") {
+        bench_dynamic(&mut c, &pooling, &code, &code_v2);
     }
     bench_listener(&mut c, &pooling, &code);
     bench_spinup(

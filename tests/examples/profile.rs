@@ -13,7 +13,8 @@
 //! 1,000 plugins (these two need `perf`: valgrind cannot reserve the address space of many
 //! instances); `cold-warm N`: N plugins in N scopes, each scope assembled twice in a row,
 //! printing the median first (cold) and second (warm) assembly. Compiled plugins are
-//! cached in `target/bench-cache`.
+//! cached in `target/bench-cache`. `PROFILE_V2=1` uses the guests built against contract
+//! 0.2.0, `PROFILE_DYNAMIC=1` the reference content with every provider dynamic.
 
 use prompt_host::prompt::render_prompt;
 use prompt_host::wasm::{RuntimeConfig, WasmRuntime};
@@ -33,9 +34,30 @@ fn main() {
         });
     }
     let runtime = WasmRuntime::new(config).expect("runtime");
-    let guests = Guests::load();
+    // `PROFILE_V2=1`: the guests built against contract 0.2.0; `PROFILE_DYNAMIC=1`: every
+    // provider of the reference deployment dynamic.
+    let on = |name: &str| std::env::var_os(name).is_some_and(|v| v == "1");
+    let mut guests = if on("PROFILE_V2") {
+        Guests::load_v2()
+    } else {
+        Guests::load()
+    };
+    // `PROFILE_GUESTS=DIR`: `declare*.wasm` and `redactor*.wasm` built without stripping
+    // their names (`CARGO_PROFILE_RELEASE_STRIP=false`), so `perf` can name guest functions
+    // (with `PROMPT_HOST_PERFMAP=1`).
+    if let Some(dir) = std::env::var_os("PROFILE_GUESTS") {
+        let suffix = if on("PROFILE_V2") { "_v2" } else { "" };
+        let dir = std::path::Path::new(&dir);
+        guests.declare = std::fs::read(dir.join(format!("declare{suffix}.wasm"))).expect("declare");
+        guests.redactor =
+            std::fs::read(dir.join(format!("redactor{suffix}.wasm"))).expect("redactor");
+    }
     let code = Code::compile(&runtime, &guests);
-    let reference = Reference::new();
+    let reference = if on("PROFILE_DYNAMIC") {
+        Reference::all_dynamic()
+    } else {
+        Reference::new()
+    };
     let registry = Reference::registry(1);
     let scope = reference::agent(0);
     match what {

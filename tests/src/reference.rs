@@ -105,6 +105,9 @@ pub struct PluginDef {
     pub tools: Option<Tools>,
     /// Listener.
     pub listener: Option<Listener>,
+    /// Contract 0.2.0: ask the host to keep every dynamic answer until the context changes
+    /// (the `declare` guest's `keep_until_context_changes`).
+    pub keep: bool,
 }
 
 impl PluginDef {
@@ -117,6 +120,7 @@ impl PluginDef {
             variables: Vec::new(),
             tools: None,
             listener: None,
+            keep: false,
         }
     }
 
@@ -183,6 +187,9 @@ impl PluginDef {
                 "tools".into(),
                 json!([{ "schemas": schemas, "dynamic": tools.dynamic, "key": "tools" }]),
             );
+        }
+        if self.keep {
+            config.insert("keep_until_context_changes".into(), true.into());
         }
         if let Some(Listener::PassThrough) = &self.listener {
             config.insert(
@@ -365,11 +372,20 @@ pub struct Guests {
 }
 
 impl Guests {
-    /// Read the guests built by this package's build script.
+    /// Read the guests built by this package's build script (contract 0.1.0).
     pub fn load() -> Self {
         Self {
             declare: std::fs::read(env!("GUEST_DECLARE")).expect("declare guest"),
             redactor: std::fs::read(env!("GUEST_REDACTOR")).expect("redactor guest"),
+        }
+    }
+
+    /// The same two guests rebuilt from the same sources against contract 0.2.0, whose
+    /// dynamic entries answer "unchanged" when their value did not change.
+    pub fn load_v2() -> Self {
+        Self {
+            declare: std::fs::read(env!("GUEST_DECLARE_V2")).expect("declare 0.2.0 guest"),
+            redactor: std::fs::read(env!("GUEST_REDACTOR_V2")).expect("redactor 0.2.0 guest"),
         }
     }
 }
@@ -517,6 +533,34 @@ impl Reference {
         // Agent plugins last.
         plugins.sort_by_key(|p| p.place == Place::Agent);
         Self { plugins }
+    }
+
+    /// The same content with every section, runtime context, variable and tool provider
+    /// dynamic: the host asks a plugin for each of them on every step. In a steady state
+    /// every answer equals the previous one, which a 0.2.0 plugin says with "unchanged".
+    pub fn all_dynamic() -> Self {
+        let mut reference = Self::new();
+        for plugin in &mut reference.plugins {
+            for text in plugin.sections.iter_mut().chain(&mut plugin.contexts) {
+                text.dynamic = true;
+            }
+            for var in &mut plugin.variables {
+                var.dynamic = true;
+            }
+            if let Some(tools) = &mut plugin.tools {
+                tools.dynamic = true;
+            }
+        }
+        reference
+    }
+
+    /// The same deployment with every `declare` plugin asking the host to keep its dynamic
+    /// answers until the context changes (contract 0.2.0; a 0.1.0 plugin cannot ask).
+    pub fn keeping(mut self) -> Self {
+        for plugin in &mut self.plugins {
+            plugin.keep = true;
+        }
+        self
     }
 
     /// The prompt config: identity + a persona referencing a variable.

@@ -7,7 +7,10 @@
 //!   is a multiple of 3 and "unchanged" otherwise (counted per entry);
 //! - `unchanged-first`: every call answers "unchanged", even the first;
 //! - `wait-for-cancel`: the section loops until `control.cancelled()` says the caller
-//!   cancelled, logs `saw the cancellation` and fails.
+//!   cancelled, logs `saw the cancellation` and fails;
+//! - `keep`: call n answers `value n` and asks the host to keep the answer until the context
+//!   changes (`control.keep-until-context-changes`); every call logs `call <entry> <n>`, and
+//!   the section traps when the context has the fact `trap`.
 
 wit_bindgen::generate!({
     world: "prompt-host:plugin/plugin@0.2.0",
@@ -28,6 +31,15 @@ use prompt_host::plugin0_2_0::control;
 thread_local! {
     static MODE: RefCell<String> = const { RefCell::new(String::new()) };
     static CALLS: RefCell<HashMap<&'static str, u32>> = RefCell::new(HashMap::new());
+    /// Whether the context last sent (the host sends it only when it changed) has `trap`.
+    static TRAP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Note what a call's context says, if the host sent one.
+fn saw(cx: &Option<AssembleContext>) {
+    if let Some(cx) = cx {
+        TRAP.with(|t| t.set(cx.facts.iter().any(|(k, _)| k == "trap")));
+    }
 }
 
 /// `Some(n)` to answer `value n`, `None` for "unchanged", for this call of `entry`.
@@ -40,7 +52,12 @@ fn next(entry: &'static str) -> Option<u32> {
     });
     match MODE.with(|m| m.borrow().clone()).as_str() {
         "unchanged-first" => None,
-        _ if n == 1 || n % 3 == 0 => Some(n),
+        "keep" => {
+            log(Level::Info, &format!("call {entry} {n}"));
+            control::keep_until_context_changes();
+            Some(n)
+        }
+        _ if n == 1 || n.is_multiple_of(3) => Some(n),
         _ => None,
     }
 }
@@ -76,10 +93,11 @@ impl Guest for Probe {
             .map_err(|_| failed("tools refused"))
     }
 
-    fn section_text(
-        _name: String,
-        _cx: Option<AssembleContext>,
-    ) -> Result<TextAnswer, PluginError> {
+    fn section_text(_name: String, cx: Option<AssembleContext>) -> Result<TextAnswer, PluginError> {
+        saw(&cx);
+        if TRAP.with(|t| t.get()) && MODE.with(|m| m.borrow().as_str() == "keep") {
+            panic!("trap requested by the context");
+        }
         if MODE.with(|m| m.borrow().as_str() == "wait-for-cancel") {
             while !control::cancelled() {
                 std::hint::spin_loop();
@@ -93,24 +111,24 @@ impl Guest for Probe {
         })
     }
 
-    fn context_text(
-        _name: String,
-        _cx: Option<AssembleContext>,
-    ) -> Result<TextAnswer, PluginError> {
+    fn context_text(_name: String, cx: Option<AssembleContext>) -> Result<TextAnswer, PluginError> {
+        saw(&cx);
         Ok(match next("c") {
             Some(n) => TextAnswer::Text(format!("context value {n}")),
             None => TextAnswer::Unchanged,
         })
     }
 
-    fn variable(_name: String, _cx: Option<AssembleContext>) -> Result<ValueAnswer, PluginError> {
+    fn variable(_name: String, cx: Option<AssembleContext>) -> Result<ValueAnswer, PluginError> {
+        saw(&cx);
         Ok(match next("v") {
             Some(n) => ValueAnswer::Value(Some(format!("variable value {n}"))),
             None => ValueAnswer::Unchanged,
         })
     }
 
-    fn tools(_key: String, _cx: Option<AssembleContext>) -> Result<ToolsAnswer, PluginError> {
+    fn tools(_key: String, cx: Option<AssembleContext>) -> Result<ToolsAnswer, PluginError> {
+        saw(&cx);
         Ok(match next("t") {
             Some(n) => ToolsAnswer::Tools(ToolSet {
                 schemas: vec![ToolSchema {

@@ -5,7 +5,9 @@ mod spec;
 
 use std::collections::BTreeMap;
 
-use prompt_plugin::{declare, log, AssembleContext, Assembly, Error, Plugin, ToolSet};
+use prompt_plugin::{
+    declare, log, AssembleContext, Assembly, Entry, Error, Plugin, ToolSet, Version,
+};
 use serde_json::{json, Value};
 
 use spec::{Source, Spec, Step, Texts, ToolsSpec, VariableValue};
@@ -22,11 +24,34 @@ enum Dynamic {
 struct Counted {
     dynamic: Dynamic,
     calls: u64,
+    /// Whether the value changes on every call (`${call}`, or a failure): decided once here,
+    /// not by searching the template on every call.
+    per_call: bool,
 }
 
 impl From<Dynamic> for Counted {
     fn from(dynamic: Dynamic) -> Self {
-        Counted { dynamic, calls: 0 }
+        let per_call = match &dynamic {
+            Dynamic::Text(t) | Dynamic::Value(Some(t)) => t.contains("${call}"),
+            Dynamic::Value(None) => false,
+            Dynamic::Fail(_) => true,
+        };
+        Counted {
+            dynamic,
+            calls: 0,
+            per_call,
+        }
+    }
+}
+
+impl Counted {
+    /// The version of this entry's value under `keep_until_context_changes` (contract
+    /// 0.2.0): a template without `${call}` expands to the same text until the context
+    /// changes, so the host may keep it until then. `${call}` changes on every call and a
+    /// failure is no value. Without the option the SDK's default applies: the value is
+    /// computed on every call and answered "unchanged" when it equals the previous one.
+    fn version(&self, keep: bool) -> Option<Version> {
+        (keep && !self.per_call).then_some(Version::Context)
     }
 }
 
@@ -37,6 +62,8 @@ struct Declare {
     variables: BTreeMap<String, Counted>,
     tools: BTreeMap<String, ToolSet>,
     listener: Option<spec::ListenerSpec>,
+    /// `keep_until_context_changes` in the config.
+    keep_until_context_changes: bool,
 }
 
 fn dynamic(source: Source) -> (Option<String>, Option<Dynamic>) {
@@ -55,6 +82,7 @@ impl Plugin for Declare {
             variables,
             tools,
             suppress_runtime_context,
+            keep_until_context_changes,
             listener,
         } = spec::parse(&config)?;
         let mut state = Declare {
@@ -63,6 +91,7 @@ impl Plugin for Declare {
             variables: BTreeMap::new(),
             tools: BTreeMap::new(),
             listener: None,
+            keep_until_context_changes,
         };
         for s in sections {
             let (fixed, dynamic) = dynamic(s.text);
@@ -159,6 +188,17 @@ impl Plugin for Declare {
             _ => Err(Error::invalid_input(format!(
                 "no dynamic variable \"{name}\""
             ))),
+        }
+    }
+
+    fn version(&mut self, entry: Entry<'_>, _cx: &AssembleContext) -> Option<Version> {
+        let keep = self.keep_until_context_changes;
+        match entry {
+            Entry::Section(name) => self.sections.get(name)?.version(keep),
+            Entry::Context(name) => self.contexts.get(name)?.version(keep),
+            Entry::Variable(name) => self.variables.get(name)?.version(keep),
+            // A tool set comes from the config and never changes.
+            Entry::Tools(key) => (keep && self.tools.contains_key(key)).then_some(Version::Context),
         }
     }
 

@@ -93,6 +93,9 @@ pub struct Spec {
     pub variables: Vec<VariableSpec>,
     pub tools: Vec<ToolsSpec>,
     pub suppress_runtime_context: bool,
+    /// Dynamic values without `${call}` are versioned by the context and kept by the host
+    /// until it changes (contract 0.2.0), instead of answered "unchanged" on every call.
+    pub keep_until_context_changes: bool,
     pub listener: Option<ListenerSpec>,
 }
 
@@ -432,6 +435,7 @@ pub fn parse(config: &Value) -> Result<Spec, Error> {
             "variables",
             "tools",
             "suppress_runtime_context",
+            "keep_until_context_changes",
             "listener",
         ],
     )?;
@@ -450,6 +454,7 @@ pub fn parse(config: &Value) -> Result<Spec, Error> {
             .map(|(i, v)| tools(v, &format!("tools[{i}]"), i))
             .collect::<Result<_, _>>()?,
         suppress_runtime_context: flag(map, "suppress_runtime_context", "config")?,
+        keep_until_context_changes: flag(map, "keep_until_context_changes", "config")?,
         listener: map.get("listener").map(listener).transpose()?,
     })
 }

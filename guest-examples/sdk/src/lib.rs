@@ -35,9 +35,11 @@ mod error;
 pub mod log;
 mod plugin;
 mod types;
+mod versions;
 
 pub use plugin::{InstructionProvider, Plugin};
 pub use types::tool;
+pub use versions::{Entry, Version};
 
 pub use bindings::api::assembly::Assembly;
 pub use bindings::api::instructions::{McpServer, McpTool};

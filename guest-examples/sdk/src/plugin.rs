@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::marker::PhantomData;
 
 use crate::bindings::api::{contributor, instructions};
-use crate::{AssembleContext, Assembly, Error, McpServer, ToolSet};
+use crate::{AssembleContext, Assembly, Entry, Error, McpServer, ToolSet, Version};
 
 /// A prompt contributor. Implement `init` and whichever callbacks match what `init` declared
 /// as dynamic; the defaults refuse with `invalid-input`, because the host only calls a
@@ -41,6 +41,19 @@ pub trait Plugin: Sized + 'static {
     fn tools(&mut self, key: &str, context: &AssembleContext) -> Result<ToolSet, Error> {
         let _ = context;
         Err(Error::not_dynamic("tool provider", key))
+    }
+
+    /// The version of dynamic `entry`'s value (contract 0.2.0). While it equals the version
+    /// of the previous answer for `entry`, the SDK answers "unchanged" without calling the
+    /// entry's method: nothing is computed, compared or copied. [`Version::Context`] says the
+    /// value changes only with the context, and the host then stops calling at all until the
+    /// context changes; [`Version::Number`] is a number the plugin changes whenever the value
+    /// may change. `None` (the default): the entry's method runs on every call and its result
+    /// is compared with the previous answer; an equal one is still sent as "unchanged".
+    /// Contract 0.1.0 (feature `wit-0-1`) never calls it.
+    fn version(&mut self, entry: Entry<'_>, context: &AssembleContext) -> Option<Version> {
+        let _ = (entry, context);
+        None
     }
 
     /// Handle one assembly as listener `key`. Call `assembly.next()` to run the inner
@@ -88,6 +101,7 @@ fn with_context<R>(
         };
         if let Some(context) = sent {
             *kept = Some(context);
+            crate::versions::new_context();
         }
         match kept.as_ref() {
             Some(context) => f(context),
@@ -131,18 +145,21 @@ fn init_state<T: Plugin>(config: &str) -> Result<(), Error> {
     })
 }
 
+#[cfg(feature = "wit-0-1")]
 fn section<T: Plugin>(name: &str, context: Option<AssembleContext>) -> Result<String, Error> {
     with_context(context, |cx| {
         with_state(|p: &mut T| p.section_text(name, cx))
     })
 }
 
+#[cfg(feature = "wit-0-1")]
 fn context_text<T: Plugin>(name: &str, context: Option<AssembleContext>) -> Result<String, Error> {
     with_context(context, |cx| {
         with_state(|p: &mut T| p.context_text(name, cx))
     })
 }
 
+#[cfg(feature = "wit-0-1")]
 fn variable<T: Plugin>(
     name: &str,
     context: Option<AssembleContext>,
@@ -150,6 +167,7 @@ fn variable<T: Plugin>(
     with_context(context, |cx| with_state(|p: &mut T| p.variable(name, cx)))
 }
 
+#[cfg(feature = "wit-0-1")]
 fn tools<T: Plugin>(key: &str, context: Option<AssembleContext>) -> Result<ToolSet, Error> {
     with_context(context, |cx| with_state(|p: &mut T| p.tools(key, cx)))
 }
@@ -195,61 +213,98 @@ impl<T: Plugin> contributor::Guest for Export<T> {
     }
 }
 
-/// Contract 0.2.0: every answer is compared with this instance's previous answer for the
-/// same entry, and an equal one is sent as "unchanged" (nothing is copied to the host).
+/// Contract 0.2.0: an answer is "unchanged" when the plugin's [`Plugin::version`] of the
+/// entry matches the previous answer's, or else when the computed value equals it; only a new
+/// value is copied to the host.
 #[cfg(not(feature = "wit-0-1"))]
-impl<T: Plugin> contributor::Guest for Export<T> {
-    fn init(config: String) -> Result<(), Error> {
-        crate::answers::forget();
-        init_state::<T>(&config)
+mod v0_2 {
+    use super::*;
+    use crate::answers::{self, Same, Slot};
+    use contributor::{TextAnswer, ToolsAnswer, ValueAnswer};
+
+    /// Ask the plugin for `entry`'s version, then answer through `slot`.
+    fn answer<T: Plugin, V: Same + Clone>(
+        slot: Slot<V>,
+        entry: Entry<'_>,
+        context: Option<AssembleContext>,
+        compute: impl FnOnce(&mut T, &AssembleContext) -> Result<V, Error>,
+    ) -> Result<Option<V>, Error> {
+        with_context(context, |cx| {
+            let version = with_state(|p: &mut T| Ok(p.version(entry, cx)))?;
+            let number = version.map(|v| match v {
+                Version::Context => crate::versions::context_version(),
+                Version::Number(n) => n,
+            });
+            let answer = answers::answer(slot, entry.name(), number, || {
+                with_state(|p: &mut T| compute(p, cx))
+            })?;
+            if version == Some(Version::Context) {
+                crate::bindings::api::control::keep_until_context_changes();
+            }
+            Ok(answer)
+        })
     }
 
-    fn section_text(
-        name: String,
-        context: Option<AssembleContext>,
-    ) -> Result<contributor::TextAnswer, Error> {
-        let text = section::<T>(&name, context)?;
-        Ok(crate::answers::text(
-            crate::answers::Entry::Section,
-            name,
-            text,
-        ))
+    fn text(answer: Option<String>) -> TextAnswer {
+        answer.map_or(TextAnswer::Unchanged, TextAnswer::Text)
     }
 
-    fn context_text(
-        name: String,
-        context: Option<AssembleContext>,
-    ) -> Result<contributor::TextAnswer, Error> {
-        let text = context_text::<T>(&name, context)?;
-        Ok(crate::answers::text(
-            crate::answers::Entry::Context,
-            name,
-            text,
-        ))
-    }
+    impl<T: Plugin> contributor::Guest for Export<T> {
+        fn init(config: String) -> Result<(), Error> {
+            answers::forget();
+            init_state::<T>(&config)
+        }
 
-    fn variable(
-        name: String,
-        context: Option<AssembleContext>,
-    ) -> Result<contributor::ValueAnswer, Error> {
-        let value = variable::<T>(&name, context)?;
-        Ok(crate::answers::value(name, value))
-    }
+        fn section_text(
+            name: String,
+            context: Option<AssembleContext>,
+        ) -> Result<TextAnswer, Error> {
+            answer::<T, _>(
+                answers::SECTIONS,
+                Entry::Section(&name),
+                context,
+                |p, cx| p.section_text(&name, cx),
+            )
+            .map(text)
+        }
 
-    fn tools(
-        key: String,
-        context: Option<AssembleContext>,
-    ) -> Result<contributor::ToolsAnswer, Error> {
-        let set = tools::<T>(&key, context)?;
-        Ok(crate::answers::tools(key, set))
-    }
+        fn context_text(
+            name: String,
+            context: Option<AssembleContext>,
+        ) -> Result<TextAnswer, Error> {
+            answer::<T, _>(
+                answers::CONTEXTS,
+                Entry::Context(&name),
+                context,
+                |p, cx| p.context_text(&name, cx),
+            )
+            .map(text)
+        }
 
-    fn on_assemble(
-        key: String,
-        assembly: &Assembly,
-        context: Option<AssembleContext>,
-    ) -> Result<(), Error> {
-        on_assemble::<T>(&key, assembly, context)
+        fn variable(name: String, context: Option<AssembleContext>) -> Result<ValueAnswer, Error> {
+            answer::<T, _>(
+                answers::VARIABLES,
+                Entry::Variable(&name),
+                context,
+                |p, cx| p.variable(&name, cx),
+            )
+            .map(|a| a.map_or(ValueAnswer::Unchanged, ValueAnswer::Value))
+        }
+
+        fn tools(key: String, context: Option<AssembleContext>) -> Result<ToolsAnswer, Error> {
+            answer::<T, _>(answers::TOOLS, Entry::Tools(&key), context, |p, cx| {
+                p.tools(&key, cx)
+            })
+            .map(|a| a.map_or(ToolsAnswer::Unchanged, ToolsAnswer::Tools))
+        }
+
+        fn on_assemble(
+            key: String,
+            assembly: &Assembly,
+            context: Option<AssembleContext>,
+        ) -> Result<(), Error> {
+            on_assemble::<T>(&key, assembly, context)
+        }
     }
 }
 

@@ -134,6 +134,12 @@ impl Instance {
         self.bindings.version() >= super::runtime::WitVersion::V0_2_0
     }
 
+    /// Whether the call that just ran asked the host to keep its answer until the context
+    /// changes (`control.keep-until-context-changes`, contract 0.2.0).
+    pub(crate) fn keeps_answer(&self) -> bool {
+        self.store.data().keep_answer
+    }
+
     /// The `option<assemble-context>` argument of the next call: `none` when `ctx` is the
     /// context this instance was sent last (the guest keeps it, see `contributor.wit`), else
     /// the context, now remembered. Only an `err` result leaves an instance in use after a
@@ -168,6 +174,7 @@ impl Instance {
             state.cancelled = false;
             state.cancel_seen = None;
             state.call_bytes = 0;
+            state.keep_answer = false;
             state.over_budget = None;
             state.limiter.hit = None;
         }

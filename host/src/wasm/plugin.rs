@@ -9,7 +9,7 @@
 //! is reloaded. Under `on_error = "skip"`, repeated failures quarantine it instead.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use super::bindings::instruction_provider::exports::prompt_host::plugin::instructions::McpServer;
@@ -47,6 +47,9 @@ pub(crate) struct PluginCell {
     /// skips the lock (every successful call reports one).
     ever_failed: AtomicBool,
     quarantined: AtomicBool,
+    /// The id of the live instance (0: none, after a failure dropped it). A kept answer
+    /// (`control.keep-until-context-changes`) is reused only while its instance is live.
+    live: AtomicU64,
 }
 
 impl PluginCell {
@@ -71,6 +74,7 @@ impl PluginCell {
             failures: Mutex::new(HashMap::new()),
             ever_failed: AtomicBool::new(false),
             quarantined: AtomicBool::new(false),
+            live: AtomicU64::new(0),
         })
     }
 
@@ -117,7 +121,10 @@ impl PluginCell {
         let instance = match &mut slot.instance {
             Some(instance) => instance,
             empty => match self.shadow_instance() {
-                Ok(instance) => empty.insert(instance),
+                Ok(instance) => {
+                    self.live.store(instance.id, Ordering::Release);
+                    empty.insert(instance)
+                }
                 Err(fail) => {
                     let reason =
                         format!("re-instantiation after a failure failed: {}", fail.message);
@@ -144,10 +151,16 @@ impl PluginCell {
                 if fail.poisons() {
                     // Never enter a trapped instance again.
                     slot.instance = None;
+                    self.live.store(0, Ordering::Release);
                 }
                 Err(fail.provider_error(&self.ident, export))
             }
         }
+    }
+
+    /// The id of the live instance, 0 when there is none.
+    pub(crate) fn live_instance(&self) -> u64 {
+        self.live.load(Ordering::Acquire)
     }
 
     /// A fresh instance with `init` re-run in shadow mode.
@@ -437,6 +450,7 @@ impl LoadedPlugin {
             }
             _ => Vec::new(),
         };
+        cell.live.store(instance.id, Ordering::Release);
         slot.instance = Some(instance);
         drop(slot);
         log::info!(

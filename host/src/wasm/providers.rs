@@ -58,6 +58,9 @@ impl TextProvider for WasmText {
     fn text(&self, ctx: &AssembleContext) -> Result<String, ProviderError> {
         let timeout = self.cell.limits.call_timeout();
         self.cell.guarded(&self.entry, || {
+            if let Some(text) = self.last.kept(self.cell.live_instance(), ctx) {
+                return Ok(text);
+            }
             self.cell.with_instance(self.kind.export(), |inst| {
                 let wctx = inst.context_arg(ctx);
                 let answer = inst.call(
@@ -68,7 +71,9 @@ impl TextProvider for WasmText {
                     },
                     |a| a.bytes(String::len),
                 )?;
-                self.last.resolve(inst.id, answer, inst.answers_unchanged())
+                let keep = inst.keeps_answer().then_some(ctx);
+                self.last
+                    .resolve(inst.id, answer, inst.answers_unchanged(), keep)
             })
         })
     }
@@ -99,6 +104,9 @@ impl VariableProvider for WasmVariable {
     fn value(&self, ctx: &AssembleContext) -> Result<Option<String>, ProviderError> {
         let timeout = self.cell.limits.call_timeout();
         self.cell.guarded(&self.entry, || {
+            if let Some(value) = self.last.kept(self.cell.live_instance(), ctx) {
+                return Ok(value);
+            }
             self.cell.with_instance("variable", |inst| {
                 let wctx = inst.context_arg(ctx);
                 let answer = inst.call(
@@ -106,7 +114,9 @@ impl VariableProvider for WasmVariable {
                     |b, s| b.variable(s, &self.name, wctx.as_ref()),
                     |a| a.bytes(|v| v.as_ref().map_or(0, String::len)),
                 )?;
-                self.last.resolve(inst.id, answer, inst.answers_unchanged())
+                let keep = inst.keeps_answer().then_some(ctx);
+                self.last
+                    .resolve(inst.id, answer, inst.answers_unchanged(), keep)
             })
         })
     }
@@ -140,15 +150,24 @@ impl ToolProvider for WasmTools {
     fn tools(&self, ctx: &AssembleContext) -> Result<ToolSet, ProviderError> {
         let timeout = self.cell.limits.call_timeout();
         self.cell.guarded(&self.entry, || {
-            let (instance, answer, remember) = self.cell.with_instance("tools", |inst| {
+            if let Some(set) = self.last.kept(self.cell.live_instance(), ctx) {
+                return Ok(set);
+            }
+            let (instance, answer, remember, keep) = self.cell.with_instance("tools", |inst| {
                 let wctx = inst.context_arg(ctx);
                 let answer = inst.call(
                     timeout,
                     |b, s| b.tools(s, &self.key, wctx.as_ref()),
                     |a| a.bytes(convert::tool_set_bytes),
                 )?;
-                Ok((inst.id, answer, inst.answers_unchanged()))
+                Ok((
+                    inst.id,
+                    answer,
+                    inst.answers_unchanged(),
+                    inst.keeps_answer(),
+                ))
             })?;
+            let keep = keep.then_some(ctx);
             let fail = |message: String| {
                 super::instance::CallFailure {
                     kind: crate::prompt::ProviderErrorKind::InvalidInput,
@@ -160,7 +179,7 @@ impl ToolProvider for WasmTools {
                 Answer::Unchanged => {
                     return self
                         .last
-                        .resolve(instance, Answer::Unchanged, remember)
+                        .resolve(instance, Answer::Unchanged, remember, keep)
                         .map_err(|f| f.provider_error(&self.cell.ident, "tools"))
                 }
                 Answer::Value(set) => set,
@@ -172,7 +191,7 @@ impl ToolProvider for WasmTools {
             }
             .map_err(fail)?;
             if remember {
-                self.last.remember(instance, converted.clone());
+                self.last.remember(instance, converted.clone(), keep);
             }
             Ok(converted)
         })

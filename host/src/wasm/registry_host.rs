@@ -463,6 +463,9 @@ impl wit_log::Host for HostState {
                     true
                 } else {
                     out.dropped += message.len();
+                    // The next flush reports the drop.
+                    self.output_written
+                        .store(true, std::sync::atomic::Ordering::Release);
                     false
                 }
             }

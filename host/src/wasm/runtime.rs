@@ -394,6 +394,9 @@ impl WasmRuntime {
         cfg.wasm_component_model(true);
         cfg.epoch_interruption(true);
         cfg.consume_fuel(config.fuel);
+        if std::env::var_os("PROMPT_HOST_PERFMAP").is_some_and(|v| v == "1") {
+            cfg.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         if let Some(stack) = config.max_wasm_stack {
             cfg.max_wasm_stack(stack);
         }

@@ -2,6 +2,7 @@
 //! deadline bookkeeping, the registration window and the listener frame.
 
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
 use std::time::Instant;
@@ -56,9 +57,13 @@ impl OutputBuf {
     }
 }
 
-/// A WASI stdout/stderr that feeds an [`OutputBuf`].
+/// A WASI stdout/stderr that feeds an [`OutputBuf`] and raises the store's "output
+/// written" flag, so the flush after each call costs one atomic load when nothing was.
 #[derive(Clone)]
-pub(crate) struct Capture(pub(crate) Arc<Mutex<OutputBuf>>);
+pub(crate) struct Capture {
+    buf: Arc<Mutex<OutputBuf>>,
+    written: Arc<AtomicBool>,
+}
 
 impl IsTerminal for Capture {
     fn is_terminal(&self) -> bool {
@@ -78,9 +83,10 @@ impl tokio::io::AsyncWrite for Capture {
         _cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        if let Ok(mut out) = self.0.lock() {
+        if let Ok(mut out) = self.buf.lock() {
             out.accept(buf);
         }
+        self.written.store(true, Ordering::Release);
         Poll::Ready(Ok(buf.len()))
     }
 
@@ -142,6 +148,11 @@ pub struct HostState {
     pub(crate) stdout: Arc<Mutex<OutputBuf>>,
     /// stderr output.
     pub(crate) stderr: Arc<Mutex<OutputBuf>>,
+    /// The running call asked the host to keep its answer until the context changes
+    /// (contract 0.2.0, `control.keep-until-context-changes`); reset at every call.
+    pub(crate) keep_answer: bool,
+    /// Raised when stdout/stderr got bytes or log output was dropped since the last flush.
+    pub(crate) output_written: Arc<AtomicBool>,
     /// The WASI monotonic clock of this store (shared with the capped sleep).
     pub(crate) clock: super::clock::StoreClock,
     /// Where plugin output also goes.
@@ -166,14 +177,21 @@ impl HostState {
             cap: limits.max_log_bytes,
             ..OutputBuf::default()
         }));
+        let output_written = Arc::new(AtomicBool::new(false));
         // Empty WASI: no preopens, env, args; stdin closed (the builder's default); no
         // sockets of any kind and no name lookup. Clocks and random stay (std needs them).
         let clock = super::clock::StoreClock::new();
         let mut builder = WasiCtxBuilder::new();
         builder
             .monotonic_clock(clock.clone())
-            .stdout(Capture(stdout.clone()))
-            .stderr(Capture(stderr.clone()))
+            .stdout(Capture {
+                buf: stdout.clone(),
+                written: output_written.clone(),
+            })
+            .stderr(Capture {
+                buf: stderr.clone(),
+                written: output_written.clone(),
+            })
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false)
@@ -205,6 +223,8 @@ impl HostState {
             frame: None,
             stdout,
             stderr,
+            output_written,
+            keep_answer: false,
             sink,
             cell,
         })
@@ -246,6 +266,9 @@ impl HostState {
 
     /// Write buffered stdout/stderr into the host log, one line per output line.
     pub(crate) fn flush_output(&mut self) {
+        if !self.output_written.swap(false, Ordering::AcqRel) {
+            return;
+        }
         for (name, buf) in [("stdout", &self.stdout), ("stderr", &self.stderr)] {
             let Ok(mut out) = buf.lock() else { continue };
             if out.dropped > out.reported_dropped {

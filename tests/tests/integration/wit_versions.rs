@@ -17,7 +17,7 @@ fn host(cache: &Path) -> Host {
         ..PromptConfig::default()
     };
     let host = Host::new(prompt, RuntimeConfig::with_cache_dir(cache)).unwrap();
-    for scope in ["v1", "v2"] {
+    for scope in ["v1", "v2", "v3"] {
         host.bind_scope(scope, None).unwrap();
     }
     host
@@ -51,6 +51,11 @@ async fn a_plugin_and_its_0_2_0_rebuild_render_the_same() {
     let host = host(dir.path());
     load(&host, "declare", "v1", env!("GUEST_DECLARE"), steady());
     load(&host, "declare", "v2", env!("GUEST_DECLARE_V2"), steady());
+    // The 0.2.0 build asking the host to keep its answers until the context changes
+    // (`Version::Context` in the SDK): the host stops calling, the output stays the same.
+    let mut kept = steady();
+    kept["keep_until_context_changes"] = json!(true);
+    load(&host, "declare", "v3", env!("GUEST_DECLARE_V2"), kept);
     // Also other examples, each in both builds, in one deployment.
     load(
         &host,
@@ -72,9 +77,30 @@ async fn a_plugin_and_its_0_2_0_rebuild_render_the_same() {
         let facts = || Facts::new().with("model", model).with("cwd", "/work");
         let one = host.render(Some("v1"), facts()).await.unwrap();
         let two = host.render(Some("v2"), facts()).await.unwrap();
+        let three = host.render(Some("v3"), facts()).await.unwrap();
         assert_eq!(one.prompt.replace("v1", "v2"), two.prompt, "model {model}");
         assert_eq!(one.context, two.context);
         assert_eq!(one.assembly.tools, two.assembly.tools);
+        // Only `declare` is in v3: its section, variable, context and tool, as in v1.
+        assert!(three.prompt.contains(&format!("section on {model} in v3")));
+        assert!(three.prompt.contains(&format!("v=value on {model}")));
+        let context = |r: &prompt_host::Rendered| {
+            r.assembly
+                .contexts
+                .iter()
+                .find(|c| c.name == "c")
+                .map(|c| c.text.clone())
+        };
+        assert_eq!(context(&three), context(&one), "kept, model {model}");
+        assert_eq!(
+            three.assembly.tools,
+            one.assembly
+                .tools
+                .iter()
+                .filter(|t| t.name == "t")
+                .cloned()
+                .collect::<Vec<_>>()
+        );
         assert!(two.prompt.contains(&format!("section on {model} in v2")));
         assert!(two.prompt.contains(&format!("v=value on {model}")));
     }
@@ -209,4 +235,103 @@ async fn a_0_2_0_plugin_sees_the_cancellation() {
             .any(|l| l.plugin == "waiter" && l.message == "saw the cancellation"),
         "{lines:?}"
     );
+}
+
+/// A host whose plugin log lines are collected, with scope `v2` and its child `v2:child`.
+fn logging_host(cache: &Path) -> (Host, std::sync::Arc<std::sync::Mutex<Vec<PluginLog>>>) {
+    let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::<PluginLog>::new()));
+    let sink = lines.clone();
+    let runtime = RuntimeConfig {
+        log_sink: Some(std::sync::Arc::new(move |l: &PluginLog| {
+            sink.lock().unwrap().push(l.clone())
+        })),
+        ..RuntimeConfig::with_cache_dir(cache)
+    };
+    let host = Host::new(PromptConfig::default(), runtime).unwrap();
+    host.bind_scope("v2", None).unwrap();
+    host.bind_scope("v2:child", Some("v2")).unwrap();
+    (host, lines)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_answer_is_reused_without_a_call_until_the_context_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (host, lines) = logging_host(dir.path());
+    load(
+        &host,
+        "probe",
+        "v2",
+        env!("GUEST_ANSWERS_PROBE"),
+        json!("keep"),
+    );
+    // The calls the probe logged so far (`call <entry> <n>`).
+    let calls = || {
+        lines
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.plugin == "probe" && l.message.starts_with("call "))
+            .map(|l| l.message.clone())
+            .collect::<Vec<_>>()
+    };
+    let all = |n: u32| {
+        ["s", "c", "v", "t"]
+            .iter()
+            .map(|e| format!("call {e} {n}"))
+            .collect::<Vec<_>>()
+    };
+    let check = |rendered: &prompt_host::Rendered, n: u32, label: &str| {
+        let a = &rendered.assembly;
+        assert_eq!(
+            a.sections.iter().find(|s| s.name == "s").unwrap().text,
+            format!("section value {n}"),
+            "{label}"
+        );
+        assert_eq!(
+            a.contexts.iter().find(|c| c.name == "c").unwrap().text,
+            format!("context value {n}"),
+            "{label}"
+        );
+        assert_eq!(
+            a.variable("v"),
+            Some(Some(format!("variable value {n}").as_str())),
+            "{label}"
+        );
+        assert_eq!(a.tools[0].name, format!("tool_{n}"), "{label}");
+    };
+    let m = |model: &str| Facts::new().with("model", model);
+
+    // Three assemblies with one context: one call per entry, then none.
+    for i in 0..3 {
+        let r = host.render(Some("v2"), m("m1")).await.unwrap();
+        check(&r, 1, &format!("m1, assembly {}", i + 1));
+    }
+    let mut expected = all(1);
+    assert_eq!(calls().len(), 4, "{:?}", calls());
+    // Other facts: called again, the new values are picked up, then kept.
+    for _ in 0..2 {
+        let r = host.render(Some("v2"), m("m2")).await.unwrap();
+        check(&r, 2, "m2");
+    }
+    expected.extend(all(2));
+    // Another scope chain is another context too.
+    let r = host.render(Some("v2:child"), m("m2")).await.unwrap();
+    check(&r, 3, "child scope");
+    expected.extend(all(3));
+    let mut sorted = calls();
+    sorted.sort();
+    expected.sort();
+    assert_eq!(sorted, expected);
+
+    // A trap replaces the instance: its kept answers are not reused, the new instance is
+    // called (and counts from 1 again).
+    let error = host
+        .render(Some("v2"), m("m2").with("trap", "now"))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("trap"), "{error}");
+    let before = calls().len();
+    let r = host.render(Some("v2:child"), m("m2")).await.unwrap();
+    check(&r, 1, "after the trap");
+    assert_eq!(calls().len(), before + 4, "{:?}", calls());
 }

@@ -169,4 +169,10 @@ impl control::Host for HostState {
     fn cancelled(&mut self) -> wasmtime::Result<bool> {
         Ok(self.signal.as_ref().is_some_and(|s| s.is_cancelled()))
     }
+
+    fn keep_until_context_changes(&mut self) -> wasmtime::Result<()> {
+        // Read by the dynamic-entry providers after the call; other calls ignore it.
+        self.keep_answer = true;
+        Ok(())
+    }
 }
