@@ -38,8 +38,17 @@ def validator_for(pointer: str) -> Draft202012Validator:
     return Draft202012Validator({"$ref": f"{SCHEMA_ID}#{pointer}"}, registry=_REGISTRY)
 
 
-RESULT_VALIDATORS = {m: validator_for(f"/$defs/results/properties/{m}") for m in SCHEMA["$defs"]["results"]["properties"]}
-PARAMS_VALIDATORS = {m: validator_for(f"/$defs/params/properties/{m}") for m in SCHEMA["$defs"]["params"]["properties"]}
+def _escape(token: str) -> str:
+    """A JSON Pointer reference token (RFC 6901): ``$/cancelRequest`` -> ``$~1cancelRequest``."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+RESULT_VALIDATORS = {
+    m: validator_for(f"/$defs/results/properties/{_escape(m)}") for m in SCHEMA["$defs"]["results"]["properties"]
+}
+PARAMS_VALIDATORS = {
+    m: validator_for(f"/$defs/params/properties/{_escape(m)}") for m in SCHEMA["$defs"]["params"]["properties"]
+}
 
 
 def binary_path() -> Path:
