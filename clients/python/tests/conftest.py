@@ -248,3 +248,13 @@ def wasm(guests: Path) -> Callable[[str], str]:
         return str(p)
 
     return path
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    timings = getattr(config, "_prompt_host_cancel_timings", None)
+    if not timings:
+        return
+    terminalreporter.section("cancellation: from the cancel to the error")
+    for label, elapsed, other in timings:
+        extra = f"; a request on another scope meanwhile: {other * 1000:.1f} ms" if other is not None else ""
+        terminalreporter.write_line(f"{label}: {elapsed * 1000:.1f} ms{extra}")
