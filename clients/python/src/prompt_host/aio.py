@@ -194,6 +194,11 @@ class AsyncPromptHost:
             try:
                 await self._proc.stdin.drain()
             except (BrokenPipeError, ConnectionResetError):
+                # Let the reader see the end and record the exit status first.
+                try:
+                    await asyncio.wait_for(asyncio.shield(self._reader_task), 5)
+                except Exception:
+                    pass
                 raise self._exit_error(None) from None
 
     async def send_raw(self, data: bytes) -> None:

@@ -252,6 +252,7 @@ class PromptHost:
                 stdin.write(data)
                 stdin.flush()
             except (BrokenPipeError, OSError, ValueError):
+                self._await_exit()
                 raise self._exit_error(message.get("method")) from None
 
     def send_raw(self, data: bytes) -> None:
@@ -267,7 +268,17 @@ class PromptHost:
                 stdin.write(data)
                 stdin.flush()
             except (BrokenPipeError, OSError, ValueError):
+                self._await_exit()
                 raise self._exit_error(None) from None
+
+    def _await_exit(self, timeout: float = 5.0) -> None:
+        """After a failed write: let the reader see the end and record the exit status."""
+        try:
+            self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return
+        if threading.current_thread() is not self._reader:
+            self._reader.join(timeout)
 
     def _exit_error(self, method: Optional[str]) -> ServerExited:
         if self._exited is not None:
