@@ -72,6 +72,28 @@ def test_request_too_large(open_host, wire: Wire) -> None:
     assert host.scopes() == []
 
 
+def test_request_too_large_refused_before_sending(open_host, wire: Wire, open_async_host) -> None:
+    """The server answers an oversized line with id null, so the clients refuse such a
+    request themselves (the same error data) instead of waiting for an answer forever."""
+    host = open_host(max_request_bytes=4096)
+    e = raised(host.render, facts={"x": "a" * 5000})
+    assert (e.code, e.kind, e.limit, e.method) == (INVALID_REQUEST, "request-too-large", 4096, "render")
+    assert e.bytes is not None and e.bytes > 5000
+    assert not any(m.get("method") == "render" for m in wire.sent)
+    assert host.scopes() == []
+
+    async def main() -> None:
+        async with open_async_host(max_request_bytes=4096) as ahost:
+            with pytest.raises(PromptHostError) as ae:
+                await ahost.render(facts={"x": "a" * 5000})
+            assert ae.value.kind == "request-too-large"
+            assert await ahost.scopes() == []
+
+    import asyncio
+
+    asyncio.run(main())
+
+
 def test_method_not_found(host: PromptHost) -> None:
     e = raised(host.call, "no_such_method", {})
     assert e.code == METHOD_NOT_FOUND and e.kind == "method-not-found"

@@ -10,7 +10,7 @@ import { EventEmitter } from "node:events";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
 
-import { PromptHostError, ServerExited, type RpcErrorObject } from "./errors.js";
+import { INVALID_REQUEST, PromptHostError, ServerExited, type RpcErrorObject } from "./errors.js";
 import type {
   AppendAssistantParams,
   AppendToolResultParams,
@@ -97,12 +97,17 @@ function defined<T extends object>(params: T): T {
 
 const END = Symbol("end");
 
+/** The server's default `--max-request-bytes`. */
+export const DEFAULT_MAX_REQUEST_BYTES = 16 << 20;
+
 /**
  * A running `prompt-host serve`. Events: `notification` (a `Notification`), `stderr` (a line
  * the server wrote to stderr), `exit` (`ServerExited`).
  */
 export class PromptHost extends EventEmitter {
   readonly process: ChildProcessWithoutNullStreams;
+  /** Requests longer than this are refused before sending (the server's limit). */
+  readonly maxRequestBytes: number;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly trace: Trace | undefined;
@@ -115,6 +120,7 @@ export class PromptHost extends EventEmitter {
   constructor(options: PromptHostOptions = {}) {
     super();
     this.trace = options.trace;
+    this.maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
     const args = ["serve"];
     if (options.config !== undefined) args.push("--config", options.config);
     if (options.maxRequestBytes !== undefined) args.push("--max-request-bytes", String(options.maxRequestBytes));
@@ -190,9 +196,20 @@ export class PromptHost extends EventEmitter {
   // -- the wire -------------------------------------------------------------------------------
 
   private write(message: Record<string, unknown>): void {
+    const line = JSON.stringify(message);
+    const bytes = Buffer.byteLength(line, "utf8");
+    if (bytes > this.maxRequestBytes) {
+      // The server would answer with id null, so the request could not be told apart.
+      throw new PromptHostError(
+        INVALID_REQUEST,
+        `invalid request: the request line has ${bytes} bytes, more than the limit of ${this.maxRequestBytes} (serve --max-request-bytes); not sent`,
+        { kind: "request-too-large", bytes, limit: this.maxRequestBytes },
+        typeof message.method === "string" ? message.method : undefined,
+      );
+    }
     this.trace?.("send", message);
     if (this.exited) throw this.exited;
-    this.process.stdin.write(JSON.stringify(message) + "\n");
+    this.process.stdin.write(line + "\n");
   }
 
   /** Write a line as it is (for protocol tests); its answer reaches only `trace`. */

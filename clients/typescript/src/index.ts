@@ -4,7 +4,7 @@
  * repository's PROTOCOL.md.
  */
 
-export { PromptHost, findBinary } from "./client.js";
+export { DEFAULT_MAX_REQUEST_BYTES, PromptHost, findBinary } from "./client.js";
 export type { CallOptions, PromptHostOptions, Trace } from "./client.js";
 export {
   CANCELLED,

@@ -59,6 +59,18 @@ test("request-too-large", () =>
     { host: { maxRequestBytes: 4096 } },
   ));
 
+test("request-too-large: refused by the client before sending (the server would answer id null)", () =>
+  withHost(
+    async (host, { wire }) => {
+      const e = await rejection(host.render({ facts: { x: "a".repeat(5000) } }));
+      assert.deepEqual(fields(e, "code", "kind", "limit", "method"), [INVALID_REQUEST, "request-too-large", 4096, "render"]);
+      assert.ok(e.bytes > 5000);
+      assert.ok(!wire.sent.some((m) => m.method === "render"));
+      assert.deepEqual(await host.scopes(), []);
+    },
+    { host: { maxRequestBytes: 4096 } },
+  ));
+
 test("method-not-found", () =>
   withHost(async (host) => {
     const e = await rejection(host.call("no_such_method", {}));

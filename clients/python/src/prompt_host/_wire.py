@@ -49,9 +49,30 @@ def server_command(
     return cmd
 
 
+#: The server's default ``--max-request-bytes``.
+DEFAULT_MAX_REQUEST_BYTES = 16 << 20
+
+
 def encode(message: Mapping[str, Any]) -> bytes:
     """One JSON text, UTF-8, newline-terminated."""
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def too_large(line: bytes, limit: int, method: Optional[str]) -> Optional[Exception]:
+    """The error for a request line over the server's limit, which the server would answer
+    with id null (so that the request could not be told apart): refused before sending."""
+    from .errors import INVALID_REQUEST, PromptHostError
+
+    size = len(line) - 1
+    if size <= limit:
+        return None
+    return PromptHostError(
+        INVALID_REQUEST,
+        f"invalid request: the request line has {size} bytes, more than the limit of {limit} "
+        "(serve --max-request-bytes); not sent",
+        {"kind": "request-too-large", "bytes": size, "limit": limit},
+        method=method,
+    )
 
 
 def request_message(id: int, method: str, params: Optional[Mapping[str, Any]]) -> Dict[str, Any]:

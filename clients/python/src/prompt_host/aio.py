@@ -97,6 +97,7 @@ class AsyncPromptHost:
         cancel_wait: float = 30.0,
     ) -> None:
         self.cancel_wait = cancel_wait
+        self.max_request_bytes = max_request_bytes or _wire.DEFAULT_MAX_REQUEST_BYTES
         self._command = _wire.server_command(binary, config, max_request_bytes, args)
         self._env = dict(os.environ)
         if env:
@@ -182,11 +183,15 @@ class AsyncPromptHost:
         proc = self._proc
         if proc is None:
             raise RuntimeError("AsyncPromptHost not started: use `async with` or `await host.start()`")
+        data = _wire.encode(message)
+        refused = _wire.too_large(data, self.max_request_bytes, message.get("method"))
+        if refused is not None:
+            raise refused
         if self._trace is not None:
             self._trace("send", message)
         if self._exited is not None or proc.stdin is None or proc.stdin.is_closing():
             raise self._exit_error(message.get("method"))
-        proc.stdin.write(_wire.encode(message))
+        proc.stdin.write(data)
 
     async def _drain(self) -> None:
         assert self._proc is not None and self._proc.stdin is not None and self._drain_lock is not None

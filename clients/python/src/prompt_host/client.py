@@ -167,6 +167,7 @@ class PromptHost:
         cancel_wait: float = 30.0,
     ) -> None:
         self.cancel_wait = cancel_wait
+        self.max_request_bytes = max_request_bytes or _wire.DEFAULT_MAX_REQUEST_BYTES
         self._on_notification = on_notification
         self._on_stderr = on_stderr
         self._trace = trace
@@ -242,6 +243,9 @@ class PromptHost:
 
     def _write(self, message: Mapping[str, Any]) -> None:
         data = _wire.encode(message)
+        refused = _wire.too_large(data, self.max_request_bytes, message.get("method"))
+        if refused is not None:
+            raise refused
         with self._write_lock:
             if self._trace is not None:
                 self._trace("send", message)
@@ -372,10 +376,10 @@ class PromptHost:
             self._pending[id] = call
         try:
             self._write(_wire.request_message(id, method, params))
-        except ServerExited as e:
+        except BaseException:
             with self._lock:
                 self._pending.pop(id, None)
-            raise e
+            raise
         if cancel is not None:
             call._unregister = cancel._register(call.cancel)
             if call.done():
