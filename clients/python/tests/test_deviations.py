@@ -4,6 +4,8 @@ is marked ``xfail(strict=True)``: it fails today, and the suite reports an unexp
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from prompt_host import PromptHost, PromptHostError
@@ -91,8 +93,6 @@ def test_request_with_null_id(bin_path, server_env) -> None:
         host.send_raw(b'{"jsonrpc": "2.0", "id": "after", "method": "scopes"}')
         wire.wait_for(lambda m: isinstance(m, dict) and m.get("id") == "after")
         # Answers may come in any order: give the null id's answer (if any) time to arrive.
-        import time
-
         time.sleep(0.5)
         assert not wire.errors, wire.errors
     finally:
