@@ -72,6 +72,10 @@ def _errors(validator: Draft202012Validator, instance: Any) -> List[str]:
     return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in validator.iter_errors(instance)]
 
 
+#: Messages received and validated in this run, over every Wire.
+VALIDATED = [0]
+
+
 class Wire:
     """A ``trace`` hook: records every message both ways and validates each received one
     against the schema (the root, and the result of a response against its method's result
@@ -103,6 +107,7 @@ class Wire:
                 self.errors.append(f"a line that is not JSON: {message!r}")
                 return
             self.received.append(message)
+            VALIDATED[0] += 1
             self._check(message)
         self._arrivals.put(message)
 
@@ -251,6 +256,7 @@ def wasm(guests: Path) -> Callable[[str], str]:
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    terminalreporter.write_line(f"messages from the server validated against {SCHEMA_PATH.name}: {VALIDATED[0]}")
     timings = getattr(config, "_prompt_host_cancel_timings", None)
     if not timings:
         return

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { PromptHost, PromptHostError, ServerExited, PROTOCOL_VERSION } from "prompt-host";
-import { CACHE, IDENTITY, REPO, SNAPSHOT, binary, rejection, session, sleep, tempDir, wasm, withHost } from "./helpers.mjs";
+import { CACHE, IDENTITY, REPO, SNAPSHOT, Wire, binary, rejection, session, sleep, tempDir, wasm, withHost } from "./helpers.mjs";
 
 const METHODS = [
   "describe", "bind_scope", "dispose_scope", "scopes", "load_plugin", "dispose_plugin", "plugins", "assemble", "render",
@@ -306,9 +306,11 @@ test("binary from PROMPT_HOST_BIN", async () => {
   const saved = process.env.PROMPT_HOST_BIN;
   process.env.PROMPT_HOST_BIN = binary();
   try {
-    const host = new PromptHost({ env: { PROMPT_HOST_CACHE_DIR: CACHE } });
+    const wire = new Wire();
+    const host = new PromptHost({ env: { PROMPT_HOST_CACHE_DIR: CACHE }, trace: wire.trace });
     assert.equal((await host.describe()).name, "prompt-host");
     assert.equal(await host.close(), 0);
+    wire.assertClean();
   } finally {
     if (saved === undefined) delete process.env.PROMPT_HOST_BIN;
     else process.env.PROMPT_HOST_BIN = saved;
