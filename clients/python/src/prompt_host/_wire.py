@@ -1,0 +1,283 @@
+"""What the sync and the asyncio client share: finding the binary, encoding lines, building
+each method's params (only the keys the caller gave are sent), cancel tokens and the stderr
+tail."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import shutil
+import threading
+from typing import Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+from ._types import Facts, ToolCall
+
+__all__ = ["CancelToken", "find_binary", "server_command"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def find_binary(binary: Optional[PathLike] = None) -> str:
+    """The ``prompt-host`` executable: ``binary`` when given, else the ``PROMPT_HOST_BIN``
+    environment variable, else ``prompt-host`` on ``PATH``."""
+    if binary is not None:
+        return os.fspath(binary)
+    from_env = os.environ.get("PROMPT_HOST_BIN")
+    if from_env:
+        return from_env
+    found = shutil.which("prompt-host")
+    if found:
+        return found
+    raise FileNotFoundError(
+        "prompt-host executable not found: pass binary=..., set PROMPT_HOST_BIN, or put prompt-host on PATH"
+    )
+
+
+def server_command(
+    binary: Optional[PathLike],
+    config: Optional[PathLike],
+    max_request_bytes: Optional[int],
+    extra_args: Sequence[str] = (),
+) -> List[str]:
+    cmd = [find_binary(binary), "serve"]
+    if config is not None:
+        cmd += ["--config", os.fspath(config)]
+    if max_request_bytes is not None:
+        cmd += ["--max-request-bytes", str(int(max_request_bytes))]
+    cmd += list(extra_args)
+    return cmd
+
+
+#: The server's default ``--max-request-bytes``.
+DEFAULT_MAX_REQUEST_BYTES = 16 << 20
+
+
+def encode(message: Mapping[str, Any]) -> bytes:
+    """One JSON text, UTF-8, newline-terminated."""
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def too_large(line: bytes, limit: int, method: Optional[str]) -> Optional[Exception]:
+    """The error for a request line over the server's limit, which the server would answer
+    with id null (so that the request could not be told apart): refused before sending."""
+    from .errors import INVALID_REQUEST, PromptHostError
+
+    size = len(line) - 1
+    if size <= limit:
+        return None
+    return PromptHostError(
+        INVALID_REQUEST,
+        f"invalid request: the request line has {size} bytes, more than the limit of {limit} "
+        "(serve --max-request-bytes); not sent",
+        {"kind": "request-too-large", "bytes": size, "limit": limit},
+        method=method,
+    )
+
+
+def request_message(id: int, method: str, params: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    message: Dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def notification_message(method: str, params: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    message: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def cancel_message(id: Union[int, str]) -> Dict[str, Any]:
+    return notification_message("$/cancelRequest", {"id": id})
+
+
+# -- params ----------------------------------------------------------------------------------
+
+
+def _put(params: Dict[str, Any], key: str, value: Any) -> None:
+    if value is not None:
+        params[key] = value
+
+
+def facts_param(facts: Optional[Facts]) -> Any:
+    if facts is None:
+        return None
+    if isinstance(facts, Mapping):
+        return {str(k): str(v) for k, v in facts.items()}
+    return [[str(k), str(v)] for k, v in facts]
+
+
+def path_param(path: PathLike) -> str:
+    return os.fspath(path)
+
+
+def target(scope: Optional[str], facts: Optional[Facts]) -> Dict[str, Any]:
+    p: Dict[str, Any] = {}
+    _put(p, "scope", scope)
+    _put(p, "facts", facts_param(facts))
+    return p
+
+
+def bind_scope(scope: str, parent: Optional[str]) -> Dict[str, Any]:
+    p: Dict[str, Any] = {"scope": scope}
+    _put(p, "parent", parent)
+    return p
+
+
+def load_plugin(
+    name: str,
+    wasm: PathLike,
+    scope: Optional[str],
+    config: Any,
+    limits: Optional[Mapping[str, int]],
+    on_error: Optional[str],
+    quarantine_after: Optional[int],
+    sha256: Optional[str],
+) -> Dict[str, Any]:
+    p: Dict[str, Any] = {"name": name, "wasm": path_param(wasm)}
+    _put(p, "scope", scope)
+    _put(p, "config", config)
+    _put(p, "limits", dict(limits) if limits is not None else None)
+    _put(p, "on_error", on_error)
+    _put(p, "quarantine_after", quarantine_after)
+    _put(p, "sha256", sha256)
+    return p
+
+
+def step(
+    session: PathLike,
+    scope: Optional[str],
+    facts: Optional[Facts],
+    user: Union[None, str, Iterable[str]],
+    in_history: Optional[bool],
+    starts_series: Optional[bool],
+) -> Dict[str, Any]:
+    p: Dict[str, Any] = {"session": path_param(session)}
+    _put(p, "scope", scope)
+    _put(p, "facts", facts_param(facts))
+    _put(p, "in_history", in_history)
+    _put(p, "starts_series", starts_series)
+    if user is not None:
+        p["user"] = [user] if isinstance(user, str) else list(user)
+    return p
+
+
+def retry(
+    session: PathLike,
+    facts: Optional[Facts],
+    in_history: Optional[bool],
+    starts_series: Optional[bool],
+) -> Dict[str, Any]:
+    p: Dict[str, Any] = {"session": path_param(session)}
+    _put(p, "facts", facts_param(facts))
+    _put(p, "in_history", in_history)
+    _put(p, "starts_series", starts_series)
+    return p
+
+
+def tool_call_param(call: Union[ToolCall, Mapping[str, Any]]) -> Dict[str, Any]:
+    if isinstance(call, ToolCall):
+        return call.to_json()
+    return dict(call)
+
+
+def append_assistant(
+    session: PathLike,
+    text: Optional[str],
+    reasoning: Optional[str],
+    tool_calls: Optional[Iterable[Union[ToolCall, Mapping[str, Any]]]],
+) -> Dict[str, Any]:
+    p: Dict[str, Any] = {"session": path_param(session)}
+    _put(p, "text", text)
+    _put(p, "reasoning", reasoning)
+    if tool_calls is not None:
+        p["tool_calls"] = [tool_call_param(c) for c in tool_calls]
+    return p
+
+
+def append_tool_result(session: PathLike, call_id: str, content: str, is_error: Optional[bool]) -> Dict[str, Any]:
+    p: Dict[str, Any] = {"session": path_param(session), "call_id": call_id, "content": content}
+    _put(p, "is_error", is_error)
+    return p
+
+
+def request(session: PathLike, step: Optional[int]) -> Dict[str, Any]:
+    p: Dict[str, Any] = {"session": path_param(session)}
+    _put(p, "step", step)
+    return p
+
+
+def subscribe(
+    log: Optional[str], plugins: Optional[bool], registry: Optional[bool], mcp: Optional[bool]
+) -> Dict[str, Any]:
+    p: Dict[str, Any] = {}
+    _put(p, "log", log)
+    _put(p, "plugins", plugins)
+    _put(p, "registry", registry)
+    _put(p, "mcp", mcp)
+    return p
+
+
+# -- cancellation ----------------------------------------------------------------------------
+
+
+class CancelToken:
+    """Cancels the requests it was passed to (``cancel=token``), from any thread: each one
+    still in flight gets a ``$/cancelRequest`` and fails with `RequestCancelled`. A request
+    started with a token that is already cancelled is cancelled at once. Like an
+    ``AbortSignal``, a token stays cancelled."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._callbacks: Dict[int, Callable[[], None]] = {}
+        self._next = 0
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._cancelled:
+                return
+            self._cancelled = True
+            callbacks = list(self._callbacks.values())
+            self._callbacks.clear()
+        for callback in callbacks:
+            callback()
+
+    def _register(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Run ``callback`` on cancel (at once when cancelled already); returns the
+        unregister function."""
+        with self._lock:
+            if not self._cancelled:
+                key = self._next
+                self._next += 1
+                self._callbacks[key] = callback
+
+                def unregister() -> None:
+                    with self._lock:
+                        self._callbacks.pop(key, None)
+
+                return unregister
+        callback()
+        return lambda: None
+
+
+class StderrTail:
+    """The last lines the server wrote to stderr (bounded)."""
+
+    def __init__(self, max_lines: int = 200) -> None:
+        self._lines: Deque[str] = collections.deque(maxlen=max_lines)
+        self._lock = threading.Lock()
+
+    def add(self, line: str) -> None:
+        with self._lock:
+            self._lines.append(line)
+
+    def text(self) -> str:
+        with self._lock:
+            return "\n".join(self._lines)

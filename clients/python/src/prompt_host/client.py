@@ -1,0 +1,567 @@
+"""The synchronous client: `PromptHost` starts ``prompt-host serve`` and speaks JSON-RPC 2.0
+to it over its stdio. Any number of threads may call it at once; responses are matched to
+requests by id on a reader thread."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+import json
+import os
+import queue
+import subprocess
+import threading
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
+
+from . import _wire
+from ._types import (
+    Assembly,
+    Describe,
+    Facts,
+    McpStatus,
+    Notification,
+    PluginInfo,
+    Rendered,
+    Replay,
+    StepResult,
+    ToolCall,
+)
+from ._wire import CancelToken, PathLike, StderrTail
+from .errors import PromptHostError, RequestCancelled, ServerExited
+
+__all__ = ["PendingCall", "PromptHost", "NotificationStream"]
+
+#: ``trace(direction, message)``: ``"send"`` or ``"recv"`` with the decoded message (a dict,
+#: or a list for a batch answer); ``"recv-invalid"`` with the text of a line that was not
+#: JSON.
+Trace = Callable[[str, Any], None]
+
+_END = object()
+
+
+class NotificationStream:
+    """An iterator over the notifications received after it was made (`PromptHost.notifications`).
+    It ends when the server exits or `close` is called."""
+
+    def __init__(self, owner: "PromptHost") -> None:
+        self._owner = owner
+        self._queue: "queue.Queue[Any]" = queue.Queue()
+        self._closed = False
+
+    def _put(self, item: Any) -> None:
+        self._queue.put(item)
+
+    def get(self, timeout: Optional[float] = None) -> Notification:
+        """The next notification; `queue.Empty` after ``timeout`` seconds, `StopIteration`
+        once the stream ended."""
+        item = self._queue.get(timeout=timeout)
+        if item is _END:
+            self._queue.put(_END)
+            raise StopIteration
+        return item
+
+    def __iter__(self) -> Iterator[Notification]:
+        return self
+
+    def __next__(self) -> Notification:
+        return self.get()
+
+    def close(self) -> None:
+        self._owner._drop_stream(self)
+        self._queue.put(_END)
+
+    def __enter__(self) -> "NotificationStream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class PendingCall:
+    """A request in flight (`PromptHost.send`): wait for it with `result`, cancel it with
+    `cancel`."""
+
+    def __init__(self, host: "PromptHost", id: int, method: str) -> None:
+        self.id = id
+        self.method = method
+        self._host = host
+        self._future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+        self._cancel_sent = False
+        self._unregister: Callable[[], None] = lambda: None
+
+    def done(self) -> bool:
+        return self._future.done()
+
+    def cancel(self) -> None:
+        """Send ``$/cancelRequest`` for this request (once) if it has not been answered."""
+        if self._future.done() or self._cancel_sent:
+            return
+        self._cancel_sent = True
+        try:
+            self._host._write(_wire.cancel_message(self.id))
+        except ServerExited:
+            pass
+
+    def result(self, timeout: Optional[float] = None) -> Any:
+        """The result; raises the server's error as `PromptHostError` (`RequestCancelled`
+        when cancelled). With ``timeout`` (seconds), a request not answered by then is
+        cancelled and its answer awaited (at most the client's ``cancel_wait``): a
+        `RequestCancelled` with ``timed_out`` set, or the result if it finished first."""
+        try:
+            return self._future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            pass
+        self.cancel()
+        try:
+            return self._future.result(self._host.cancel_wait)
+        except RequestCancelled as e:
+            e.timed_out = True
+            raise
+        except concurrent.futures.TimeoutError:
+            raise TimeoutError(
+                f"{self.method} (id {self.id}) was not answered within {timeout}s, nor within "
+                f"{self._host.cancel_wait}s of its $/cancelRequest"
+            ) from None
+
+    def _settle(self, message: Mapping[str, Any]) -> None:
+        self._unregister()
+        if self._future.done():
+            return
+        if "error" in message:
+            self._future.set_exception(PromptHostError.from_error(message["error"], method=self.method))
+        else:
+            self._future.set_result(message.get("result"))
+
+    def _fail(self, error: BaseException) -> None:
+        self._unregister()
+        if not self._future.done():
+            self._future.set_exception(error)
+
+
+class PromptHost:
+    """A running ``prompt-host serve``.
+
+    ``config``: a host.toml (``--config``). ``binary``: the executable (else
+    ``PROMPT_HOST_BIN``, else ``prompt-host`` on PATH). ``env``: variables added to this
+    process's environment for the server. ``on_notification``: called on the reader thread
+    with each `Notification` before any later response is delivered (keep it short).
+    ``on_stderr``: called with each line the server writes to stderr (the last 200 lines
+    are kept either way: `stderr_tail`). ``trace``: sees every message sent and received.
+    ``cancel_wait``: how long a timed-out request's cancel is awaited.
+
+    Use it as a context manager, or call `close`.
+    """
+
+    def __init__(
+        self,
+        config: Optional[PathLike] = None,
+        *,
+        binary: Optional[PathLike] = None,
+        max_request_bytes: Optional[int] = None,
+        args: Sequence[str] = (),
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[PathLike] = None,
+        on_notification: Optional[Callable[[Notification], None]] = None,
+        on_stderr: Optional[Callable[[str], None]] = None,
+        trace: Optional[Trace] = None,
+        cancel_wait: float = 30.0,
+    ) -> None:
+        self.cancel_wait = cancel_wait
+        self.max_request_bytes = max_request_bytes or _wire.DEFAULT_MAX_REQUEST_BYTES
+        self._on_notification = on_notification
+        self._on_stderr = on_stderr
+        self._trace = trace
+        self._ids = itertools.count(1)
+        self._pending: Dict[int, PendingCall] = {}
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._streams: List[NotificationStream] = []
+        self._stderr = StderrTail()
+        self._exited: Optional[ServerExited] = None
+        command = _wire.server_command(binary, config, max_request_bytes, args)
+        full_env = dict(os.environ)
+        if env:
+            full_env.update(env)
+        self._proc = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=full_env,
+            cwd=os.fspath(cwd) if cwd is not None else None,
+        )
+        self._reader = threading.Thread(target=self._read_stdout, name="prompt-host-stdout", daemon=True)
+        self._stderr_reader = threading.Thread(target=self._read_stderr, name="prompt-host-stderr", daemon=True)
+        self._stderr_reader.start()
+        self._reader.start()
+
+    # -- life cycle ------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    @property
+    def returncode(self) -> Optional[int]:
+        return self._proc.poll()
+
+    def stderr_tail(self) -> str:
+        """The last lines the server wrote to stderr."""
+        return self._stderr.text()
+
+    def close(self, timeout: float = 30.0) -> Optional[int]:
+        """Close the server's input (it answers what is in flight, then exits) and wait for
+        it; killed after ``timeout`` seconds. Returns the exit status."""
+        with self._write_lock:
+            try:
+                if self._proc.stdin and not self._proc.stdin.closed:
+                    self._proc.stdin.close()
+            except OSError:
+                pass
+        try:
+            self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        self._reader.join(timeout)
+        self._stderr_reader.join(timeout)
+        return self._proc.returncode
+
+    def kill(self) -> None:
+        """End the server at once (requests in flight fail with `ServerExited`)."""
+        self._proc.kill()
+        self._proc.wait()
+        self._reader.join()
+
+    def __enter__(self) -> "PromptHost":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- the wire --------------------------------------------------------------------------
+
+    def _write(self, message: Mapping[str, Any]) -> None:
+        data = _wire.encode(message)
+        refused = _wire.too_large(data, self.max_request_bytes, message.get("method"))
+        if refused is not None:
+            raise refused
+        with self._write_lock:
+            if self._trace is not None:
+                self._trace("send", message)
+            stdin = self._proc.stdin
+            if self._exited is not None or stdin is None or stdin.closed:
+                raise self._exit_error(message.get("method"))
+            try:
+                stdin.write(data)
+                stdin.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                self._await_exit()
+                raise self._exit_error(message.get("method")) from None
+
+    def send_raw(self, data: bytes) -> None:
+        """Write bytes as they are (a newline is added when missing). Answers to such lines
+        reach only ``trace``; for protocol tests."""
+        if not data.endswith(b"\n"):
+            data += b"\n"
+        with self._write_lock:
+            stdin = self._proc.stdin
+            if stdin is None or stdin.closed:
+                raise self._exit_error(None)
+            try:
+                stdin.write(data)
+                stdin.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                self._await_exit()
+                raise self._exit_error(None) from None
+
+    def _await_exit(self, timeout: float = 5.0) -> None:
+        """After a failed write: let the reader see the end and record the exit status."""
+        try:
+            self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return
+        if threading.current_thread() is not self._reader:
+            self._reader.join(timeout)
+
+    def _exit_error(self, method: Optional[str]) -> ServerExited:
+        if self._exited is not None:
+            return ServerExited(self._exited.message, returncode=self._exited.returncode, stderr=self._exited.stderr, method=method)
+        return ServerExited(
+            "prompt-host serve is not running", returncode=self._proc.poll(), stderr=self._stderr.text(), method=method
+        )
+
+    def _read_stdout(self) -> None:
+        stdout = self._proc.stdout
+        assert stdout is not None
+        for line in stdout:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                if self._trace is not None:
+                    self._trace("recv-invalid", line.decode("utf-8", "replace"))
+                continue
+            if self._trace is not None:
+                try:
+                    self._trace("recv", message)
+                except Exception:  # a tracer's failure must not stop the reader
+                    pass
+            if isinstance(message, list):
+                for item in message:
+                    self._dispatch(item)
+            else:
+                self._dispatch(message)
+        returncode = self._proc.wait()
+        self._stderr_reader.join(5)
+        exited = ServerExited(
+            f"prompt-host serve exited (status {returncode})", returncode=returncode, stderr=self._stderr.text()
+        )
+        with self._lock:
+            self._exited = exited
+            pending = list(self._pending.values())
+            self._pending.clear()
+            streams = list(self._streams)
+        for call in pending:
+            call._fail(ServerExited(exited.message, returncode=returncode, stderr=exited.stderr, method=call.method))
+        for stream in streams:
+            stream._put(_END)
+
+    def _dispatch(self, message: Any) -> None:
+        if not isinstance(message, dict):
+            return
+        if "method" in message and "id" not in message:
+            note = Notification(method=message["method"], params=message.get("params") or {})
+            if self._on_notification is not None:
+                try:
+                    self._on_notification(note)
+                except Exception:
+                    pass
+            with self._lock:
+                streams = list(self._streams)
+            for stream in streams:
+                stream._put(note)
+            return
+        id = message.get("id")
+        with self._lock:
+            call = self._pending.pop(id, None) if isinstance(id, int) else None
+        if call is not None:
+            call._settle(message)
+
+    def _read_stderr(self) -> None:
+        stderr = self._proc.stderr
+        assert stderr is not None
+        for raw in stderr:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            self._stderr.add(line)
+            if self._on_stderr is not None:
+                try:
+                    self._on_stderr(line)
+                except Exception:
+                    pass
+
+    def _drop_stream(self, stream: NotificationStream) -> None:
+        with self._lock:
+            if stream in self._streams:
+                self._streams.remove(stream)
+
+    # -- generic calls -----------------------------------------------------------------------
+
+    def send(self, method: str, params: Optional[Mapping[str, Any]] = None, *, cancel: Optional[CancelToken] = None) -> PendingCall:
+        """Send a request and return at once; ``pending.result()`` waits for its answer."""
+        id = next(self._ids)
+        call = PendingCall(self, id, method)
+        with self._lock:
+            if self._exited is not None:
+                raise self._exit_error(method)
+            self._pending[id] = call
+        try:
+            self._write(_wire.request_message(id, method, params))
+        except BaseException:
+            with self._lock:
+                self._pending.pop(id, None)
+            raise
+        if cancel is not None:
+            call._unregister = cancel._register(call.cancel)
+            if call.done():
+                call._unregister()
+        return call
+
+    def call(
+        self,
+        method: str,
+        params: Optional[Mapping[str, Any]] = None,
+        *,
+        cancel: Optional[CancelToken] = None,
+        timeout: Optional[float] = None,
+    ) -> Any:
+        """Send a request and wait for its raw result."""
+        return self.send(method, params, cancel=cancel).result(timeout)
+
+    def notify(self, method: str, params: Optional[Mapping[str, Any]] = None) -> None:
+        """Send a notification (a request without id: nothing is answered)."""
+        self._write(_wire.notification_message(method, params))
+
+    def notifications(self) -> NotificationStream:
+        """An iterator over the notifications received from now on (`subscribe` chooses
+        which the server sends)."""
+        stream = NotificationStream(self)
+        with self._lock:
+            if self._exited is not None:
+                stream._put(_END)
+            else:
+                self._streams.append(stream)
+        return stream
+
+    # -- the methods -------------------------------------------------------------------------
+
+    def describe(self, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> Describe:
+        return Describe.from_json(self.call("describe", {}, cancel=cancel, timeout=timeout))
+
+    def bind_scope(
+        self, scope: str, parent: Optional[str] = None, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
+    ) -> None:
+        self.call("bind_scope", _wire.bind_scope(scope, parent), cancel=cancel, timeout=timeout)
+
+    def dispose_scope(self, scope: str, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> None:
+        self.call("dispose_scope", {"scope": scope}, cancel=cancel, timeout=timeout)
+
+    def scopes(self, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> List[str]:
+        return list(self.call("scopes", {}, cancel=cancel, timeout=timeout))
+
+    def load_plugin(
+        self,
+        name: str,
+        wasm: PathLike,
+        *,
+        scope: Optional[str] = None,
+        config: Any = None,
+        limits: Optional[Mapping[str, int]] = None,
+        on_error: Optional[str] = None,
+        quarantine_after: Optional[int] = None,
+        sha256: Optional[str] = None,
+        cancel: Optional[CancelToken] = None,
+        timeout: Optional[float] = None,
+    ) -> int:
+        """Load a plugin; its id (for `dispose_plugin`)."""
+        params = _wire.load_plugin(name, wasm, scope, config, limits, on_error, quarantine_after, sha256)
+        return int(self.call("load_plugin", params, cancel=cancel, timeout=timeout)["id"])
+
+    def dispose_plugin(self, id: int, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> bool:
+        return bool(self.call("dispose_plugin", {"id": id}, cancel=cancel, timeout=timeout)["disposed"])
+
+    def plugins(self, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> List[PluginInfo]:
+        return [PluginInfo.from_json(p) for p in self.call("plugins", {}, cancel=cancel, timeout=timeout)]
+
+    def assemble(
+        self,
+        scope: Optional[str] = None,
+        facts: Optional[Facts] = None,
+        *,
+        cancel: Optional[CancelToken] = None,
+        timeout: Optional[float] = None,
+    ) -> Assembly:
+        return Assembly.from_json(self.call("assemble", _wire.target(scope, facts), cancel=cancel, timeout=timeout))
+
+    def render(
+        self,
+        scope: Optional[str] = None,
+        facts: Optional[Facts] = None,
+        *,
+        cancel: Optional[CancelToken] = None,
+        timeout: Optional[float] = None,
+    ) -> Rendered:
+        return Rendered.from_json(self.call("render", _wire.target(scope, facts), cancel=cancel, timeout=timeout))
+
+    def step(
+        self,
+        session: PathLike,
+        *,
+        scope: Optional[str] = None,
+        facts: Optional[Facts] = None,
+        user: Union[None, str, Iterable[str]] = None,
+        in_history: Optional[bool] = None,
+        starts_series: Optional[bool] = None,
+        cancel: Optional[CancelToken] = None,
+        timeout: Optional[float] = None,
+    ) -> StepResult:
+        params = _wire.step(session, scope, facts, user, in_history, starts_series)
+        return StepResult.from_json(self.call("step", params, cancel=cancel, timeout=timeout))
+
+    def retry(
+        self,
+        session: PathLike,
+        *,
+        facts: Optional[Facts] = None,
+        in_history: Optional[bool] = None,
+        starts_series: Optional[bool] = None,
+        cancel: Optional[CancelToken] = None,
+        timeout: Optional[float] = None,
+    ) -> StepResult:
+        params = _wire.retry(session, facts, in_history, starts_series)
+        return StepResult.from_json(self.call("retry", params, cancel=cancel, timeout=timeout))
+
+    def append_assistant(
+        self,
+        session: PathLike,
+        *,
+        text: Optional[str] = None,
+        reasoning: Optional[str] = None,
+        tool_calls: Optional[Iterable[Union[ToolCall, Mapping[str, Any]]]] = None,
+        cancel: Optional[CancelToken] = None,
+        timeout: Optional[float] = None,
+    ) -> int:
+        """Append the model's reply; its ``seq`` in the log."""
+        params = _wire.append_assistant(session, text, reasoning, tool_calls)
+        return int(self.call("append_assistant", params, cancel=cancel, timeout=timeout)["seq"])
+
+    def append_tool_result(
+        self,
+        session: PathLike,
+        call_id: str,
+        content: str,
+        *,
+        is_error: Optional[bool] = None,
+        cancel: Optional[CancelToken] = None,
+        timeout: Optional[float] = None,
+    ) -> int:
+        """Append a tool's result; its ``seq`` in the log."""
+        params = _wire.append_tool_result(session, call_id, content, is_error)
+        return int(self.call("append_tool_result", params, cancel=cancel, timeout=timeout)["seq"])
+
+    def request(
+        self,
+        session: PathLike,
+        step: Optional[int] = None,
+        *,
+        cancel: Optional[CancelToken] = None,
+        timeout: Optional[float] = None,
+    ) -> Replay:
+        """The request step ``step`` returned (the newest when ``None``), from the log."""
+        return Replay.from_json(self.call("request", _wire.request(session, step), cancel=cancel, timeout=timeout))
+
+    def close_session(self, session: PathLike, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> bool:
+        result = self.call("close_session", {"session": _wire.path_param(session)}, cancel=cancel, timeout=timeout)
+        return bool(result["closed"])
+
+    def mcp_status(
+        self, wait_ms: Optional[int] = None, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
+    ) -> List[McpStatus]:
+        params: Dict[str, Any] = {} if wait_ms is None else {"wait_ms": wait_ms}
+        return [McpStatus.from_json(s) for s in self.call("mcp_status", params, cancel=cancel, timeout=timeout)]
+
+    def subscribe(
+        self,
+        *,
+        log: Optional[str] = None,
+        plugins: Optional[bool] = None,
+        registry: Optional[bool] = None,
+        mcp: Optional[bool] = None,
+        cancel: Optional[CancelToken] = None,
+        timeout: Optional[float] = None,
+    ) -> None:
+        """Choose the notifications to receive (replaces the previous choice)."""
+        self.call("subscribe", _wire.subscribe(log, plugins, registry, mcp), cancel=cancel, timeout=timeout)
+
+    def cancel_request(self, id: Union[int, str]) -> None:
+        """Send ``$/cancelRequest`` for request ``id`` (as a notification)."""
+        self._write(_wire.cancel_message(id))

@@ -1,0 +1,464 @@
+"""Every method of PROTOCOL.md through the sync client, every result typed and every message
+validated against the schema (the ``wire`` fixture)."""
+
+from __future__ import annotations
+
+import json
+import queue
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import IDENTITY, SNAPSHOT, REPO, Wire
+from prompt_host import (
+    Assembly,
+    Describe,
+    McpStatus,
+    NamedText,
+    Notification,
+    PluginInfo,
+    PromptHost,
+    PromptHostError,
+    Rendered,
+    ServerExited,
+    ToolSchema,
+)
+
+METHODS = [
+    "describe",
+    "bind_scope",
+    "dispose_scope",
+    "scopes",
+    "load_plugin",
+    "dispose_plugin",
+    "plugins",
+    "assemble",
+    "render",
+    "step",
+    "retry",
+    "append_assistant",
+    "append_tool_result",
+    "request",
+    "close_session",
+    "mcp_status",
+    "subscribe",
+    "$/cancelRequest",
+]
+NOTIFICATIONS = ["log", "plugin/skipped", "plugin/quarantined", "registry/changed", "mcp/status"]
+
+
+def test_describe(host: PromptHost, wire: Wire) -> None:
+    d = host.describe()
+    assert isinstance(d, Describe)
+    assert d.name == "prompt-host"
+    assert d.protocol == "1.0"
+    assert d.version
+    assert d.methods == METHODS
+    assert d.notifications == NOTIFICATIONS
+    assert wire.sent == [{"jsonrpc": "2.0", "id": 1, "method": "describe", "params": {}}]
+
+
+def test_scopes_bind_and_dispose(host: PromptHost, wasm) -> None:
+    assert host.scopes() == []
+    host.bind_scope("preset:coder")
+    host.bind_scope("agent:2", "preset:coder")
+    host.bind_scope("agent:1", parent="preset:coder")
+    assert host.scopes() == ["agent:1", "agent:2", "preset:coder"]
+    host.load_plugin("p", wasm("declare"), scope="preset:coder", config={"sections": [{"name": "p", "order": 5, "text": "From the preset."}]})
+    host.load_plugin("a", wasm("declare"), scope="agent:1", config={"sections": [{"name": "a", "order": 6, "text": "From agent 1."}]})
+    # A child sees its parent's layer; a sibling does not see agent:1's.
+    assert host.render("agent:1").prompt == f"{IDENTITY}\n\nFrom the preset.\n\nFrom agent 1."
+    assert host.render("agent:2").prompt == f"{IDENTITY}\n\nFrom the preset."
+    host.dispose_scope("preset:coder")
+    assert host.render("agent:1").prompt == f"{IDENTITY}\n\nFrom agent 1."
+    # The scope stays declared, empty.
+    assert host.scopes() == ["agent:1", "agent:2", "preset:coder"]
+    assert [p.name for p in host.plugins()] == ["a"]
+
+
+def test_load_plugins_dispose(host: PromptHost, wasm) -> None:
+    host.bind_scope("s")
+    first = host.load_plugin("one", wasm("declare"), config={"sections": [{"name": "one", "order": 1, "text": "One."}]})
+    second = host.load_plugin(
+        "two",
+        wasm("declare"),
+        scope="s",
+        config={"sections": [{"name": "two", "order": 2, "text": "Two."}]},
+        limits={"memory_bytes": 33554432, "call_timeout_ms": 200},
+        on_error="fail",
+        quarantine_after=3,
+    )
+    assert isinstance(first, int) and isinstance(second, int) and first != second
+    plugins = host.plugins()
+    assert all(isinstance(p, PluginInfo) for p in plugins)
+    assert sorted((p.id, p.name, p.scope) for p in plugins) == sorted([(first, "one", None), (second, "two", "s")])
+    assert host.render("s").prompt == f"{IDENTITY}\n\nOne.\n\nTwo."
+    assert host.dispose_plugin(second) is True
+    assert host.dispose_plugin(second) is False
+    assert host.render("s").prompt == f"{IDENTITY}\n\nOne."
+    assert [p.id for p in host.plugins()] == [first]
+
+
+def test_load_plugin_sha256_pin(host: PromptHost, wasm) -> None:
+    import hashlib
+
+    path = wasm("declare")
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    host.load_plugin("pinned", path, config={"sections": [{"name": "s", "order": 1, "text": "Pinned."}]}, sha256=digest)
+    assert host.render().prompt == f"{IDENTITY}\n\nPinned."
+    with pytest.raises(PromptHostError) as e:
+        host.load_plugin("mismatch", path, sha256="0" * 64)
+    assert e.value.kind == "plugin" and e.value.plugin == "mismatch"
+
+
+def test_assemble_typed(host: PromptHost, wasm) -> None:
+    host.bind_scope("a")
+    host.load_plugin(
+        "d",
+        wasm("declare"),
+        scope="a",
+        config={
+            "sections": [{"name": "rules", "order": 10, "text": "Model {{model}}."}],
+            "contexts": [{"name": "ctx", "order": 10, "text": "Sandbox."}],
+            "variables": [{"name": "team", "value": "core"}, {"name": "empty", "value": None}],
+            "tools": [{"schemas": [{"name": "ls", "description": "List.", "parameters": {"type": "object"}}]}],
+        },
+    )
+    a = host.assemble("a", {"model": "m1"})
+    assert isinstance(a, Assembly)
+    assert a.sections == [
+        NamedText("harness:identity", IDENTITY),
+        NamedText("deployment:persona", ""),
+        NamedText("rules", "Model {{model}}."),
+    ]
+    assert a.contexts == [NamedText("ctx", "Sandbox.")]
+    assert a.tools == [ToolSchema("ls", "List.", {"type": "object"})]
+    assert a.variables == {"provider": None, "model": "m1", "cwd": None, "team": "core", "empty": None}
+
+
+def test_render_facts_object_and_pairs(host: PromptHost, wasm, wire: Wire) -> None:
+    host.bind_scope("a")
+    host.load_plugin("persona", wasm("persona"), scope="a", config={"text": "On {{model}} in {{cwd}} via {{provider}}."})
+    r = host.render("a", facts={"model": "m1", "cwd": "/w", "provider": "p"})
+    assert isinstance(r, Rendered)
+    assert r.prompt == f"{IDENTITY}\n\nOn m1 in /w via p."
+    assert r.context == ""
+    # Pairs keep their order; a later key wins.
+    r = host.render("a", facts=[("model", "m1"), ("cwd", "/w"), ("provider", "p"), ("model", "m2")])
+    assert r.prompt == f"{IDENTITY}\n\nOn m2 in /w via p."
+    assert wire.sent[-1]["params"]["facts"] == [["model", "m1"], ["cwd", "/w"], ["provider", "p"], ["model", "m2"]]
+
+
+def test_render_context(host: PromptHost, wasm) -> None:
+    host.load_plugin("policy", wasm("runtime-policy"))
+    assert host.render(facts={"sandbox": "read-only"}) == Rendered(IDENTITY, SNAPSHOT + "Sandbox: read-only.")
+    assert host.render() == Rendered(IDENTITY, "")
+
+
+def test_close_session(host: PromptHost, tmp_path: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    assert host.close_session(log) is False
+    host.step(log, user="hello")
+    assert host.close_session(log) is True
+    assert host.close_session(log) is False
+
+
+def test_only_given_params_are_sent(host: PromptHost, wire: Wire, tmp_path: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    host.step(log)
+    host.step(log, scope=None, facts=None, user=None)
+    assert wire.sent[0]["params"] == {"session": str(log)}
+    assert wire.sent[1]["params"] == {"session": str(log)}
+
+
+def test_mcp_status_without_servers(host: PromptHost) -> None:
+    assert host.mcp_status() == []
+    assert host.mcp_status(wait_ms=10) == []
+
+
+def _mcp_config(tmp_path: Path, wasm, servers: str) -> Path:
+    config = tmp_path / "host.toml"
+    config.write_text(
+        f"""
+[host]
+mcp_provider = {json.dumps(wasm("mcp-instructions"))}
+
+[[scope]]
+name = "agent"
+
+{servers}
+"""
+    )
+    return config
+
+
+def test_mcp_status_and_notifications(open_host, wasm, tmp_path: Path) -> None:
+    hang = REPO / "tests" / "fixtures" / "mcp" / "hang.py"
+    config = _mcp_config(
+        tmp_path,
+        wasm,
+        f"""
+[[mcp]]
+name = "silent"
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(str(hang))}]
+scope = "agent"
+timeout_ms = 300
+""",
+    )
+    seen: "queue.Queue[Notification]" = queue.Queue()
+    host = open_host(config=config, on_notification=seen.put)
+    host.subscribe(mcp=True)
+    first = host.mcp_status()
+    assert len(first) == 1 and isinstance(first[0], McpStatus)
+    assert (first[0].server, first[0].scope, first[0].plugin) == ("silent", "agent", "mcp:silent")
+    assert first[0].state in ("starting", "down")
+    status = host.mcp_status(wait_ms=5000)[0]
+    assert status.state == "down"
+    assert status.failures >= 1 and status.live_generation is None
+    assert "no answer to initialize within 300 ms" in (status.last_error or "")
+    note = seen.get(timeout=10)
+    assert note.method == "mcp/status"
+    assert note.mcp_status is not None and note.mcp_status.server == "silent"
+
+
+def test_mcp_server_up(open_host, wasm, tmp_path: Path) -> None:
+    pytest.importorskip("mcp", reason="the MCP fixture server needs tests/fixtures/mcp/requirements.txt")
+    server = REPO / "tests" / "fixtures" / "mcp" / "server.py"
+    config = _mcp_config(
+        tmp_path,
+        wasm,
+        f"""
+[[mcp]]
+name = "fixture"
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(str(server))}, "--instructions", "Use the echo tool."]
+scope = "agent"
+timeout_ms = 20000
+""",
+    )
+    host = open_host(config=config)
+    status = host.mcp_status(wait_ms=30000)[0]
+    assert status.state == "up", status
+    assert status.generations >= 1 and status.published >= 1 and status.live_generation is not None
+    assert status.last_error is None
+    prompt = host.render("agent").prompt
+    assert 'Instructions from MCP server "fixture"' in prompt and "Use the echo tool." in prompt
+    assert any(t.name.startswith("mcp__fixture__") for t in host.assemble("agent").tools)
+
+
+def test_subscribe_log_plugins_registry(host: PromptHost, wasm) -> None:
+    seen: list = []
+    stream = host.notifications()
+    host2_events: "queue.Queue[Notification]" = queue.Queue()
+    host._on_notification = host2_events.put  # the callback may also be set at construction
+    host.subscribe(log="info", plugins=True, registry=True)
+    host.bind_scope("n")
+    host.load_plugin(
+        "logger", wasm("declare"), scope="n", config={"listener": {"key": "k", "steps": [{"record_context": True}, {"next": True}]}}
+    )
+    host.load_plugin(
+        "skipper",
+        wasm("declare"),
+        scope="n",
+        on_error="skip",
+        quarantine_after=2,
+        config={"sections": [{"name": "sk", "order": 5, "text": {"fail": "nope"}}]},
+    )
+    for _ in range(2):
+        host.render("n", [("model", "m")])
+    # Everything the two renders caused was sent before their responses.
+    while True:
+        try:
+            seen.append(stream.get(timeout=0.5))
+        except queue.Empty:
+            break
+    methods = [n.method for n in seen]
+    assert methods.count("registry/changed") >= 2
+    assert methods.count("plugin/skipped") == 2
+    assert methods.count("plugin/quarantined") == 1
+    logs = [n.log_line for n in seen if n.method == "log"]
+    assert logs and logs[0] is not None
+    assert logs[0].plugin == "logger" and logs[0].scope == "n" and logs[0].stream == "info"
+    assert json.loads(logs[0].message) == {
+        "listener": "k",
+        "record": "context",
+        "value": {"facts": [["model", "m"]], "scope_chain": ["n"]},
+    }
+    quarantined = next(n for n in seen if n.method == "plugin/quarantined").log_line
+    assert quarantined is not None and quarantined.plugin == "skipper" and quarantined.stream == "quarantined"
+    assert "quarantined after 2 consecutive failures" in quarantined.message
+    # The callback saw the same notifications, in the same order.
+    callback_seen = []
+    while not host2_events.empty():
+        callback_seen.append(host2_events.get())
+    assert callback_seen == seen
+    # A new choice replaces the old one: nothing is sent any more.
+    host.subscribe(log="off")
+    host.render("n", [("model", "m")])
+    host.load_plugin("quiet", wasm("declare"))
+    with pytest.raises(queue.Empty):
+        stream.get(timeout=0.3)
+    stream.close()
+
+
+def test_log_levels_filter_and_escape(host: PromptHost, wasm) -> None:
+    host.load_plugin("say", wasm("hostile"), on_error="skip", config={"mode": "say", "in": "section", "text": "hi\u001b[31m"})
+    stream = host.notifications()
+    host.subscribe(log="warn")
+    host.render()
+    host.subscribe()
+    notes = []
+    while True:
+        try:
+            notes.append(stream.get(timeout=0.3))
+        except queue.Empty:
+            break
+    # warn and error pass; stdout and stderr count as info; plugin/skipped was not chosen.
+    assert [(n.method, n.params["stream"]) for n in notes] == [("log", "warn"), ("log", "error")]
+    # Control characters are escaped.
+    assert notes[0].params["message"] == "hi\\u{1b}[31m"
+
+
+def test_notifications_iterator_ends_when_server_exits(open_host) -> None:
+    host = open_host()
+    stream = host.notifications()
+    host.close()
+    assert list(stream) == []
+
+
+def test_request_without_id_is_not_answered(host: PromptHost, wire: Wire) -> None:
+    host.notify("bind_scope", {"scope": "by-notification"})
+    host.notify("no_such_method")
+    # It runs (concurrently with what follows: a notification cannot be waited for), and
+    # nothing is answered: every response belongs to a request of ours.
+    deadline = time.monotonic() + 10
+    while host.scopes() != ["by-notification"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    sent_ids = {m["id"] for m in wire.sent if "id" in m}
+    assert [m["id"] for m in wire.received] == sorted(sent_ids)
+
+
+def test_cancel_request_with_id_is_answered(host: PromptHost) -> None:
+    assert host.call("$/cancelRequest", {"id": 9999}) == {}
+
+
+def test_batch_answered_in_order(host: PromptHost, wire: Wire) -> None:
+    batch = [
+        {"jsonrpc": "2.0", "id": "b1", "method": "bind_scope", "params": {"scope": "x"}},
+        {"jsonrpc": "2.0", "id": "b2", "method": "scopes"},
+        {"jsonrpc": "2.0", "method": "bind_scope", "params": {"scope": "y"}},
+        {"jsonrpc": "2.0", "id": "b3", "method": "render", "params": {"scope": "nope"}},
+        {"jsonrpc": "2.0", "id": "b4", "method": "scopes"},
+    ]
+    host.send_raw(json.dumps(batch).encode())
+    answer = wire.wait_for(lambda m: isinstance(m, list))
+    assert [a["id"] for a in answer] == ["b1", "b2", "b3", "b4"]
+    assert answer[0]["result"] == {}
+    assert answer[1]["result"] == ["x"]
+    assert answer[2]["error"]["data"] == {"kind": "unknown-scope", "scope": "nope"}
+    assert answer[3]["result"] == ["x", "y"]
+
+
+def test_pipelined_requests_matched_by_id(host: PromptHost, wasm) -> None:
+    host.load_plugin("d", wasm("declare"), config={"sections": [{"name": "s", "order": 1, "text": "On {{model}}."}]})
+    pending = [host.send("render", {"facts": {"model": f"m{i}"}}) for i in range(200)]
+    for i, p in enumerate(pending):
+        assert p.result(timeout=60)["prompt"] == f"{IDENTITY}\n\nOn m{i}."
+
+
+def test_threads_share_one_client(host: PromptHost, wasm) -> None:
+    host.load_plugin("d", wasm("declare"), config={"sections": [{"name": "s", "order": 1, "text": "On {{model}}."}]})
+    failures: list = []
+
+    def worker(n: int) -> None:
+        for i in range(25):
+            model = f"t{n}-{i}"
+            if host.render(facts={"model": model}).prompt != f"{IDENTITY}\n\nOn {model}.":
+                failures.append(model)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+
+
+def test_input_closed_answers_in_flight(open_host, wasm) -> None:
+    host = open_host()
+    host.load_plugin(
+        "slow", wasm("hostile"), config={"mode": "sleep", "in": "section"}, limits={"call_timeout_ms": 500}
+    )
+    pending = host.send("render")
+    time.sleep(0.05)
+    started = time.monotonic()
+    assert host.close() == 0
+    # The request in flight was answered (its plugin hit the 500 ms deadline) before the exit.
+    with pytest.raises(PromptHostError) as e:
+        pending.result(timeout=0)
+    assert e.value.kind == "plugin" and e.value.plugin == "slow" and e.value.export == "section-text"
+    assert time.monotonic() - started < 10
+
+
+def test_requests_after_exit_raise_server_exited(open_host) -> None:
+    host = open_host()
+    host.close()
+    with pytest.raises(ServerExited) as e:
+        host.describe()
+    assert e.value.returncode == 0
+
+
+def test_killed_server_fails_pending_requests(bin_path: Path, server_env, wire: Wire, wasm) -> None:
+    host = PromptHost(binary=bin_path, env=server_env, trace=wire)
+    host.load_plugin("sleepy", wasm("hostile"), config={"mode": "sleep", "in": "section"}, limits={"call_timeout_ms": 20000})
+    pending = host.send("render")
+    time.sleep(0.1)
+    host._proc.kill()
+    with pytest.raises(ServerExited) as e:
+        pending.result(timeout=10)
+    assert e.value.method == "render"
+    assert e.value.returncode is not None and e.value.returncode < 0
+
+
+def test_bad_config_exits_with_its_message(bin_path: Path, server_env, wire: Wire, tmp_path: Path) -> None:
+    config = tmp_path / "host.toml"
+    config.write_text("[prompt]\nno_such_key = 1\n")
+    host = PromptHost(config, binary=bin_path, env=server_env, trace=wire)
+    with pytest.raises(ServerExited) as e:
+        host.describe()
+    assert host.close() == 1
+    assert e.value.returncode == 1
+    assert "no_such_key" in e.value.stderr and str(config) in e.value.stderr
+
+
+def test_config_scopes_and_plugins(open_host, wasm, tmp_path: Path) -> None:
+    config = tmp_path / "host.toml"
+    config.write_text(
+        f"""
+[prompt]
+persona = "You run on {{{{model}}}}."
+
+[[scope]]
+name = "preset"
+
+[[scope]]
+name = "agent:1"
+parent = "preset"
+
+[[plugin]]
+name = "guide"
+wasm = {json.dumps(wasm("tool-guide"))}
+scope = "preset"
+"""
+    )
+    host = open_host(config=config)
+    assert host.scopes() == ["agent:1", "preset"]
+    assert [(p.name, p.scope) for p in host.plugins()] == [("guide", "preset")]
+    assembly = host.assemble("agent:1", {"model": "m1", "cwd": "/w"})
+    assert sorted(t.name for t in assembly.tools) == ["bash", "read_file", "write_file"]
+    assert host.render(facts={"model": "m1"}).prompt == f"{IDENTITY}\n\nYou run on m1."
