@@ -563,6 +563,53 @@ impl Reference {
         self
     }
 
+    /// The deployment as a host.toml, for agent `agent:0`: the `declare` and `redactor`
+    /// component files at the given paths, compiled code cached in `cache`. Plugins get the
+    /// benchmarks' 1 s call deadline (see [`bench_options`]). The global `model` variable is
+    /// the host's own (from the `model` fact), as in any host.toml deployment.
+    pub fn host_toml(
+        &self,
+        declare: &std::path::Path,
+        redactor: &std::path::Path,
+        cache: &std::path::Path,
+    ) -> String {
+        let scope = agent(0);
+        let plugins: Vec<Value> = self
+            .plugins
+            .iter()
+            .map(|p| {
+                let wasm = match p.listener {
+                    Some(Listener::Redactor) => redactor,
+                    _ => declare,
+                };
+                // A host registers the global variables `model`, `cwd` and `provider` from
+                // the caller's facts itself: the deployment's own global `model` goes.
+                let mut def = p.clone();
+                if def.place == Place::Global {
+                    def.variables
+                        .retain(|v| !["model", "cwd", "provider"].contains(&v.name.as_str()));
+                }
+                let mut entry = json!({
+                    "name": p.name,
+                    "wasm": wasm,
+                    "config": def.wasm_config(),
+                    "limits": { "call_timeout_ms": 1_000 },
+                });
+                if let Some(scope) = p.scope(&scope) {
+                    entry["scope"] = scope.into();
+                }
+                entry
+            })
+            .collect();
+        let doc = json!({
+            "prompt": { "persona": Self::prompt_config().persona },
+            "host": { "cache_dir": cache },
+            "scope": [{ "name": PARENT }, { "name": scope, "parent": PARENT }],
+            "plugin": plugins,
+        });
+        toml::to_string(&doc).expect("the reference deployment as TOML")
+    }
+
     /// The prompt config: identity + a persona referencing a variable.
     pub fn prompt_config() -> PromptConfig {
         PromptConfig {

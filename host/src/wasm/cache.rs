@@ -6,8 +6,15 @@
 //! secret kept in the cache directory (mode 0600) — and is ignored (and replaced) unless the
 //! header verifies. The file name also carries the fingerprint, so a different wasmtime,
 //! target or configuration simply misses.
+//!
+//! Checking that HMAC means reading and hashing the whole artifact, and finding the artifact
+//! means hashing the whole component file: most of a warm start. So once a file has been
+//! hashed or verified, the cache records its identity (see [`identity`]), and a later start
+//! that finds the file unchanged skips both hashes.
 
-use std::fs;
+mod identity;
+
+use std::fs::{self, Metadata};
 use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,6 +22,8 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::error::WasmError;
+pub(crate) use identity::FileIdentity;
+use identity::IdentityRecord;
 
 const MAGIC: &[u8; 8] = b"PHCWASM\x01";
 const HEADER_LEN: usize = 8 + 32 + 32 + 32;
@@ -67,7 +76,7 @@ pub(crate) fn engine_fingerprint(engine: &wasmtime::Engine) -> [u8; 32] {
     h.0.finalize().into()
 }
 
-fn hmac_sha256(key: &[u8; 32], parts: &[&[u8]]) -> [u8; 32] {
+pub(crate) fn hmac_sha256(key: &[u8; 32], parts: &[&[u8]]) -> [u8; 32] {
     let mut ipad = [0x36u8; 64];
     let mut opad = [0x5cu8; 64];
     for (i, k) in key.iter().enumerate() {
@@ -130,31 +139,90 @@ impl DiskCache {
     }
 
     /// The verified artifact for `wasm_sha`, or `None` (missing, foreign or corrupt files are
-    /// removed so the next store replaces them).
+    /// removed so the next store replaces them). The HMAC over the artifact is skipped when
+    /// the file is the one verified before (its identity is on record).
     pub(crate) fn load(&self, wasm_sha: &[u8; 32]) -> Option<Artifact> {
         let path = self.path_for(wasm_sha);
-        let bytes = fs::read(&path).ok()?;
-        if !self.verify(wasm_sha, &bytes) {
+        let (mut file, metadata) =
+            crate::fsutil::open_regular(&path, fs::OpenOptions::new().read(true)).ok()?;
+        let identity = FileIdentity::of(&metadata);
+        let name = path.file_name()?.as_encoded_bytes().to_vec();
+        let record = IdentityRecord {
+            key: &self.key,
+            subject: &name,
+        };
+        let record_path = path.with_extension("cwasm.id");
+        let known = identity.and_then(|id| record.read(&record_path, id)) == Some(*wasm_sha);
+        // Read from the descriptor whose identity was just taken: a file swapped in after
+        // that check is never the one read.
+        let bytes = crate::fsutil::read_exact_size(&mut file, metadata.len()).ok()?;
+        let verified = if known {
+            self.header_matches(wasm_sha, &bytes)
+        } else {
+            self.verify(wasm_sha, &bytes)
+        };
+        if !verified {
             log::warn!(
                 "compiled-code cache: ignoring {} (header does not verify)",
                 path.display()
             );
             let _ = fs::remove_file(&path);
+            let _ = fs::remove_file(&record_path);
             return None;
+        }
+        if let (false, Some(identity)) = (known, identity) {
+            if let Err(e) = record.write(&record_path, identity, wasm_sha) {
+                log::debug!("compiled-code cache: cannot record {}: {e}", path.display());
+            }
         }
         Some(Artifact { file: bytes })
     }
 
+    /// The sha256 of the component file at `path` (described by `metadata`) when it is the
+    /// file hashed before: its identity is on record.
+    pub(crate) fn known_source(&self, path: &Path, metadata: &Metadata) -> Option<[u8; 32]> {
+        let identity = FileIdentity::of(metadata)?;
+        let subject = path.as_os_str().as_encoded_bytes();
+        IdentityRecord {
+            key: &self.key,
+            subject,
+        }
+        .read(&self.source_record(path), identity)
+    }
+
+    /// Record that the component file at `path`, of identity `identity`, has sha256 `sha`.
+    pub(crate) fn remember_source(&self, path: &Path, identity: FileIdentity, sha: &[u8; 32]) {
+        let subject = path.as_os_str().as_encoded_bytes();
+        let record = IdentityRecord {
+            key: &self.key,
+            subject,
+        };
+        if let Err(e) = record.write(&self.source_record(path), identity, sha) {
+            log::debug!("compiled-code cache: cannot record {}: {e}", path.display());
+        }
+    }
+
+    /// Where the identity of the component file at `path` is recorded.
+    fn source_record(&self, path: &Path) -> PathBuf {
+        let digest = sha256(path.as_os_str().as_encoded_bytes());
+        self.dir.join(format!("src-{}.id", hex(&digest[..16])))
+    }
+
+    /// The header's magic, wasm digest and engine fingerprint, without the HMAC.
+    fn header_matches(&self, wasm_sha: &[u8; 32], bytes: &[u8]) -> bool {
+        bytes.len() >= HEADER_LEN
+            && &bytes[..8] == MAGIC
+            && &bytes[8..40] == wasm_sha
+            && bytes[40..72] == self.fingerprint
+    }
+
     fn verify(&self, wasm_sha: &[u8; 32], bytes: &[u8]) -> bool {
-        if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
+        if !self.header_matches(wasm_sha, bytes) {
             return false;
         }
         let (sha, rest) = bytes[8..].split_at(32);
         let (fp, rest) = rest.split_at(32);
         let (tag, artifact) = rest.split_at(32);
-        if sha != wasm_sha || fp != self.fingerprint {
-            return false;
-        }
         let expected = hmac_sha256(&self.key, &[MAGIC, sha, fp, artifact]);
         // Not secret-dependent timing in any way that matters here, but cheap to do right.
         expected

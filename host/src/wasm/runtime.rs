@@ -222,6 +222,8 @@ pub struct CacheStats {
     pub compiles: u64,
     /// Disk-cache files refused or unusable (then recompiled).
     pub disk_rejected: u64,
+    /// Component files known unchanged by their identity, so neither read nor hashed.
+    pub files_unchanged: u64,
 }
 
 /// Which world a component implements.
@@ -339,6 +341,7 @@ pub(crate) struct RuntimeInner {
     disk_hits: AtomicU64,
     compiles: AtomicU64,
     disk_rejected: AtomicU64,
+    files_unchanged: AtomicU64,
     stop: Arc<AtomicBool>,
 }
 
@@ -437,6 +440,7 @@ impl WasmRuntime {
                 disk_hits: AtomicU64::new(0),
                 compiles: AtomicU64::new(0),
                 disk_rejected: AtomicU64::new(0),
+                files_unchanged: AtomicU64::new(0),
                 stop,
             }),
         })
@@ -466,18 +470,26 @@ impl WasmRuntime {
             disk_hits: i.disk_hits.load(Ordering::Relaxed),
             compiles: i.compiles.load(Ordering::Relaxed),
             disk_rejected: i.disk_rejected.load(Ordering::Relaxed),
+            files_unchanged: i.files_unchanged.load(Ordering::Relaxed),
         }
     }
 
-    /// Read `path` and load it (see [`WasmRuntime::load_bytes`]).
+    /// Load the plugin in the file at `path` (see [`WasmRuntime::load_bytes`]): its compiled
+    /// code as [`WasmRuntime::compile_file`] finds it, then [`WasmRuntime::load_code`]. A
+    /// file with a `sha256` pin is read and checked before anything is compiled.
     pub fn load_file(
         &self,
         registry: &Arc<Registry>,
         spec: &PluginSpec,
         path: &Path,
     ) -> Result<LoadedPlugin, WasmError> {
-        let bytes = self.read(&spec.name, path)?;
-        self.load_bytes(registry, spec, &bytes)
+        if spec.sha256.is_some() {
+            // A pinned file is hashed before anything is compiled from it.
+            let bytes = self.read(&spec.name, path)?;
+            return self.load_bytes(registry, spec, &bytes);
+        }
+        let code = self.compile_file(&spec.name, path)?;
+        self.load_code(registry, spec, &code)
     }
 
     /// Load a plugin into `spec.scope` (`None` = global): check its `sha256` pin, compile
@@ -520,10 +532,68 @@ impl WasmRuntime {
         })
     }
 
-    /// Read `path` and compile it (see [`WasmRuntime::compile`]).
+    /// The compiled code of the component file at `path` (see [`WasmRuntime::compile`]).
+    ///
+    /// With a disk cache, a file whose identity (device, inode, size, modification and
+    /// status-change times) is the one recorded when it was last hashed is not read at all:
+    /// its recorded sha256 finds the code in memory or in the cache. Any other file is read,
+    /// hashed, and its identity recorded for the next start.
     pub fn compile_file(&self, name: &str, path: &Path) -> Result<PluginCode, WasmError> {
+        if let Some(compiled) = self.compiled_unchanged(name, path)? {
+            return Ok(PluginCode { compiled });
+        }
+        let (bytes, identity) = self.read_with_identity(name, path)?;
+        let sha = cache::sha256(&bytes);
+        let compiled = self.prepare_hashed(name, &bytes, sha)?;
+        if let (Some(disk), Some(identity)) = (&self.inner.disk, identity) {
+            disk.remember_source(path, identity, &sha);
+        }
+        Ok(PluginCode { compiled })
+    }
+
+    /// The compiled code of `path` when the file is unchanged since it was last hashed and
+    /// its code is in memory or in the disk cache; `None` when it has to be read.
+    fn compiled_unchanged(
+        &self,
+        name: &str,
+        path: &Path,
+    ) -> Result<Option<Arc<Compiled>>, WasmError> {
+        let Some(disk) = &self.inner.disk else {
+            return Ok(None);
+        };
+        // `metadata` does not open the file, so a FIFO is not waited on; anything that is
+        // not a regular file within the size limit takes the reading path and its errors.
+        let Ok(metadata) = std::fs::metadata(path) else {
+            return Ok(None);
+        };
+        if !metadata.is_file() || metadata.len() > self.inner.max_wasm_bytes {
+            return Ok(None);
+        }
+        let Some(sha) = disk.known_source(path, &metadata) else {
+            return Ok(None);
+        };
+        let compiled = self.prepare_known(name, sha)?;
+        if compiled.is_some() {
+            self.inner.files_unchanged.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(compiled)
+    }
+
+    /// Read a component file as [`WasmRuntime::read`] does, with the identity it had while
+    /// it was read (`None` when it changed meanwhile, or the platform has none).
+    fn read_with_identity(
+        &self,
+        name: &str,
+        path: &Path,
+    ) -> Result<(Vec<u8>, Option<cache::FileIdentity>), WasmError> {
+        let before = std::fs::metadata(path)
+            .ok()
+            .and_then(|m| cache::FileIdentity::of(&m));
         let bytes = self.read(name, path)?;
-        self.compile(name, &bytes)
+        let after = std::fs::metadata(path)
+            .ok()
+            .and_then(|m| cache::FileIdentity::of(&m));
+        Ok((bytes, before.filter(|b| Some(*b) == after)))
     }
 
     /// Load a plugin from its compiled code: instantiate it from the shared `InstancePre` and
@@ -612,32 +682,62 @@ impl WasmRuntime {
         Ok(compiled)
     }
 
+    /// The compiled code of the wasm with digest `sha`, from memory or the disk cache only
+    /// (`None` when it would have to be compiled, which needs the wasm itself).
+    fn prepare_known(&self, name: &str, sha: [u8; 32]) -> Result<Option<Arc<Compiled>>, WasmError> {
+        let slot = {
+            let mut map = self
+                .inner
+                .compiled
+                .lock()
+                .map_err(|_| engine_err(name, "compiled-code map lock poisoned"))?;
+            map.entry(sha).or_default().clone()
+        };
+        let mut slot = slot
+            .lock()
+            .map_err(|_| engine_err(name, "compiled-code slot lock poisoned"))?;
+        if let Some(compiled) = slot.as_ref() {
+            self.inner.memory_hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(Some(compiled.clone()));
+        }
+        let Some(component) = self.from_disk(name, &sha) else {
+            return Ok(None);
+        };
+        let compiled = Arc::new(self.pre(name, &component, &sha)?);
+        *slot = Some(compiled.clone());
+        Ok(Some(compiled))
+    }
+
+    /// The component for `sha` from the disk cache, if it holds a usable one.
+    fn from_disk(&self, name: &str, sha: &[u8; 32]) -> Option<Component> {
+        let inner = &self.inner;
+        let artifact = inner.disk.as_ref()?.load(sha)?;
+        let started = Instant::now();
+        // SAFETY: `artifact` passed `DiskCache::load`'s check: this host wrote it (HMAC under
+        // the cache directory's key, or the identity of the file it verified before) for this
+        // exact wasm and engine fingerprint, so it is output of `Component::serialize` on a
+        // compatible engine.
+        match unsafe { Component::deserialize(&inner.engine, artifact.code()) } {
+            Ok(c) => {
+                inner.disk_hits.fetch_add(1, Ordering::Relaxed);
+                log::info!(
+                    "plugin \"{name}\": compiled code loaded from disk cache in {:?}",
+                    started.elapsed()
+                );
+                Some(c)
+            }
+            Err(e) => {
+                inner.disk_rejected.fetch_add(1, Ordering::Relaxed);
+                log::warn!("plugin \"{name}\": disk cache entry unusable ({e}); recompiling");
+                None
+            }
+        }
+    }
+
     fn component(&self, name: &str, wasm: &[u8], sha: &[u8; 32]) -> Result<Component, WasmError> {
         let inner = &self.inner;
-        if let Some(disk) = &inner.disk {
-            if let Some(artifact) = disk.load(sha) {
-                let started = Instant::now();
-                // SAFETY: `artifact` passed `DiskCache::load`'s check: this host wrote it
-                // (HMAC under the cache directory's key) for this exact wasm and engine
-                // fingerprint, so it is output of `Component::serialize` on a compatible
-                // engine.
-                match unsafe { Component::deserialize(&inner.engine, artifact.code()) } {
-                    Ok(c) => {
-                        inner.disk_hits.fetch_add(1, Ordering::Relaxed);
-                        log::info!(
-                            "plugin \"{name}\": compiled code loaded from disk cache in {:?}",
-                            started.elapsed()
-                        );
-                        return Ok(c);
-                    }
-                    Err(e) => {
-                        inner.disk_rejected.fetch_add(1, Ordering::Relaxed);
-                        log::warn!(
-                            "plugin \"{name}\": disk cache entry unusable ({e}); recompiling"
-                        );
-                    }
-                }
-            }
+        if let Some(component) = self.from_disk(name, sha) {
+            return Ok(component);
         }
         let started = Instant::now();
         let component = Component::new(&inner.engine, wasm)

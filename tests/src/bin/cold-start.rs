@@ -5,17 +5,27 @@
 //!
 //! ```text
 //! cold-start [--cache DIR] [--distinct] [--pooling]
+//! cold-start --host-toml DIR [--again N]
 //! ```
+//!
+//! `--host-toml DIR` writes the reference deployment as `DIR/host.toml` (its components
+//! copied into `DIR`, compiled code cached in `DIR/cache`) unless it exists, then does what
+//! a host process does with it: `HostConfig::load`, `Host::from_config`, the first render for
+//! `agent:0`. `--again N` repeats the load and render N more times in the same process and
+//! reports the fastest repeat too.
 //!
 //! Without `--cache` there is no disk cache (every distinct component is compiled).
 //! `--distinct` gives every plugin its own component (a custom section makes the bytes
 //! differ), as in a deployment of 12 different plugins; without it the 12 plugins are two
 //! components (`declare` ×11, `redactor` ×1).
 
+use std::path::Path;
 use std::time::Instant;
 
+use prompt_host::config::HostConfig;
 use prompt_host::prompt::render_prompt;
 use prompt_host::wasm::{RuntimeConfig, WasmRuntime};
+use prompt_host::{Facts, Host};
 use prompt_host_tests::reference::{self, Code, Guests, Listener, Reference};
 
 /// `wasm` with a custom section named `prompt-host-bench` holding `tag` appended.
@@ -44,8 +54,79 @@ fn tagged(wasm: &[u8], tag: usize) -> Vec<u8> {
     out
 }
 
+/// The phases of loading `dir/host.toml` and rendering once, in µs.
+fn load_host_toml(runtime: &tokio::runtime::Runtime, path: &Path) -> (u64, u64, u64, usize) {
+    let started = Instant::now();
+    let config = HostConfig::load(path).expect("host.toml");
+    let parsed = started.elapsed();
+    let host = Host::from_config(&config, RuntimeConfig::default()).expect("from_config");
+    let loaded = started.elapsed();
+    let facts = Facts::new()
+        .with("model", "deepseek-v4")
+        .with("cwd", "/work/project");
+    let rendered = runtime
+        .block_on(host.render(Some(&reference::agent(0)), facts))
+        .expect("render");
+    let done = started.elapsed();
+    let us = |d: std::time::Duration| d.as_micros() as u64;
+    (
+        us(parsed),
+        us(loaded - parsed),
+        us(done - loaded),
+        rendered.prompt.len(),
+    )
+}
+
+/// `--host-toml DIR [--again N]`.
+fn host_toml_mode(dir: &Path, again: usize) {
+    let started = Instant::now();
+    let path = dir.join("host.toml");
+    if !path.exists() {
+        let guests = Guests::load();
+        let declare = dir.join("declare.wasm");
+        let redactor = dir.join("redactor.wasm");
+        std::fs::write(&declare, &guests.declare).expect("declare.wasm");
+        std::fs::write(&redactor, &guests.redactor).expect("redactor.wasm");
+        let text = Reference::new().host_toml(&declare, &redactor, &dir.join("cache"));
+        std::fs::write(&path, text).expect("host.toml");
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let (parse_us, load_us, render_us, prompt_bytes) = load_host_toml(&runtime, &path);
+    let total_us = started.elapsed().as_micros() as u64;
+    let repeats: Vec<u64> = (0..again)
+        .map(|_| {
+            let (p, l, r, _) = load_host_toml(&runtime, &path);
+            p + l + r
+        })
+        .collect();
+    println!(
+        "{}",
+        serde_json::json!({
+            "parse_us": parse_us,
+            "load_us": load_us,
+            "first_render_us": render_us,
+            "total_us": total_us,
+            "prompt_bytes": prompt_bytes,
+            "again_min_us": repeats.iter().min(),
+        })
+    );
+}
+
 fn main() {
     let started = Instant::now();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--host-toml") {
+        let dir = args.get(1).expect("--host-toml DIR");
+        let again = match (args.get(2).map(String::as_str), args.get(3)) {
+            (Some("--again"), Some(n)) => n.parse().expect("--again N"),
+            _ => 0,
+        };
+        host_toml_mode(Path::new(dir), again);
+        return;
+    }
     let mut cache = None;
     let mut distinct = false;
     let mut pooling = false;

@@ -142,6 +142,86 @@ fn same_wasm_compiles_once_and_a_second_runtime_reuses_the_disk_cache() {
     assert_eq!(rt3.stats().compiles, 1);
 }
 
+/// A warm start does not read or hash a component file, nor the HMAC of its compiled code,
+/// when both files are the ones hashed and verified before (their identities are on record);
+/// a changed component file or a tampered artifact is read, hashed and checked again.
+#[test]
+fn unchanged_files_are_known_by_identity_and_changed_ones_are_hashed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let wasm = dir.path().join("plugin.wasm");
+    std::fs::write(&wasm, declare()).unwrap();
+    // A file changed in the last two seconds is never recorded (a write in the same clock
+    // tick could go unseen): let it settle.
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let first = runtime(&cache);
+    let code = first.compile_file("p", &wasm).unwrap();
+    assert_eq!(code.sha256(), sha256_hex(&declare()));
+    let s = first.stats();
+    assert_eq!((s.compiles, s.files_unchanged), (1, 0), "{s:?}");
+
+    // Another process: the file is known by its identity, its code comes from the disk cache.
+    let warm = runtime(&cache);
+    let code = warm.compile_file("p", &wasm).unwrap();
+    assert_eq!(code.sha256(), sha256_hex(&declare()));
+    let s = warm.stats();
+    assert_eq!(
+        (s.compiles, s.disk_hits, s.files_unchanged),
+        (0, 1, 1),
+        "{s:?}"
+    );
+    let reg = registry();
+    let _loaded = warm
+        .load_code(&reg, &spec("p", None, json!({})), &code)
+        .unwrap();
+
+    // Settle the artifact, so its identity is recorded by the next warm load too.
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    runtime(&cache).compile_file("p", &wasm).unwrap();
+    let records = std::fs::read_dir(&cache)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "id")
+        })
+        .count();
+    assert_eq!(
+        records, 2,
+        "one record for the component, one for its artifact"
+    );
+
+    // A tampered artifact no longer has its recorded identity: verified again, refused,
+    // recompiled.
+    for entry in std::fs::read_dir(&cache).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "cwasm") {
+            let mut bytes = std::fs::read(&path).unwrap();
+            let n = bytes.len();
+            bytes[n - 100] ^= 0xff;
+            std::fs::write(&path, bytes).unwrap();
+        }
+    }
+    let after_tamper = runtime(&cache);
+    after_tamper.compile_file("p", &wasm).unwrap();
+    let s = after_tamper.stats();
+    assert_eq!((s.compiles, s.disk_hits), (1, 0), "{s:?}");
+
+    // Another component written to the same path: read and hashed again.
+    let redactor = std::fs::read(env!("GUEST_REDACTOR")).unwrap();
+    std::fs::write(&wasm, &redactor).unwrap();
+    let changed = runtime(&cache);
+    let code = changed.compile_file("p", &wasm).unwrap();
+    assert_eq!(code.sha256(), sha256_hex(&redactor));
+    assert_eq!(changed.stats().files_unchanged, 0);
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    prompt_host::config::sha256_hex(bytes)
+}
+
 #[test]
 fn sha256_pin_is_enforced() {
     let dir = tempfile::tempdir().unwrap();
