@@ -700,7 +700,7 @@ impl WasmRuntime {
             self.inner.memory_hits.fetch_add(1, Ordering::Relaxed);
             return Ok(Some(compiled.clone()));
         }
-        let Some(component) = self.from_disk(name, &sha) else {
+        let Some(component) = self.cached_component(name, &sha) else {
             return Ok(None);
         };
         let compiled = Arc::new(self.pre(name, &component, &sha)?);
@@ -709,7 +709,7 @@ impl WasmRuntime {
     }
 
     /// The component for `sha` from the disk cache, if it holds a usable one.
-    fn from_disk(&self, name: &str, sha: &[u8; 32]) -> Option<Component> {
+    fn cached_component(&self, name: &str, sha: &[u8; 32]) -> Option<Component> {
         let inner = &self.inner;
         let artifact = inner.disk.as_ref()?.load(sha)?;
         let started = Instant::now();
@@ -736,7 +736,7 @@ impl WasmRuntime {
 
     fn component(&self, name: &str, wasm: &[u8], sha: &[u8; 32]) -> Result<Component, WasmError> {
         let inner = &self.inner;
-        if let Some(component) = self.from_disk(name, sha) {
+        if let Some(component) = self.cached_component(name, sha) {
             return Ok(component);
         }
         let started = Instant::now();
