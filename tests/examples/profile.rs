@@ -110,6 +110,22 @@ fn main() {
                 std::hint::black_box(render_prompt(&a).expect("render"));
             }
         }
+        "compile-file" => {
+            // `n` fresh runtimes on the same cache directory, each finding the `declare`
+            // component's code: the warm-start path (identity check, artifact read,
+            // deserialization, linking).
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-cache");
+            let wasm = dir.join("profile-declare.wasm");
+            if !wasm.exists() {
+                std::fs::write(&wasm, &guests.declare).expect("write wasm");
+            }
+            for _ in 0..n {
+                let mut config = RuntimeConfig::with_cache_dir(&dir);
+                config.epoch_tick = std::time::Duration::from_secs(1);
+                let runtime = WasmRuntime::new(config).expect("runtime");
+                std::hint::black_box(runtime.compile_file("declare", &wasm).expect("compile"));
+            }
+        }
         "cold-warm" => {
             // `n` plugins, each alone in a scope of its own (one dynamic section, one
             // variable). Each scope is assembled twice in a row: the first assembly finds
