@@ -221,7 +221,8 @@ fn the_template_lock_pins_what_the_examples_are_built_with() {
         ours.iter().any(|(name, _)| name == "wit-bindgen"),
         "{ours:?}"
     );
-    let missing: Vec<_> = ours.difference(&versions(&theirs)).collect();
+    let theirs = versions(&theirs);
+    let missing: Vec<_> = ours.difference(&theirs).collect();
     assert!(
         missing.is_empty(),
         "the template's Cargo.lock has versions guest-examples/Cargo.lock does not: {missing:?}"

@@ -65,9 +65,21 @@ notification.
 ## The contract version
 
 The project builds against `prompt-host:plugin@0.1.0` (`wit/0.1.0`, world `plugin`), which
-every prompt-host loads. `wit/0.2.0` is the newer contract: its `contributor` answers a
-dynamic entry with `{ tag: 'text', val }` or `{ tag: 'unchanged' }` (and the variable and tool
-answers likewise) and it adds `control.cancelled`. To build against it, make a WIT directory
-that holds `wit/0.2.0`'s files with `wit/0.1.0` as a dependency (`deps/0.1.0/`), point
-`--wit` at it, and change the exports' return values. The `.wit` files are the contract's
-reference documentation: every item carries a doc comment.
+every prompt-host loads. `wit/0.2.0` is the newer contract: a dynamic entry may answer
+"unchanged" (nothing is copied to the host), and `control.cancelled()` tells a long callback
+that the caller gave up. To build against it, give the toolchain a WIT directory holding
+0.2.0 with 0.1.0 as a dependency, and point `--wit` in `package.json` at it:
+
+```sh
+mkdir -p wit-0.2.0/deps/0.1.0
+cp wit/0.2.0/*.wit wit-0.2.0/ && cp wit/0.1.0/*.wit wit-0.2.0/deps/0.1.0/
+# package.json: --wit wit-0.2.0
+```
+
+Then `sectionText` and `contextText` return `{ tag: 'text', val: text }` or
+`{ tag: 'unchanged' }`, `variable` returns `{ tag: 'value', val: valueOrUndefined }` or
+`{ tag: 'unchanged' }`, and `tools` returns `{ tag: 'tools', val: toolSet }` or
+`{ tag: 'unchanged' }`; the imports keep their `@0.1.0` names, and `cancelled` comes from
+`'prompt-host:plugin/control@0.2.0'`. `prompt-host check` prints the version a component was
+built against (`wit: prompt-host:plugin@…`). The `.wit` files are the contract's reference
+documentation: every item carries a doc comment.

@@ -29,7 +29,7 @@ function parseConfig(text, defaults) {
       throw new PluginError('invalid-input', `invalid config: unknown key "${key}"`);
     }
     if (typeof value !== typeof defaults[key]) {
-      throw new PluginError('invalid-input', `invalid config: ${key} must be a ${typeof defaults[key]}`);
+      throw new PluginError('invalid-input', `invalid config: ${key}: expected ${typeof defaults[key]}`);
     }
   }
   return { ...defaults, ...parsed };

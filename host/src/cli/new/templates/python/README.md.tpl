@@ -70,9 +70,21 @@ or above the level a client subscribed to as a `log` notification.
 ## The contract version
 
 The project builds against `prompt-host:plugin@0.1.0` (`wit/0.1.0`, world `plugin`), which
-every prompt-host loads. `wit/0.2.0` is the newer contract: its `contributor` answers a
-dynamic entry with a `TextAnswer_Text(text)` or `TextAnswer_Unchanged()` (and the variable
-and tool answers likewise) and it adds `control.cancelled`. To build against it, make a WIT
-directory that holds `wit/0.2.0`'s files with `wit/0.1.0` as a dependency (`deps/0.1.0/`),
-point `--wit-path` at it, and change the exports' return values. The `.wit` files are the
-contract's reference documentation: every item carries a doc comment.
+every prompt-host loads. `wit/0.2.0` is the newer contract: a dynamic entry may answer
+"unchanged" (nothing is copied to the host), and `control.cancelled()` tells a long callback
+that the caller gave up. To build against it, give the toolchain a WIT directory holding
+0.2.0 with 0.1.0 as a dependency, and point `--wit-path` in `build.sh` at it:
+
+```sh
+mkdir -p wit-0.2.0/deps/0.1.0
+cp wit/0.2.0/*.wit wit-0.2.0/ && cp wit/0.1.0/*.wit wit-0.2.0/deps/0.1.0/
+# build.sh: --wit-path wit-0.2.0
+```
+
+Then `section_text` and `context_text` return `TextAnswer_Text(text)` or
+`TextAnswer_Unchanged()`, `variable` returns `ValueAnswer_Value(value_or_none)` or
+`ValueAnswer_Unchanged()`, and `tools` returns `ToolsAnswer_Tools(tool_set)` or
+`ToolsAnswer_Unchanged()` (all from `wit_world.exports.contributor`); `cancelled()` comes from
+`wit_world.imports.control`. `prompt-host check` prints the version a component was built
+against (`wit: prompt-host:plugin@…`). The `.wit` files are the contract's reference
+documentation: every item carries a doc comment.

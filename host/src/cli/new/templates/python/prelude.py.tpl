@@ -20,7 +20,7 @@ def parse_config(text: str, defaults: dict) -> dict:
         if key not in defaults:
             raise invalid(f'invalid config: unknown key "{key}"')
         if type(value) is not type(defaults[key]):
-            raise invalid(f"invalid config: {key} must be a {type(defaults[key]).__name__}")
+            raise invalid(f"invalid config: {key}: expected {type(defaults[key]).__name__}")
     return {**defaults, **parsed}
 
 
