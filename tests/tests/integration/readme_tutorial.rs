@@ -13,8 +13,6 @@
 //! default), so this test compiles the wit-bindgen stack once more: ~30 s on 2 cores.
 
 use std::path::Path;
-use std::process::Command;
-use std::time::Instant;
 
 use super::cli_support::bin;
 use super::scaffold::{build_lock, checkout, outside_checkout, scrubbed, succeed};
@@ -163,12 +161,10 @@ fn the_readme_tutorial_runs_as_written() {
         .env("PATH", path)
         .env("PROMPT_HOST_CACHE_DIR", root.join("compile-cache"));
 
-    let started = Instant::now();
     let stdout = {
         let _builds = build_lock();
         succeed("the README tutorial", &mut shell)
     };
-    eprintln!("README tutorial: {:.1} s", started.elapsed().as_secs_f64());
 
     // Each output block against what the preceding run block printed.
     let mut last_run = None;

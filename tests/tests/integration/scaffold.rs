@@ -14,9 +14,13 @@
 //!   `PROMPT_HOST_POLYGLOT=1`, because they download their toolchains from npm and PyPI on a
 //!   fresh machine and take about a minute each.
 //!
-//! Measured on the 2-core reference machine with warm registry caches: the Rust test ~60 s,
-//! the polyglot one ~60 s, the refusals well under a second.
+//! Measured alone on the 2-core reference machine with warm registry caches: the Rust test
+//! ~37 s (24 s of it the first project's build, ~1 s each later build, ~1.5–4 s each
+//! `cargo test`), the polyglot one ~47 s (`test.sh` ~21 s for JavaScript, ~23 s for Python,
+//! most of it componentizing and the first compile of a 12–18 MB component), the refusals
+//! 0.04 s. Beside the rest of the suite they take longer: the cores are shared.
 
+use std::borrow::BorrowMut;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
@@ -92,7 +96,8 @@ pub(super) fn cargo() -> Command {
 }
 
 /// Run `cmd`, panic with its output unless it succeeds, and return its stdout.
-pub(super) fn succeed(what: &str, cmd: &mut Command) -> String {
+pub(super) fn succeed(what: &str, mut cmd: impl BorrowMut<Command>) -> String {
+    let cmd = cmd.borrow_mut();
     let started = Instant::now();
     let Output {
         status,
