@@ -185,6 +185,9 @@ fn rust_projects_of_every_kind_build_test_check_and_render() {
     let root = temp.path();
     let target = root.join("cargo-target");
     let cache = root.join("compile-cache");
+    // The projects land inside another workspace's directory: each is a workspace of its
+    // own, so cargo builds it instead of refusing a package its parent does not list.
+    std::fs::write(root.join("Cargo.toml"), "[workspace]\nmembers = []\n").unwrap();
     let _builds = build_lock();
     let started = Instant::now();
 

@@ -27,9 +27,9 @@ prompt-host render --config host.toml --fact cwd=/work # the system prompt with 
 ./test.sh                                              # builds, then both of the above, checked
 ```
 
-`check` runs `init` with `--config '{…}'` (default `{}`) and prints the declarations, e.g.
-`__CHECK__`. `render` loads `host.toml`, which loads the built component globally; its
-output includes
+`check` runs `init` with `--config '{…}'` (default `{}`) and prints the declarations,
+e.g. `__CHECK__`. `render` loads `host.toml`, which loads the built component globally;
+its output includes
 
 ```
 __RENDER__

@@ -1,8 +1,8 @@
 # __NAME__
 
-A prompt-host plugin in Rust: a WebAssembly component
-that contributes to an LLM agent's system prompt. `src/lib.rs` implements the
-`prompt_plugin::Plugin` trait of the guest SDK (vendored in `vendor/prompt-plugin`); it
+A prompt-host plugin in Rust: a WebAssembly component that contributes to an LLM agent's
+system prompt. `src/lib.rs` implements the `prompt_plugin::Plugin` trait of the guest SDK
+(vendored in `vendor/prompt-plugin`; `cargo doc --open -p prompt-plugin` shows its API); it
 declares:
 
 __ENTRIES__
@@ -26,17 +26,18 @@ prompt-host render --config host.toml --fact cwd=/work          # the system pro
 cargo test                                                      # the unit tests, natively
 ```
 
-`check` runs `init` with `--config '{…}'` (default `{}`) and prints the declarations, e.g.
-`__CHECK__`. `render` loads `host.toml`, which loads the built component globally; its
-output includes
+`check` runs `init` with `--config '{…}'` (default `{}`) and prints the declarations,
+e.g. `__CHECK__`. `render` loads `host.toml`, which loads the built component globally;
+its output includes
 
 ```
 __RENDER__
 ```
 
 `prompt-host assemble --config host.toml` prints the whole assembly as JSON (sections,
-contexts, tools, variables); add `--scope NAME` after declaring a scope in host.toml
-(`[[scope]] name = "agent:1"`) to see a scoped assembly. `prompt-host --help` lists the rest.
+contexts, tools, variables); to see a scoped one, declare a scope in host.toml (a
+`[[scope]]` table with `name = "agent:1"`), add `scope = "agent:1"` to the plugin and pass
+`--scope agent:1`. `prompt-host --help` lists the rest.
 
 The unit tests in `src/lib.rs` call the plugin's logic directly on your machine. What calls
 into the host (`declare::*`, `log::*`, the `Assembly` handle) only works inside it, which is
