@@ -16,6 +16,7 @@ mod conversation;
 mod dev;
 mod inspect;
 mod log_level;
+mod new;
 mod prefix;
 mod serve;
 
@@ -162,6 +163,8 @@ pub enum Command {
         #[arg(long = "grant-env", value_name = "NAME")]
         grant_env: Vec<String>,
     },
+    /// Write a new plugin project (Rust, JavaScript or Python) that builds on its own.
+    New(new::NewArgs),
     /// Serve JSON-RPC 2.0 over stdio, one request per line.
     Serve {
         /// Start from this host.toml (otherwise an empty default host).
@@ -347,5 +350,6 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             config,
             max_request_bytes,
         } => serve::run(config.as_deref(), max_request_bytes).await,
+        Command::New(args) => new::run(&args),
     }
 }

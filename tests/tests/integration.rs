@@ -18,6 +18,8 @@ mod integration {
     mod mcp_client;
     mod mcp_config;
     mod mcp_prompt;
+    mod readme_tutorial;
+    mod scaffold;
     mod serve_protocol;
     mod serve_support;
     mod session_attack;

@@ -27,7 +27,7 @@
 pub mod plugin {
     wit_bindgen::generate!({
         world: "prompt-host:plugin/plugin@0.1.0",
-        path: "../../wit/0.1.0",
+        path: "wit/0.1.0",
         pub_export_macro: true,
         export_macro_name: "__export_plugin_world",
         default_bindings_module: "$crate::bindings::plugin",
@@ -41,7 +41,7 @@ pub mod plugin {
 pub mod plugin {
     wit_bindgen::generate!({
         world: "prompt-host:plugin/plugin@0.2.0",
-        path: ["../../wit/0.1.0", "../../wit/0.2.0"],
+        path: ["wit/0.1.0", "wit/0.2.0"],
         // 0.2.0 imports 0.1.0's interfaces: generate them here too.
         generate_all,
         pub_export_macro: true,
@@ -84,7 +84,7 @@ pub mod instructions {
                 export prompt-host:plugin/instructions@0.1.0;
             }
         ",
-        path: "../../wit/0.1.0",
+        path: "wit/0.1.0",
         pub_export_macro: true,
         export_macro_name: "__export_instructions_world",
         default_bindings_module: "$crate::bindings::instructions",
@@ -103,7 +103,7 @@ pub mod instructions {
                 export prompt-host:plugin/instructions@0.1.0;
             }
         ",
-        path: ["../../wit/0.1.0", "../../wit/0.2.0"],
+        path: ["wit/0.1.0", "wit/0.2.0"],
         pub_export_macro: true,
         export_macro_name: "__export_instructions_world",
         default_bindings_module: "$crate::bindings::instructions",

@@ -1,27 +1,102 @@
 //! Guest SDK for prompt-host plugins.
 //!
-//! A plugin is a `cdylib` built for `wasm32-wasip2` that implements [`Plugin`] and calls
-//! [`export_plugin!`]:
+//! prompt-host assembles an LLM agent's system prompt, step after step, from sandboxed
+//! WebAssembly components. A plugin contributes **sections** (the prompt's text, in `order`),
+//! **runtime contexts** (text rendered into a snapshot message at the end of the history),
+//! **variables** (referenced from any text as `{{name}}`) and **tools** (JSON-schema
+//! definitions beside the prompt), or **listens** to every assembly and changes it. This crate
+//! turns the plugin contract, the WIT package `prompt-host:plugin` in the crate's `wit/`, into
+//! one trait, [`Plugin`], and one macro, [`export_plugin!`].
 //!
-//! ```ignore
-//! use prompt_plugin::{declare, Error, Plugin};
+//! # A plugin
+//!
+//! ```no_run
+//! use prompt_plugin::{declare, AssembleContext, Error, Plugin};
 //!
 //! struct Hello;
 //!
 //! impl Plugin for Hello {
 //!     fn init(_config: serde_json::Value) -> Result<Self, Error> {
-//!         declare::section("hello", 150.0, "Say hello in {{cwd}}.")?;
+//!         // Fixed text, stored by the host: assemblies never call the plugin for it.
+//!         declare::section("hello:rules", 150.0, "Work in {{cwd}}. Be brief.")?;
+//!         // Text the host asks `section_text` for, once per assembly.
+//!         declare::dynamic_section("hello:scope", 160.0)?;
 //!         Ok(Hello)
+//!     }
+//!
+//!     fn section_text(&mut self, _name: &str, cx: &AssembleContext) -> Result<String, Error> {
+//!         let scope = cx.nearest_scope().unwrap_or("global");
+//!         Ok(format!("You are serving scope {scope}."))
 //!     }
 //! }
 //!
 //! prompt_plugin::export_plugin!(Hello);
 //! ```
 //!
-//! The SDK wraps the bindings wit-bindgen generates from `wit/` (package
-//! `prompt-host:plugin@0.2.0`, or `@0.1.0` with the feature `wit-0-1`); the generated
-//! types are re-exported here so plugins never name
-//! the generated module paths.
+//! The crate is a `cdylib` (`[lib] crate-type = ["cdylib"]`), built with
+//! `cargo build --release --target wasm32-wasip2`: the output is a component the host loads
+//! as is. `prompt-host check plugin.wasm` runs its `init` and lists what it declared;
+//! `prompt-host new NAME` writes a whole project (a plugin of each kind, this crate vendored,
+//! a host.toml to try it, a unit test).
+//!
+//! # Declaring
+//!
+//! [`Plugin::init`] runs once per instance. It receives the plugin's `config` table from
+//! host.toml as JSON ([`config::parse`] turns it into a type of yours) and declares entries
+//! with the functions of [`declare`], which the host accepts only during `init`. Each entry
+//! is either:
+//!
+//! * **fixed**: the text, value or tool set is handed over once and stored by the host;
+//!   assemblies never call the plugin for it, so it costs nothing per step;
+//! * **dynamic**: the host calls the matching callback of [`Plugin`] once per assembly that
+//!   uses the entry — [`Plugin::section_text`], [`Plugin::context_text`],
+//!   [`Plugin::variable`], [`Plugin::tools`] — with the entry's name and the
+//!   [`AssembleContext`] (the scope chain, nearest first, and the caller's facts).
+//!
+//! Sections render in ascending `order`: -100 is the harness identity, 0 the persona,
+//! 100–199 tool guidance. Names are shared by every plugin of a scope, and a nearer scope's
+//! entry shadows a farther one of the same name: prefix yours with the plugin's name.
+//! Variable names match `^[a-z][a-z0-9_]*$`; a reference to a variable without a value fails
+//! the rendering instead of printing nothing.
+//!
+//! # Listening
+//!
+//! A listener ([`declare::listener`]) receives every assembly of its scope as an
+//! [`Assembly`] handle in [`Plugin::on_assemble`]. It may read and change sections,
+//! contexts, tools and variables through the handle, paying only for what it touches, and
+//! calls [`Assembly::next`] to run the listeners inside it; not calling it short-circuits
+//! them.
+//!
+//! # Errors, logs, cancellation
+//!
+//! Callbacks return [`Error`]: [`Error::invalid_input`] when the input (usually the config)
+//! is wrong, [`Error::failed`] when the plugin could not do its work. The host reports
+//! either with the plugin, export and scope named. A panic traps the instance; the host
+//! replaces it, so return errors instead. [`log`] writes lines into the host's log,
+//! attributed to the plugin and capped per instance. A long callback checks [`cancelled`] to
+//! stop early when the caller has given up.
+//!
+//! # Contract versions
+//!
+//! The crate builds against `prompt-host:plugin@0.2.0` by default: a dynamic answer equal to
+//! the instance's previous answer for the same entry is sent as "unchanged", so a steady
+//! assembly copies nothing out of the plugin (the SDK compares for you), and [`cancelled`]
+//! works. The cargo feature `wit-0-1` builds against `@0.1.0` instead, for hosts that predate
+//! 0.2.0. Plugin code is the same for both.
+//!
+//! # Testing
+//!
+//! The crate also compiles for the machine you build on, so `cargo test` runs a plugin's
+//! unit tests natively: call its callbacks on a value built by hand, with an
+//! [`AssembleContext`] built by hand. What calls into the host — the functions of
+//! [`declare`] and [`log`], the [`Assembly`] handle, [`cancelled`] — only works inside it;
+//! `prompt-host check` and `prompt-host render` try those.
+//!
+//! # MCP instruction providers
+//!
+//! A plugin that also implements [`InstructionProvider`] and is exported with
+//! [`export_instruction_provider!`] receives what an MCP server said about itself
+//! ([`McpServer`]) and decides, by declaring sections and tools, what reaches the prompt.
 
 #![warn(missing_docs)]
 

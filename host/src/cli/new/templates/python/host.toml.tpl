@@ -1,0 +1,11 @@
+# Try the plugin with prompt-host. Paths are relative to this file. Build first (./build.sh),
+# then
+#   prompt-host check dist/plugin.wasm
+#   prompt-host render --config host.toml --fact cwd=/work
+
+[[plugin]]
+name = "__NAME__"
+wasm = "dist/plugin.wasm"
+# config = { ... }          # handed to the plugin's init as JSON (see src/app.py)
+# scope = "agent:1"         # load it into a scope instead of globally (declare the scope with [[scope]])
+# dev = { build = "./build.sh", watch = ["src"] }
