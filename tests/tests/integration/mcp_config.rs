@@ -83,17 +83,27 @@ fn serve_reports_mcp_status_and_waits_for_the_first_generation() {
     }
     let deployment = fx_deployment();
     let config = deployment.config().display().to_string();
-    let input = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"mcp_status\",\"params\":{\"wait_ms\":30000}}\n\
-                 {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"render\",\"params\":{\"scope\":\"agent:1\"}}\n\
+    // Requests run concurrently; a batch runs its requests in order, so the render waits
+    // for the status call that waits for the first generation.
+    let input = "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"mcp_status\",\"params\":{\"wait_ms\":30000}},\
+                  {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"render\",\"params\":{\"scope\":\"agent:1\"}}]\n\
                  {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"mcp_status\",\"params\":{\"wait\":1}}\n";
     let run = deployment.run_with_input(&["serve", "--config", &config], input);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let responses: Vec<serde_json::Value> = run
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(responses.len(), 3, "{}", run.stdout);
+    // Responses by id (a batch is answered as one array line, in any order with the rest).
+    let mut responses = vec![serde_json::Value::Null; 3];
+    for line in run.stdout.lines() {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        let items = match value {
+            serde_json::Value::Array(items) => items,
+            one => vec![one],
+        };
+        for item in items {
+            let id = item["id"].as_u64().unwrap_or_else(|| panic!("{item}"));
+            responses[id as usize - 1] = item;
+        }
+    }
+    assert!(responses.iter().all(|r| !r.is_null()), "{}", run.stdout);
     let status = &responses[0]["result"];
     assert_eq!(status.as_array().map(Vec::len), Some(1), "{status}");
     let fx = &status[0];
