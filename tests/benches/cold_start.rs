@@ -1,13 +1,16 @@
 //! Cold start: a new host process (the `cold-start` binary) loading the reference
 //! deployment's 12 plugins and running its first step, with a warm on-disk compile cache and
 //! with none; the 12 plugins as the reference deploys them (2 distinct components) and as 12
-//! distinct components. Prints min / median / max of each phase.
+//! distinct components. Prints min / median / max of each phase. Then the same deployment
+//! as a host.toml: loaded in a fresh process (`Host::from_config` + first render, timed
+//! inside the process), and rendered end to end by the `prompt-host render` command.
 //! `cargo bench -p prompt-host-tests --bench cold_start`.
 
 use std::process::Command;
 use std::time::Instant;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cold-start");
+const CLI: &str = env!("CARGO_BIN_EXE_prompt-host-cli");
 
 #[derive(Default)]
 struct Runs {
@@ -73,7 +76,86 @@ fn report(label: &str, runs: &Runs) {
     );
 }
 
+/// The reference deployment as a host.toml, warm: loaded in fresh processes (phases timed
+/// inside), repeated in one process, and rendered by the command line.
+fn host_toml(runs: usize) {
+    let dir = tempfile::tempdir().expect("deployment dir");
+    let arg = |extra: &[&str]| {
+        let mut a = vec!["--host-toml".to_string(), dir.path().display().to_string()];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    // Write the deployment and fill the compile cache; file identities are recorded only for
+    // files unchanged for 2 s, so wait, then record them with one more load.
+    run(&arg(&[]));
+    std::thread::sleep(std::time::Duration::from_millis(2_200));
+    run(&arg(&[]));
+    let mut phases: [Vec<f64>; 5] = Default::default();
+    let mut wall = Vec::new();
+    for _ in 0..runs {
+        let (w, v) = run(&arg(&["--again", "5"]));
+        wall.push(w);
+        for (i, key) in [
+            "parse_us",
+            "load_us",
+            "first_render_us",
+            "total_us",
+            "again_min_us",
+        ]
+        .iter()
+        .enumerate()
+        {
+            phases[i].push(v[key].as_f64().unwrap_or(f64::NAN) / 1e3);
+        }
+    }
+    println!("\nreference deployment from host.toml, warm cache; ms as min / median / max");
+    println!("  process wall (spawn to exit)            {}", stats(&wall));
+    for (label, values) in [
+        "  in process: parse host.toml             ",
+        "  in process: Host::from_config (12 plugins)",
+        "  in process: first render                ",
+        "  in process: total (main to first prompt)",
+        "  same process again: parse + load + render",
+    ]
+    .iter()
+    .zip(&phases)
+    {
+        println!("{label} {}", stats(values));
+    }
+    let config = dir.path().join("host.toml").display().to_string();
+    let render = || {
+        let started = Instant::now();
+        let out = Command::new(CLI)
+            .args([
+                "render",
+                "--config",
+                &config,
+                "--scope",
+                "agent:0",
+                "--fact",
+                "model=deepseek-v4",
+                "--fact",
+                "cwd=/work/project",
+            ])
+            .output()
+            .expect("prompt-host render");
+        assert!(
+            out.status.success(),
+            "render failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        started.elapsed().as_secs_f64() * 1e3
+    };
+    render();
+    let renders: Vec<f64> = (0..runs).map(|_| render()).collect();
+    println!("  `prompt-host render` end to end          {}", stats(&renders));
+}
+
 fn main() {
+    if std::env::args().skip(1).any(|a| a == "host-toml") {
+        host_toml(15);
+        return;
+    }
     let warm_runs = 15;
     let cold_runs = 3;
     println!("cold start of a host process, 12 plugins + first step; ms as min / median / max");
@@ -105,4 +187,5 @@ fn main() {
             report(&format!("no cache, {what}"), &measure(&base, cold_runs));
         }
     }
+    host_toml(15);
 }
