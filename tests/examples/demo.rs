@@ -2,7 +2,7 @@
 //! plugins in a parent scope (`preset:coder`) and a child scope (`agent:1`), then running a
 //! first step against a fresh session log and printing the model request.
 //!
-//! `cargo demo` (an alias of `cargo run -q -p prompt-host-tests --example demo`) builds the
+//! `cargo demo` (an alias of `cargo run -p prompt-host-tests --example demo`) builds the
 //! example plugins for wasm32-wasip2 (through this package's build script), writes the
 //! deployment to `target/demo/host.toml`, and runs it. Afterwards the same file works with
 //! the command line, e.g. `cargo run -q -p prompt-host -- inspect --config
