@@ -148,7 +148,10 @@ fn host_toml(runs: usize) {
     };
     render();
     let renders: Vec<f64> = (0..runs).map(|_| render()).collect();
-    println!("  `prompt-host render` end to end          {}", stats(&renders));
+    println!(
+        "  `prompt-host render` end to end          {}",
+        stats(&renders)
+    );
 }
 
 fn main() {

@@ -2,6 +2,7 @@
 of real plugins, each step followed by the model's (scripted) reply, as an agent loop does.
 
     python bench/step_latency.py [--steps 300] [--bin PATH] [--guests DIR] [--config host.toml]
+                                 [--in-process PATH]
 
 Without ``--config`` it writes the deployment ``cargo demo`` uses (identity and persona; in
 ``preset:coder`` the tool-guide plugin and the redactor listener; in ``agent:1`` a persona
@@ -20,6 +21,11 @@ Printed per step (median and p99 of the N steps):
 - ``server``: what remains, ``step - client JSON - round trip``: the server's assembly,
   rendering, projection, durable log appends (fsync) and its own JSON;
 - the server's CPU time per step (user + system, from /proc), for comparison.
+
+``--in-process PATH`` (the ``step-inprocess`` binary of the tests package: ``cargo build
+--release -p prompt-host-tests --bin step-inprocess``) also runs the same conversation on the
+same deployment through the Rust library in one process, right before the client's, and
+prints both medians and p99s side by side with their ratio.
 
 The binary is ``--bin``, else ``PROMPT_HOST_BIN``, else this repository's
 ``target/release/prompt-host`` or ``target/debug/prompt-host``: a debug build is many times
@@ -126,6 +132,7 @@ def main() -> None:
     parser.add_argument("--scope", default="agent:1")
     parser.add_argument("--log-dir", type=Path, help="where the session log goes (default: a temporary directory); e.g. /dev/shm to take fsync out")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    parser.add_argument("--in-process", help="the step-inprocess binary: also measure the same steps in process")
     args = parser.parse_args()
 
     binary = pick_binary(args.bin)
@@ -146,6 +153,21 @@ def main() -> None:
             config.write_text(deployment(guests))
         log = Path(args.log_dir or tmp) / f"step-latency-{os.getpid()}.jsonl"
         cache = os.environ.get("PROMPT_HOST_CACHE_DIR") or str(Path(tmp) / "cache")
+        in_log = Path(args.log_dir or tmp) / f"step-latency-{os.getpid()}-in-process.jsonl"
+        in_process: List[float] = []
+
+        def in_process_round(first: int, steps: int, warmup: int) -> None:
+            """`steps` more steps of the in-process conversation (its own log, continued)."""
+            import subprocess
+
+            command = [args.in_process, "--config", str(config), "--log", str(in_log), "--scope", args.scope,
+                       "--steps", str(steps), "--warmup", str(warmup), "--first", str(first)]
+            for key, value in facts.items():
+                command += ["--fact", f"{key}={value}"]
+            out = subprocess.run(command, check=True, capture_output=True, text=True,
+                                 env={**os.environ, "PROMPT_HOST_CACHE_DIR": cache})
+            in_process.extend(json.loads(out.stdout.strip().splitlines()[-1])["step_ms"])
+
         with PromptHost(config, binary=binary, env={"PROMPT_HOST_CACHE_DIR": cache}, trace=trace) as host:
             describe = host.describe()
 
@@ -176,13 +198,24 @@ def main() -> None:
                 one_step(i)
             sizes.clear()
             samples: List[Dict[str, float]] = []
-            cpu_before = cpu_seconds(host.pid)
-            wall_before = time.perf_counter()
-            for i in range(args.warmup, args.warmup + args.steps):
-                samples.append(one_step(i))
-            wall = time.perf_counter() - wall_before
-            cpu = cpu_seconds(host.pid) - cpu_before
+            # With --in-process, rounds alternate between the library and the client, so
+            # load on a shared machine (and the disk's fsync latency) hits both alike.
+            rounds = 5 if args.in_process else 1
+            per_round = max(1, args.steps // rounds)
+            cpu = 0.0
+            wall = 0.0
+            for r in range(rounds):
+                first = args.warmup + r * per_round
+                if args.in_process:
+                    in_process_round(first, per_round, args.warmup if r == 0 else 0)
+                cpu_before = cpu_seconds(host.pid)
+                wall_before = time.perf_counter()
+                for i in range(first, first + per_round):
+                    samples.append(one_step(i))
+                wall += time.perf_counter() - wall_before
+                cpu += cpu_seconds(host.pid) - cpu_before
         log.unlink(missing_ok=True)
+        in_log.unlink(missing_ok=True)
 
     step = [s["step"] for s in samples]
     js = [s["json"] for s in samples]
@@ -192,7 +225,7 @@ def main() -> None:
     figures = {
         "binary": binary,
         "server_version": describe.version,
-        "steps": args.steps,
+        "steps": len(samples),
         "step_median_ms": med_step * 1000,
         "step_p99_ms": pct(step, 0.99) * 1000,
         "client_json_median_ms": statistics.median(js) * 1000,
@@ -201,19 +234,27 @@ def main() -> None:
         "round_trip_p99_ms": pct(rtt, 0.99) * 1000,
         "server_median_ms": statistics.median(server) * 1000,
         "server_p99_ms": pct(server, 0.99) * 1000,
-        "server_cpu_per_step_ms": cpu / args.steps * 1000,
+        "server_cpu_per_step_ms": cpu / len(samples) * 1000,
         "response_bytes_first": sizes[0],
         "response_bytes_last": sizes[-1],
         "wall_s": wall,
     }
-    print(f"prompt-host {describe.version} ({binary}); {args.steps} steps of one conversation on scope {args.scope}")
+    print(f"prompt-host {describe.version} ({binary}); {len(samples)} steps of one conversation on scope {args.scope}")
     print(f"session log in {args.log_dir or 'a temporary directory'}")
     print(f"response size: {sizes[0]:,} bytes (first measured step) .. {sizes[-1]:,} bytes (last)")
     print(f"{'':24}{'median':>11}  {'p99':>11}  share of the median step")
     for label, values in [("step (client wall time)", step), ("  client JSON", js), ("  round trip (I/O)", rtt), ("  server (the rest)", server)]:
         share = statistics.median(values) / med_step * 100
         print(f"{label:24}{ms(statistics.median(values))}  {ms(pct(values, 0.99))}  {share:5.1f} %")
-    print(f"server CPU time per step (user+system, all threads, incl. the round-trip request): {ms(cpu / args.steps)}")
+    print(f"server CPU time per step (user+system, all threads, incl. the round-trip request): {ms(cpu / len(samples))}")
+    if in_process:
+        median_in = statistics.median(in_process)
+        p99_in = pct(in_process, 0.99)
+        figures["in_process_median_ms"] = median_in
+        figures["in_process_p99_ms"] = p99_in
+        print(f"{'in process (Rust library)':24}{median_in:8.3f} ms  {p99_in:8.3f} ms  ({len(in_process)} steps, rounds alternating with the client's)")
+        print(f"through the client / in process: median {med_step * 1000 / median_in:.2f}x, "
+              f"p99 {pct(step, 0.99) * 1000 / p99_in:.2f}x; the client adds {med_step * 1000 - median_in:.3f} ms at the median")
     if args.json:
         print(json.dumps(figures, indent=2))
 
