@@ -19,6 +19,7 @@ mod integration {
     mod mcp_config;
     mod mcp_prompt;
     mod serve_protocol;
+    mod serve_rules;
     mod serve_support;
     mod session_attack;
     mod session_files;
