@@ -52,7 +52,7 @@ pub enum Command {
         /// Where and for whom.
         #[command(flatten)]
         target: Target,
-        /// The session log (JSON lines); created when missing.
+        /// The session log (JSON lines); created by the step's first write when missing.
         #[arg(long)]
         session: PathBuf,
         /// The route can take a changed system prompt in history (append, not replace).

@@ -134,9 +134,17 @@ impl Host {
         for scope in &config.scopes {
             host.scopes.declare(&scope.name);
         }
+        // Only the parent links remain: `bind_scope` would refuse these keys as bound already.
+        // The configuration was validated (parents declared, no cycle), so a refusal here is
+        // the registry's own.
         for scope in &config.scopes {
             if let Some(parent) = &scope.parent {
-                host.bind_scope(&scope.name, Some(parent))?;
+                host.registry
+                    .bind_scope_parent(&scope.name, parent)
+                    .map_err(|source| HostError::Scope {
+                        scope: scope.name.clone(),
+                        source,
+                    })?;
             }
         }
         let mut code_by_file: HashMap<&Path, PluginCode> = HashMap::new();
@@ -196,9 +204,13 @@ impl Host {
         &self.runtime
     }
 
-    /// Declare scope `key`, with `parent` (a declared scope) or as a root (`None`). A key's
-    /// parent is bound once; re-binding and cycles are refused (SPEC §5). Only declared
-    /// scopes can be assembled, rendered, stepped or loaded into.
+    /// Declare scope `key`, with `parent` (a declared scope) or as a root (`None`). A scope is
+    /// bound once (SPEC §5): binding a declared key again is refused, whatever the parent
+    /// asked for (the same one included), as are cycles. Only declared scopes can be
+    /// assembled, rendered, stepped or loaded into.
+    ///
+    /// The checks run in this order: an empty key, an undeclared parent, a cycle, then a
+    /// key bound already (so a link that would close a cycle is reported as one).
     pub fn bind_scope(&self, key: &str, parent: Option<&str>) -> Result<(), HostError> {
         if key.is_empty() {
             return Err(HostError::InvalidScope {
@@ -206,22 +218,45 @@ impl Host {
                 message: "a scope key must not be empty".into(),
             });
         }
-        if let Some(parent) = parent {
-            self.scopes
-                .check(Some(parent))
-                .map_err(|unknown| HostError::InvalidScope {
+        self.scopes.declare_if(key, |known| {
+            if let Some(parent) = parent {
+                scopes::check_in(known, parent).map_err(|unknown| HostError::InvalidScope {
                     scope: key.to_string(),
                     message: format!("its parent: {unknown}"),
                 })?;
-            self.registry
-                .bind_scope_parent(key, parent)
-                .map_err(|source| HostError::Scope {
+                if self
+                    .registry
+                    .scope_chain(parent)
+                    .iter()
+                    .any(|k| &**k == key)
+                {
+                    return Err(HostError::Scope {
+                        scope: key.to_string(),
+                        source: crate::prompt::ScopeError::Cycle {
+                            key: key.to_string(),
+                            parent: parent.to_string(),
+                        },
+                    });
+                }
+            }
+            // A parent bound through the registry directly counts as a binding too.
+            let bound_to = self.registry.scope_chain(key).get(1).map(|p| p.to_string());
+            if known.contains(key) || bound_to.is_some() {
+                return Err(HostError::Rebound {
                     scope: key.to_string(),
-                    source,
-                })?;
-        }
-        self.scopes.declare(key);
-        Ok(())
+                    parent: bound_to,
+                });
+            }
+            if let Some(parent) = parent {
+                self.registry
+                    .bind_scope_parent(key, parent)
+                    .map_err(|source| HostError::Scope {
+                        scope: key.to_string(),
+                        source,
+                    })?;
+            }
+            Ok(())
+        })
     }
 
     /// Every declared scope key, sorted.

@@ -363,10 +363,10 @@ fn parse_call(request: Value) -> Result<Call, Box<(Value, RpcError)>> {
         )));
     };
     let id = map.remove("id");
-    let valid_id = matches!(
-        id,
-        None | Some(Value::Null | Value::String(_) | Value::Number(_))
-    );
+    // A null id is refused: JSON-RPC 2.0 answers with a null id only when the request's id
+    // could not be read, so a response to `"id": null` could not be told from that, and a
+    // success response's id must be a string or a number.
+    let valid_id = matches!(id, None | Some(Value::String(_) | Value::Number(_)));
     if map.get("jsonrpc") != Some(&json!("2.0")) || !valid_id {
         let answer_id = if valid_id {
             id.unwrap_or(Value::Null)
@@ -377,7 +377,7 @@ fn parse_call(request: Value) -> Result<Call, Box<(Value, RpcError)>> {
             answer_id,
             RpcError::new(
                 code::INVALID_REQUEST,
-                "invalid request: expected \"jsonrpc\": \"2.0\" and a string or number id",
+                "invalid request: expected \"jsonrpc\": \"2.0\" and a string or number id (or no id, for a notification; null is not an id)",
             ),
         )));
     }

@@ -116,13 +116,20 @@ pub struct Session {
     poisoned: bool,
     /// Events the log held when this session opened it (the rest were appended since).
     loaded: usize,
+    /// A new log (missing or empty at open): its header goes out with the first event, so
+    /// that a log nothing was appended to stays as it was (missing, or empty).
+    header_pending: bool,
 }
 
 impl Session {
-    /// Open (or create) the log at `path`, replay it and rebuild the surface.
+    /// Open the log at `path`, replay it and rebuild the surface.
     ///
-    /// Only a regular file is opened. An empty file (or a missing one, which is created)
-    /// becomes a new log: its header is written and synced, with its directory. A non-empty
+    /// Only a regular file is opened. An empty file, or a missing one in an existing
+    /// directory, becomes a new log; nothing is written (nor a missing file created) until
+    /// the first [`Session::append`], which writes the header with the first event and
+    /// syncs both, with the directory. Until then a missing log is not locked, and that
+    /// append is refused ([`AppendError::CreatedMeanwhile`]) if another process created
+    /// a file at the path in between. A non-empty
     /// file is judged whole before anything is written (see [`mod@format`] for the rules): a
     /// file that is not a session log, a newer format or an invalid line is refused and
     /// left byte for byte as it was; a torn last line is cut off, a complete last event
@@ -143,12 +150,8 @@ impl Session {
         };
         match replay.repair {
             Repair::None => {}
-            Repair::WriteHeader => {
-                file.append(format::header_line())
-                    .map_err(|(e, _)| io_err(e))?;
-                // A crash must not lose the new file's directory entry.
-                file.sync_parent_dir().map_err(io_err)?;
-            }
+            // Written with the first event (see `append`).
+            Repair::WriteHeader => {}
             Repair::CompleteHeader(rest) => {
                 file.append(rest).map_err(|(e, _)| io_err(e))?;
                 file.sync_parent_dir().map_err(io_err)?;
@@ -168,6 +171,7 @@ impl Session {
             }
         }
         let loaded = replay.events.len();
+        let header_pending = replay.repair == Repair::WriteHeader;
         let session = Self {
             id: SessionId::fresh(),
             file,
@@ -175,6 +179,7 @@ impl Session {
             surface: replay.surface,
             poisoned: false,
             loaded,
+            header_pending,
         };
         Ok((session, report))
     }
@@ -195,10 +200,28 @@ impl Session {
         let plan = self.surface.plan(&event, &self.events).map_err(invalid)?;
         let mut line = event.to_line().map_err(invalid)?;
         line.push(b'\n');
+        if self.header_pending {
+            let io = |source| AppendError::Io {
+                path: path.clone(),
+                seq,
+                source,
+            };
+            self.file.create().map_err(|e| match e {
+                file::CreateError::Taken => AppendError::CreatedMeanwhile { path: path.clone() },
+                file::CreateError::Io(source) => io(source),
+            })?;
+            // A crash must not lose the new file's directory entry; made durable before the
+            // event, so that a failure here has written nothing.
+            self.file.sync_parent_dir().map_err(io)?;
+            // One write: a crash leaves a header cut short, or a header and a torn event,
+            // both of which opening repairs.
+            line.splice(0..0, format::header_line().iter().copied());
+        }
         if let Err((source, rolled_back)) = self.file.append(&line) {
             self.poisoned = !rolled_back;
             return Err(AppendError::Io { path, seq, source });
         }
+        self.header_pending = false;
         self.surface.apply(plan);
         self.events.push(event);
         let last = self.events.len() - 1;

@@ -21,6 +21,7 @@ mod integration {
     mod readme_tutorial;
     mod scaffold;
     mod serve_protocol;
+    mod serve_rules;
     mod serve_support;
     mod session_attack;
     mod session_files;

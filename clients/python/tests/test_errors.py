@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Wire
+from conftest import IDENTITY, Wire
 from prompt_host import (
     FAILED,
     INVALID_PARAMS,
@@ -49,6 +49,11 @@ def test_invalid_requests(host: PromptHost, wire: Wire) -> None:
     host.send_raw(b'{"jsonrpc": "2.0", "id": {"x": 1}, "method": "describe"}')
     answer = wire.wait_for(lambda m: "error" in m)
     assert answer["id"] is None and answer["error"]["code"] == INVALID_REQUEST
+    # A null id is not an id (JSON-RPC 2.0 reserves it): refused, and the request does not run.
+    host.send_raw(b'{"jsonrpc": "2.0", "id": null, "method": "bind_scope", "params": {"scope": "ghost"}}')
+    answer = wire.wait_for(lambda m: "error" in m)
+    assert answer["id"] is None and answer["error"]["code"] == INVALID_REQUEST
+    assert host.scopes() == []
     # Not an object; an empty batch.
     host.send_raw(b"42")
     assert wire.wait_for(lambda m: "error" in m)["error"]["code"] == INVALID_REQUEST
@@ -163,12 +168,14 @@ def test_plugin_call_errors(host: PromptHost, wasm) -> None:
     host.dispose_scope("f")
     host.load_plugin("lst", wasm("declare"), scope="f", config={"listener": {"key": "L", "steps": [{"fail": "stop"}]}})
     e = raised(host.render, "f")
-    assert (e.kind, e.plugin, e.export) == ("plugin", "lst", "on-assemble")
+    assert (e.kind, e.plugin, e.export, e.listener) == ("plugin", "lst", "on-assemble", "L")
+    assert 'listener "L" (plugin "lst", scope "f") failed' in e.message
     host.dispose_scope("f")
     host.load_plugin("trap", wasm("hostile"), scope="f", config={"mode": "trap", "in": "tools"})
     e = raised(host.assemble, "f")
-    assert (e.kind, e.plugin, e.export, e.scope) == ("plugin", "trap", "tools", "f")
-    # (The entry's key, `tool_provider` / `listener`, is missing: see test_deviations.py.)
+    # The provider's key names the entry (`hostile` declares its dynamic tools under its name).
+    assert (e.kind, e.plugin, e.export, e.scope, e.tool_provider) == ("plugin", "trap", "tools", "f", "hostile")
+    assert 'tool provider "hostile" (plugin "trap", scope "f") failed' in e.message
 
 
 def test_plugin_deadline(host: PromptHost, wasm) -> None:
@@ -257,6 +264,30 @@ def test_scope_errors(host: PromptHost) -> None:
     assert (e.kind, e.scope) == ("scope", "")
 
 
+def test_a_root_scope_is_not_rebound_under_a_parent(host: PromptHost, wasm) -> None:
+    # PROTOCOL.md, bind_scope: a scope is bound once; a re-bind is refused with kind `scope`.
+    host.bind_scope("a")
+    host.load_plugin("pa", wasm("declare"), scope="a", config={"sections": [{"name": "from-a", "order": 5, "text": "A"}]})
+    host.bind_scope("x")
+    e = raised(host.bind_scope, "x", "a")
+    assert (e.kind, e.scope) == ("scope", "x")
+    assert '"x" is a root scope' in e.message
+    # x did not become a child of a: it sees none of a's sections.
+    assert host.render("a").prompt == f"{IDENTITY}\n\nA"
+    assert host.render("x").prompt == IDENTITY
+    e = raised(host.bind_scope, "x")
+    assert (e.kind, e.scope) == ("scope", "x")
+
+
+def test_a_child_scope_is_not_rebound(host: PromptHost) -> None:
+    host.bind_scope("a")
+    host.bind_scope("y", "a")
+    for parent in (None, "a"):
+        e = raised(host.bind_scope, "y", parent)
+        assert (e.kind, e.scope) == ("scope", "y")
+        assert '"y" is a child of "a"' in e.message
+
+
 def test_unknown_scope(host: PromptHost, tmp_path: Path) -> None:
     host.bind_scope("agent:1")
     e = raised(host.render, "agnet:1")
@@ -273,7 +304,8 @@ def test_unknown_scope(host: PromptHost, tmp_path: Path) -> None:
         assert e.kind == "unknown-scope" and e.suggestion == "agent:1"
     e = raised(host.step, tmp_path / "s.jsonl", scope="agnet:1")
     assert e.kind == "unknown-scope"
-    assert not (tmp_path / "s.jsonl").exists() or (tmp_path / "s.jsonl").read_text().count("\n") <= 1
+    # A step that failed wrote nothing, so a new log was not created.
+    assert not (tmp_path / "s.jsonl").exists()
 
 
 def test_session_errors(open_host, host: PromptHost, tmp_path: Path) -> None:

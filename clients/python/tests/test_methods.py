@@ -4,7 +4,9 @@ validated against the schema (the ``wire`` fixture)."""
 from __future__ import annotations
 
 import json
+import os
 import queue
+import subprocess
 import sys
 import threading
 import time
@@ -33,6 +35,7 @@ METHODS = [
     "dispose_scope",
     "scopes",
     "load_plugin",
+    "reload_plugin",
     "dispose_plugin",
     "plugins",
     "assemble",
@@ -343,6 +346,12 @@ def test_request_without_id_is_not_answered(host: PromptHost, wire: Wire) -> Non
     assert [m["id"] for m in wire.received] == sorted(sent_ids)
 
 
+def test_any_number_is_an_id(host: PromptHost, wire: Wire) -> None:
+    # PROTOCOL.md: "id is a string or a number"; the answer echoes it (and fits the schema).
+    host.send_raw(b'{"jsonrpc": "2.0", "id": 1.5, "method": "scopes"}')
+    assert wire.wait_for(lambda m: isinstance(m, dict) and m.get("id") == 1.5)["result"] == []
+
+
 def test_cancel_request_with_id_is_answered(host: PromptHost) -> None:
     assert host.call("$/cancelRequest", {"id": 9999}) == {}
 
@@ -403,6 +412,28 @@ def test_input_closed_answers_in_flight(open_host, wasm) -> None:
         pending.result(timeout=0)
     assert e.value.kind == "plugin" and e.value.plugin == "slow" and e.value.export == "section-text"
     assert time.monotonic() - started < 10
+
+
+def test_server_ends_when_its_output_is_closed(bin_path: Path, server_env) -> None:
+    # PROTOCOL.md, Transport: the server ends "when its output is closed": the answer it
+    # cannot write stops it, without waiting for more input (its input stays open here).
+    proc = subprocess.Popen(
+        [str(bin_path), "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **server_env},
+    )
+    try:
+        proc.stdout.close()
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 1, "method": "scopes"}\n')
+        proc.stdin.flush()
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdin.close()
 
 
 def test_requests_after_exit_raise_server_exited(open_host) -> None:

@@ -1,10 +1,11 @@
 // Cancellation through AbortSignal: a step stuck in `hostile` (a busy loop, a WASI sleep) with
 // its deadline raised to 10 s, so only the cancel stops it. Measured from the abort to the
-// rejection; the log stays byte-for-byte the same; another scope is served meanwhile.
+// rejection; the log stays byte-for-byte the same (a new one is not created); another scope is
+// served meanwhile.
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { CANCELLED, RequestCancelled } from "prompt-host";
@@ -73,7 +74,7 @@ for (const mode of ["loop", "sleep"]) {
       assert.ok(e instanceof RequestCancelled);
       assert.equal(e.timedOut, true);
       assert.ok(elapsed >= STUCK_FOR_MS - 5 && elapsed < STUCK_FOR_MS + MAX_CANCEL_MS, `${elapsed} ms`);
-      assert.equal(readFileSync(log, "utf8"), HEADER);
+      assert.ok(!existsSync(log));
     }));
 }
 
@@ -83,12 +84,31 @@ test("an aborted signal cancels at once; one signal, several requests", () =>
     const log = join(tempDir(), "s.jsonl");
     const e = await rejection(host.step({ session: log, scope: stuck }, { signal: AbortSignal.abort() }));
     assert.ok(e instanceof RequestCancelled);
-    assert.ok(!existsSync(log) || readFileSync(log, "utf8") === HEADER);
+    assert.ok(!existsSync(log));
     const controller = new AbortController();
     const pending = [1, 2, 3].map(() => rejection(host.render({ scope: stuck }, { signal: controller.signal })));
     await sleep(100);
     controller.abort();
     for (const p of pending) assert.ok((await p) instanceof RequestCancelled);
+  }));
+
+test("a cancelled first step writes nothing to a new log", () =>
+  withHost(async (host) => {
+    const stuck = await setup(host, "sleep");
+    const dir = tempDir();
+    const log = join(dir, "new.jsonl");
+    let e = await rejection(host.step({ session: log, scope: stuck, user: ["hi"] }, { signal: AbortSignal.timeout(200) }));
+    assert.ok(e instanceof RequestCancelled);
+    assert.ok(!existsSync(log));
+    const empty = join(dir, "empty.jsonl");
+    writeFileSync(empty, "");
+    e = await rejection(host.step({ session: empty, scope: stuck, user: ["hi"] }, { signal: AbortSignal.timeout(200) }));
+    assert.ok(e instanceof RequestCancelled);
+    assert.equal(readFileSync(empty, "utf8"), "");
+    // The session goes on: its first step that is written creates the log.
+    const r = await host.step({ session: log, scope: "calm", user: ["after"] });
+    assert.equal(r.step, 0);
+    assert.ok(readFileSync(log, "utf8").startsWith(HEADER));
   }));
 
 test("cancelling queued session requests leaves the log untouched", () =>

@@ -31,6 +31,8 @@ test("parse error and invalid requests (answered by id or null)", () =>
     for (const [line, id] of [
       ['{"id": "raw-1", "method": "describe"}', "raw-1"],
       ['{"jsonrpc": "2.0", "id": {"x": 1}, "method": "describe"}', null],
+      // A null id is not an id (JSON-RPC 2.0 reserves it): refused, and the request does not run.
+      ['{"jsonrpc": "2.0", "id": null, "method": "bind_scope", "params": {"scope": "ghost"}}', null],
       ["42", null],
       ["[]", null],
       ['{"jsonrpc": "2.0", "id": "raw-2", "method": 7}', "raw-2"],
@@ -42,6 +44,7 @@ test("parse error and invalid requests (answered by id or null)", () =>
       assert.equal(answer.error.code, INVALID_REQUEST, line);
     }
     assert.equal((await host.describe()).protocol, "1.0");
+    assert.deepEqual(await host.scopes(), []);
   }));
 
 test("request-too-large", () =>
@@ -123,6 +126,18 @@ test("plugin: load, init and call failures", () =>
     await host.loadPlugin({ name: "spin", wasm: wasm("hostile"), scope: "f", config: { mode: "loop", in: "section" }, limits: { call_timeout_ms: 50 } });
     e = await rejection(host.render({ scope: "f" }));
     assert.deepEqual(fields(e, "kind", "plugin", "export", "section"), ["plugin", "spin", "section-text", "hostile"]);
+    await host.disposeScope("f");
+    // A tool provider and a listener are named by their keys (`hostile` declares its dynamic
+    // tools under its name).
+    await host.loadPlugin({ name: "trap", wasm: wasm("hostile"), scope: "f", config: { mode: "trap", in: "tools" } });
+    e = await rejection(host.assemble({ scope: "f" }));
+    assert.deepEqual(fields(e, "kind", "plugin", "export", "scope", "tool_provider"), ["plugin", "trap", "tools", "f", "hostile"]);
+    assert.ok(e.message.includes('tool provider "hostile" (plugin "trap", scope "f") failed'), e.message);
+    await host.disposeScope("f");
+    await host.loadPlugin({ name: "lst", wasm: wasm("declare"), scope: "f", config: { listener: { key: "L", steps: [{ fail: "stop" }] } } });
+    e = await rejection(host.assemble({ scope: "f" }));
+    assert.deepEqual(fields(e, "kind", "plugin", "export", "scope", "listener"), ["plugin", "lst", "on-assemble", "f", "L"]);
+    assert.ok(e.message.includes('listener "L" (plugin "lst", scope "f") failed'), e.message);
   }));
 
 test("render", () =>
@@ -161,6 +176,19 @@ test("scope and unknown-scope", () =>
     assert.deepEqual(fields(e, "kind", "scope"), ["scope", "c"]);
     e = await rejection(host.bindScope(""));
     assert.deepEqual(fields(e, "kind", "scope"), ["scope", ""]);
+    // A scope is bound once: a root is not re-bound under a parent (nor as a root), a child
+    // not as a root (nor under its parent again); the message says what it is bound to.
+    await host.bindScope("x");
+    for (const parent of ["agent:1", undefined]) {
+      e = await rejection(host.bindScope("x", parent));
+      assert.deepEqual(fields(e, "kind", "scope"), ["scope", "x"]);
+      assert.ok(e.message.includes('"x" is a root scope'), e.message);
+    }
+    for (const parent of [undefined, "agent:1"]) {
+      e = await rejection(host.bindScope("b", parent));
+      assert.deepEqual(fields(e, "kind", "scope"), ["scope", "b"]);
+      assert.ok(e.message.includes('"b" is a child of "agent:1"'), e.message);
+    }
     e = await rejection(host.render({ scope: "agnet:1" }));
     assert.deepEqual(fields(e, "code", "kind", "scope", "suggestion"), [FAILED, "unknown-scope", "agnet:1", "agent:1"]);
   }));

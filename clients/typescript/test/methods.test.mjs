@@ -3,6 +3,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -10,7 +12,7 @@ import { PromptHost, PromptHostError, ServerExited, PROTOCOL_VERSION } from "pro
 import { CACHE, IDENTITY, REPO, SNAPSHOT, Wire, binary, rejection, session, sleep, tempDir, wasm, withHost } from "./helpers.mjs";
 
 const METHODS = [
-  "describe", "bind_scope", "dispose_scope", "scopes", "load_plugin", "dispose_plugin", "plugins", "assemble", "render",
+  "describe", "bind_scope", "dispose_scope", "scopes", "load_plugin", "reload_plugin", "dispose_plugin", "plugins", "assemble", "render",
   "step", "retry", "append_assistant", "append_tool_result", "request", "close_session", "mcp_status", "subscribe",
   "$/cancelRequest",
 ];
@@ -54,7 +56,10 @@ test("load_plugin, plugins, dispose_plugin, sha256", () =>
     });
     assert.deepEqual(
       (await host.plugins()).sort((a, b) => a.id - b.id),
-      [{ id: one, name: "one", scope: null }, { id: two, name: "two", scope: "s" }].sort((a, b) => a.id - b.id),
+      [
+        { id: one, name: "one", scope: null, grants: { dirs: [], env: [] } },
+        { id: two, name: "two", scope: "s", grants: { dirs: [], env: [] } },
+      ].sort((a, b) => a.id - b.id),
     );
     assert.equal((await host.render({ scope: "s" })).prompt, `${IDENTITY}\n\nOne.\n\nTwo.`);
     assert.equal(await host.disposePlugin(two), true);
@@ -231,6 +236,13 @@ test("a request without id runs and is not answered", () =>
     assert.deepEqual(wire.received.map((m) => m.id), ids);
   }));
 
+test("any number is an id, echoed (and the answer fits the schema)", () =>
+  withHost(async (host, { wire }) => {
+    const answer = wire.waitFor((m) => m.id === 1.5);
+    host.sendRaw('{"jsonrpc": "2.0", "id": 1.5, "method": "scopes"}');
+    assert.deepEqual((await answer).result, []);
+  }));
+
 test("$/cancelRequest with an id is answered {}", () =>
   withHost(async (host) => {
     assert.deepEqual(await host.call("$/cancelRequest", { id: 9999 }), {});
@@ -274,6 +286,25 @@ test("closing the input: requests in flight are answered first", async () => {
   const after = await rejection(host.describe());
   assert.ok(after instanceof ServerExited);
   await done();
+});
+
+test("the server ends when its output is closed, without more input", async () => {
+  const child = spawn(binary(), ["serve"], { stdio: ["pipe", "pipe", "ignore"], env: { ...process.env, PROMPT_HOST_CACHE_DIR: CACHE } });
+  try {
+    const exited = once(child, "exit");
+    child.stdout.destroy();
+    // Its input stays open: only the answer it cannot write tells it to stop.
+    child.stdin.write('{"jsonrpc": "2.0", "id": 1, "method": "scopes"}\n');
+    let timer;
+    const timeout = new Promise((resolve) => {
+      timer = setTimeout(() => resolve("still running 10 s after its output closed"), 10000);
+    });
+    const code = await Promise.race([exited.then(([status]) => status), timeout]);
+    clearTimeout(timer);
+    assert.equal(code, 0);
+  } finally {
+    child.kill("SIGKILL");
+  }
 });
 
 test("a killed server fails the requests in flight", async () => {

@@ -1,8 +1,12 @@
 //! `prompt-host serve`: JSON-RPC 2.0 over stdio (see `prompt_host::serve` and PROTOCOL.md).
 
+use std::io::Read;
 use std::path::Path;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
-use tokio::io::BufReader;
+use tokio::io::{AsyncRead, BufReader, ReadBuf};
+use tokio::sync::mpsc;
 
 use crate::host::Host;
 use crate::serve::{Notifier, Server};
@@ -22,10 +26,87 @@ pub async fn run(config: Option<&Path>, max_request_bytes: usize) -> anyhow::Res
     let server = Server::with_notifier(host, notifier);
     server
         .serve(
-            BufReader::new(tokio::io::stdin()),
+            BufReader::new(ThreadStdin::start()?),
             tokio::io::stdout(),
             max_request_bytes,
         )
         .await?;
     Ok(())
+}
+
+/// How much one read of stdin takes at most.
+const CHUNK_BYTES: usize = 64 << 10;
+
+/// Chunks read ahead of the server: a client that writes faster than requests are parsed
+/// waits on its pipe instead of filling memory.
+const CHUNKS_AHEAD: usize = 4;
+
+/// Standard input, read on a plain thread of its own. Tokio's `stdin` reads on the runtime's
+/// blocking pool, and a read blocked there cannot be cancelled: when the server stops
+/// because its output closed, shutting the runtime down would wait for that read until the
+/// client sends one more line or closes stdin. A plain thread is not waited for; the process
+/// ends with it blocked.
+struct ThreadStdin {
+    chunks: mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    /// The chunk being handed out, and how much of it was.
+    chunk: Vec<u8>,
+    taken: usize,
+}
+
+impl ThreadStdin {
+    fn start() -> std::io::Result<Self> {
+        let (tx, chunks) = mpsc::channel(CHUNKS_AHEAD);
+        std::thread::Builder::new()
+            .name("serve-stdin".into())
+            .spawn(move || {
+                let mut stdin = std::io::stdin().lock();
+                let mut buffer = vec![0u8; CHUNK_BYTES];
+                loop {
+                    let read = match stdin.read(&mut buffer) {
+                        Ok(0) => return,
+                        Ok(n) => Ok(buffer[..n].to_vec()),
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(e) => Err(e),
+                    };
+                    let failed = read.is_err();
+                    // The server stopped reading: nobody wants the rest.
+                    if tx.blocking_send(read).is_err() || failed {
+                        return;
+                    }
+                }
+            })?;
+        Ok(Self {
+            chunks,
+            chunk: Vec::new(),
+            taken: 0,
+        })
+    }
+}
+
+impl AsyncRead for ThreadStdin {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        loop {
+            if self.taken < self.chunk.len() {
+                let n = buf.remaining().min(self.chunk.len() - self.taken);
+                let start = self.taken;
+                buf.put_slice(&self.chunk[start..start + n]);
+                self.taken += n;
+                return Poll::Ready(Ok(()));
+            }
+            match self.chunks.poll_recv(cx) {
+                Poll::Ready(Some(Ok(chunk))) => {
+                    self.chunk = chunk;
+                    self.taken = 0;
+                }
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
+                // The thread ended: end of input (nothing put in `buf`).
+                Poll::Ready(None) => return Poll::Ready(Ok(())),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
 }

@@ -28,6 +28,15 @@ pub enum HostError {
         /// The core's refusal, with the SPEC text.
         source: ScopeError,
     },
+    /// The scope is bound already: a scope is bound once (SPEC §5), as a root or under one
+    /// parent, so a second `bind_scope` is refused whatever it asks for; nothing changed.
+    #[error("bind_scope \"{scope}\": {}", rebound_text(scope, parent.as_deref()))]
+    Rebound {
+        /// The key being bound.
+        scope: String,
+        /// The parent it is bound to already; `None` when it is a root scope.
+        parent: Option<String>,
+    },
     /// A scope key that cannot be declared (empty, or an undeclared parent).
     #[error("bind_scope \"{scope}\": {message}")]
     InvalidScope {
@@ -118,4 +127,16 @@ fn blamed(blame: &[Blame]) -> String {
             )
         })
         .collect()
+}
+
+/// Says what the scope is bound to, after the SPEC §5 wording for a second bind.
+fn rebound_text(scope: &str, parent: Option<&str>) -> String {
+    match parent {
+        Some(parent) => format!(
+            "scope: scope key is already bound to a parent: \"{scope}\" is a child of \"{parent}\" (a scope is bound once)"
+        ),
+        None => format!(
+            "scope: scope key is already bound: \"{scope}\" is a root scope (a scope is bound once)"
+        ),
+    }
 }

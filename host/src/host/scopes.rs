@@ -47,20 +47,27 @@ impl Scopes {
         }
     }
 
+    /// Declare `key` if `admit` accepts it, given the keys declared so far. `admit` runs
+    /// under the write lock, so two concurrent declarations of one key cannot both pass a
+    /// check that the key is new.
+    pub(crate) fn declare_if<E>(
+        &self,
+        key: &str,
+        admit: impl FnOnce(&BTreeSet<String>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut known = self.known.write().unwrap_or_else(PoisonError::into_inner);
+        admit(&known)?;
+        known.insert(key.to_string());
+        Ok(())
+    }
+
     /// `Ok` for the global scope (`None`) and declared keys.
     pub(crate) fn check(&self, scope: Option<&str>) -> Result<(), UnknownScope> {
         let Some(key) = scope else {
             return Ok(());
         };
         let known = self.known.read().unwrap_or_else(PoisonError::into_inner);
-        if known.contains(key) {
-            return Ok(());
-        }
-        Err(UnknownScope {
-            scope: key.to_string(),
-            suggestion: closest(key, known.iter().map(String::as_str)),
-            known: known.iter().cloned().collect(),
-        })
+        check_in(&known, key)
     }
 
     /// Every declared key, sorted.
@@ -68,6 +75,18 @@ impl Scopes {
         let known = self.known.read().unwrap_or_else(PoisonError::into_inner);
         known.iter().cloned().collect()
     }
+}
+
+/// `Ok` when `key` is one of `known`; else the error naming the known keys and the closest.
+pub(crate) fn check_in(known: &BTreeSet<String>, key: &str) -> Result<(), UnknownScope> {
+    if known.contains(key) {
+        return Ok(());
+    }
+    Err(UnknownScope {
+        scope: key.to_string(),
+        suggestion: closest(key, known.iter().map(String::as_str)),
+        known: known.iter().cloned().collect(),
+    })
 }
 
 /// The candidate nearest to `key` by edit distance (a swap of two neighbours counts as one

@@ -270,7 +270,7 @@ fn collect_tools<'a>(
                 return Err(provider_error(
                     ctx,
                     EntryKind::ToolProvider,
-                    None,
+                    entry.source.key(),
                     &entry.meta,
                     e,
                 ))

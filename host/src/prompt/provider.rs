@@ -104,6 +104,12 @@ pub struct ToolSet {
 pub trait ToolProvider: Send + Sync {
     /// The tools for this assembly.
     fn tools(&self, ctx: &AssembleContext) -> Result<ToolSet, ProviderError>;
+
+    /// The key the provider was declared under (a plugin's dynamic tool provider key), so
+    /// that its failure names the entry; `None` for an anonymous provider.
+    fn key(&self) -> Option<&str> {
+        None
+    }
 }
 
 impl<F> ToolProvider for F
@@ -131,6 +137,15 @@ impl ToolSource {
         match self {
             Self::Static(set) => Ok(ToolSet::clone(set)),
             Self::Dynamic(provider) => provider.tools(ctx),
+        }
+    }
+
+    /// The dynamic provider's key ([`ToolProvider::key`]); a static set has none (it
+    /// cannot fail).
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            Self::Static(_) => None,
+            Self::Dynamic(provider) => provider.key(),
         }
     }
 }
@@ -208,6 +223,12 @@ pub trait AssembleListener: Send + Sync {
         ctx: &AssembleContext,
         next: &mut Next,
     ) -> Result<(), ProviderError>;
+
+    /// The key the listener was declared under (a plugin's listener key), so that its
+    /// failure names the entry; `None` for an anonymous listener.
+    fn key(&self) -> Option<&str> {
+        None
+    }
 }
 
 impl<F> AssembleListener for F

@@ -99,7 +99,7 @@ fn run_from(
                 &slot,
                 AssembleError::Provider {
                     kind: EntryKind::Listener,
-                    name: None,
+                    name: entry.listener.key().map(str::to_string),
                     plugin: meta.owner.to_string(),
                     scope: meta.scope_label().to_string(),
                     error: error.clone(),

@@ -1,6 +1,7 @@
 //! JSON-RPC errors: the codes, and the structured `data` every failed operation carries
 //! (`kind`, and when known `plugin`, `export`, `scope`, `section`, `context`, `variable`,
-//! `session`), so a client can act on an error without parsing its message.
+//! `tool_provider`, `listener`, `session`), so a client can act on an error without parsing
+//! its message.
 
 use serde_json::{json, Map, Value};
 
@@ -101,7 +102,9 @@ fn host_error_data(e: &HostError) -> Value {
     let kind = match e {
         HostError::Config(_) | HostError::Prompt(_) => "config",
         HostError::Register(_) => "registration",
-        HostError::Scope { scope, .. } | HostError::InvalidScope { scope, .. } => {
+        HostError::Scope { scope, .. }
+        | HostError::Rebound { scope, .. }
+        | HostError::InvalidScope { scope, .. } => {
             put("scope", Some(scope));
             "scope"
         }

@@ -242,6 +242,14 @@ pub enum AppendError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The log did not exist when this session opened it, and another process created a
+    /// file at its path before the first append (it holds it, or wrote to it): that file is
+    /// not this session's to extend, so nothing was written.
+    #[error("session log {path}: another process created the log after this session opened it; nothing was written (open the log again)")]
+    CreatedMeanwhile {
+        /// The log path.
+        path: PathBuf,
+    },
     /// An earlier failed write could not be rolled back; the session refuses further appends
     /// until it is reopened (which recovers the torn tail).
     #[error("session log {path} is unusable after a failed write; reopen it to recover")]

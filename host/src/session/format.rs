@@ -31,7 +31,8 @@ const HEADER_LINE: &[u8] = b"{\"prompt-host\":\"session-log\",\"version\":1}\n";
 pub(crate) enum Repair {
     /// The file is a complete log.
     None,
-    /// The file is empty: write the header.
+    /// The file is empty (or missing): a new log. Nothing is written at open; the header
+    /// goes out with the first event.
     WriteHeader,
     /// The file holds a strict prefix of the header line (a crash while creating it):
     /// append the rest.

@@ -365,6 +365,8 @@ fn unknown_ignorable_events_round_trip_opaquely() {
 #[test]
 fn a_second_open_is_refused_while_the_log_is_held() {
     let (_dir, path) = temp_log();
+    // An existing file: a missing log is locked by its first append (`files.rs`).
+    fs::write(&path, b"").unwrap();
     let (session, _) = Session::open(&path).unwrap();
     let err = Session::open(&path).unwrap_err();
     assert_eq!(

@@ -196,6 +196,10 @@ impl ToolProvider for WasmTools {
             Ok(converted)
         })
     }
+
+    fn key(&self) -> Option<&str> {
+        Some(&self.key)
+    }
 }
 
 /// A plugin's assembly listener. See `assembly_host.rs` for the handle it receives.
@@ -257,6 +261,10 @@ impl AssembleListener for WasmListener {
                 }
             }
         }
+    }
+
+    fn key(&self) -> Option<&str> {
+        Some(&self.key)
     }
 }
 

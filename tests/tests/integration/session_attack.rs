@@ -158,6 +158,10 @@ fn a_second_process_is_refused_with_a_clear_error_while_the_first_holds_the_log(
 fn two_processes_appending_take_turns_and_the_log_stays_whole() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("shared.jsonl");
+    // An existing (empty) log: a missing one is locked only by the first append, so two
+    // processes starting it at once would see one of them refused at that append
+    // (`AppendError::CreatedMeanwhile`) instead of taking turns at open.
+    std::fs::write(&path, b"").unwrap();
     let spawn = |tag: &str| {
         child("session_child", &format!("turns:{tag}"), &path)
             .stdout(Stdio::piped())
@@ -382,8 +386,9 @@ fn a_full_filesystem_fails_the_append_with_a_clear_error_and_loses_nothing() {
     assert!(held as u64 >= acked);
     drop(session);
 
-    // Read-only: opening (which creates and locks for appending) fails clearly; the log is
-    // intact once the filesystem is writable again.
+    // Read-only: opening fails clearly, an existing log (opened for appending) as a new one
+    // (whose directory is not writable); the log is intact once the filesystem is writable
+    // again.
     fs.remount("ro");
     let err = Session::open(&path).unwrap_err();
     eprintln!("read-only filesystem: {err}");

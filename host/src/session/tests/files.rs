@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::{temp_log, user, valid_lines};
 use crate::fsutil::FileKind;
-use crate::session::{OpenError, OpenReport, Session, FORMAT_VERSION, HEADER};
+use crate::session::{NewEvent, OpenError, OpenReport, Session, FORMAT_VERSION, HEADER};
 
 /// Open `path` on another thread so that an open that blocks fails the test instead of
 /// hanging it.
@@ -55,7 +55,8 @@ fn a_new_log_starts_with_the_header_and_events_still_start_at_seq_0() {
     let (_dir, path) = temp_log();
     let (mut session, report) = Session::open(&path).unwrap();
     assert_eq!(report, OpenReport::default());
-    assert_eq!(fs::read_to_string(&path).unwrap(), header_line());
+    // Opening creates nothing: the file comes with its first event.
+    assert!(!path.exists());
     assert_eq!(HEADER, r#"{"prompt-host":"session-log","version":1}"#);
     assert_eq!(FORMAT_VERSION, 1);
     assert_eq!(session.append(user("a")).unwrap().seq, 0);
@@ -71,11 +72,83 @@ fn a_new_log_starts_with_the_header_and_events_still_start_at_seq_0() {
 }
 
 #[test]
+fn a_new_log_that_nothing_was_appended_to_is_left_as_it_was() {
+    let (dir, path) = temp_log();
+    let (session, _) = Session::open(&path).unwrap();
+    drop(session);
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    fs::write(&path, b"").unwrap();
+    let (session, _) = Session::open(&path).unwrap();
+    drop(session);
+    assert_eq!(fs::read(&path).unwrap(), b"");
+    // A refused append writes nothing either.
+    let (mut session, _) = Session::open(dir.path().join("other.jsonl")).unwrap();
+    let refused = NewEvent::log("vendor/x", serde_json::json!({}));
+    assert!(session.append(refused).is_err());
+    drop(session);
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn a_missing_log_in_a_missing_directory_is_refused_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nowhere").join("s.jsonl");
+    let err = Session::open(&path).unwrap_err();
+    assert!(
+        matches!(&err, OpenError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_file_another_process_created_after_open_is_not_appended_to() {
+    let (dir, path) = temp_log();
+    let (mut session, _) = Session::open(&path).unwrap();
+    fs::write(&path, b"someone else's notes\n").unwrap();
+    let err = session.append(user("a")).unwrap_err();
+    assert!(
+        matches!(err, crate::session::AppendError::CreatedMeanwhile { .. }),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "session log {}: another process created the log after this session opened it; \
+             nothing was written (open the log again)",
+            path.display()
+        )
+    );
+    assert_eq!(fs::read(&path).unwrap(), b"someone else's notes\n");
+    // The same when the other process holds the new file (locked), even empty.
+    let other = dir.path().join("held.jsonl");
+    let (mut late, _) = Session::open(&other).unwrap();
+    let (mut first, _) = Session::open(&other).unwrap();
+    assert_eq!(first.append(user("first")).unwrap().seq, 0);
+    let err = late.append(user("late")).unwrap_err();
+    assert!(
+        matches!(err, crate::session::AppendError::CreatedMeanwhile { .. }),
+        "{err}"
+    );
+    drop(first);
+    assert_eq!(fs::read_to_string(&other).unwrap().lines().count(), 2);
+    // An empty file that appeared meanwhile is a new log, as at open.
+    let empty = dir.path().join("empty.jsonl");
+    let (mut session, _) = Session::open(&empty).unwrap();
+    fs::write(&empty, b"").unwrap();
+    assert_eq!(session.append(user("a")).unwrap().seq, 0);
+    drop(session);
+    assert!(fs::read_to_string(&empty)
+        .unwrap()
+        .starts_with(&header_line()));
+}
+
+#[test]
 fn an_empty_existing_file_becomes_a_new_log() {
     let (_dir, path) = temp_log();
     fs::write(&path, b"").unwrap();
     let (mut session, report) = Session::open(&path).unwrap();
     assert_eq!(report, OpenReport::default());
+    assert_eq!(fs::read(&path).unwrap(), b"");
     session.append(user("a")).unwrap();
     drop(session);
     let text = fs::read_to_string(&path).unwrap();
