@@ -204,12 +204,13 @@ fn diff_lines(before: &str, after: &str) -> Vec<String> {
         if i < a.len() && j < b.len() && a[i] == b[j] {
             i += 1;
             j += 1;
-        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            lines.push(format!("+ {}", b[j]));
-            j += 1;
-        } else {
+        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
+            // On a tie the removed line comes first, as in a unified diff.
             lines.push(format!("- {}", a[i]));
             i += 1;
+        } else {
+            lines.push(format!("+ {}", b[j]));
+            j += 1;
         }
     }
     if lines.is_empty() {
