@@ -105,6 +105,21 @@ def test_load_plugins_dispose(host: PromptHost, wasm) -> None:
     assert [p.id for p in host.plugins()] == [first]
 
 
+def test_reload_plugin(host: PromptHost, wasm) -> None:
+    pid = host.load_plugin("one", wasm("declare"), config={"sections": [{"name": "one", "order": 1, "text": "One."}]})
+    assert host.reload_plugin(pid, wasm("declare")) == 1
+    assert host.render().prompt == f"{IDENTITY}\n\nOne."
+    # A component whose init refuses the config: the old plugin stays and keeps serving.
+    with pytest.raises(PromptHostError) as e:
+        host.reload_plugin(pid, wasm("tool_guide"))
+    assert (e.value.kind, e.value.plugin) == ("plugin", "one")
+    assert host.render().prompt == f"{IDENTITY}\n\nOne."
+    assert [p.id for p in host.plugins()] == [pid]
+    with pytest.raises(PromptHostError) as e:
+        host.reload_plugin(pid + 100, wasm("declare"))
+    assert e.value.kind == "unknown-plugin"
+
+
 def test_load_plugin_sha256_pin(host: PromptHost, wasm) -> None:
     import hashlib
 

@@ -394,6 +394,15 @@ export class PromptHost extends EventEmitter {
     return (await this.call<{ id: number }>("load_plugin", defined(params), options)).id;
   }
 
+  /**
+   * Replace loaded plugin `id` by the component at `wasm` (a rebuilt plugin), with the same
+   * name, scope, config and limits; resolves to how many entries the new instance declared.
+   * If the new one fails to load, the old one stays and the error says why.
+   */
+  async reloadPlugin(id: number, wasm: string, options?: CallOptions): Promise<number> {
+    return (await this.call<{ id: number; declarations: number }>("reload_plugin", { id, wasm }, options)).declarations;
+  }
+
   async disposePlugin(id: number, options?: CallOptions): Promise<boolean> {
     return (await this.call<{ disposed: boolean }>("dispose_plugin", { id }, options)).disposed;
   }

@@ -20,6 +20,7 @@ export type ErrorKind =
   | "session"
   | "conversation"
   | "replay"
+  | "unknown-plugin"
   | "config"
   | "registration"
   | "mcp"

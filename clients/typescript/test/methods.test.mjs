@@ -70,6 +70,20 @@ test("load_plugin, plugins, dispose_plugin, sha256", () =>
     assert.equal(e.plugin, "mismatch");
   }));
 
+test("reload_plugin: a rebuilt plugin replaces the old one, a failing one leaves it serving", () =>
+  withHost(async (host) => {
+    const config = { sections: [{ name: "one", order: 1, text: "One." }] };
+    const id = await host.loadPlugin({ name: "one", wasm: wasm("declare"), config });
+    assert.equal(await host.reloadPlugin(id, wasm("declare")), 1);
+    assert.equal((await host.render()).prompt, `${IDENTITY}\n\nOne.`);
+    const failed = await rejection(host.reloadPlugin(id, wasm("tool_guide")));
+    assert.ok(failed instanceof PromptHostError);
+    assert.deepEqual([failed.kind, failed.plugin], ["plugin", "one"]);
+    assert.equal((await host.render()).prompt, `${IDENTITY}\n\nOne.`);
+    const unknown = await rejection(host.reloadPlugin(id + 100, wasm("declare")));
+    assert.equal(unknown.kind, "unknown-plugin");
+  }));
+
 test("assemble and render: typed results, facts as an object or pairs", () =>
   withHost(async (host, { wire }) => {
     await host.bindScope("a");

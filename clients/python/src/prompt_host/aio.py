@@ -436,6 +436,10 @@ class AsyncPromptHost:
         params = _wire.load_plugin(name, wasm, scope, config, limits, on_error, quarantine_after, sha256)
         return int((await self.call("load_plugin", params, cancel=cancel, timeout=timeout))["id"])
 
+    async def reload_plugin(self, id: int, wasm: PathLike, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> int:
+        """See `PromptHost.reload_plugin`."""
+        return int((await self.call("reload_plugin", {"id": id, "wasm": str(wasm)}, cancel=cancel, timeout=timeout))["declarations"])
+
     async def dispose_plugin(self, id: int, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> bool:
         return bool((await self.call("dispose_plugin", {"id": id}, cancel=cancel, timeout=timeout))["disposed"])
 

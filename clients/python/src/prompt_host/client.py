@@ -446,6 +446,12 @@ class PromptHost:
         params = _wire.load_plugin(name, wasm, scope, config, limits, on_error, quarantine_after, sha256)
         return int(self.call("load_plugin", params, cancel=cancel, timeout=timeout)["id"])
 
+    def reload_plugin(self, id: int, wasm: PathLike, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> int:
+        """Replace loaded plugin `id` by the component at `wasm` (a rebuilt plugin), with the same
+        name, scope, config and limits; how many entries the new instance declared. If the new
+        one fails to load, the old one stays and the error says why."""
+        return int(self.call("reload_plugin", {"id": id, "wasm": str(wasm)}, cancel=cancel, timeout=timeout)["declarations"])
+
     def dispose_plugin(self, id: int, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> bool:
         return bool(self.call("dispose_plugin", {"id": id}, cancel=cancel, timeout=timeout)["disposed"])
 
