@@ -124,8 +124,9 @@ pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> 
         .filter(|e| e.kind == EntryKind::ToolProvider)
         .map(|e| {
             format!(
-                "{} in {} ({})",
+                "{}{} in {} ({})",
                 e.owner,
+                keyed(&e.name),
                 label(&e.scope),
                 if e.dynamic { "dynamic" } else { "fixed" }
             )
@@ -165,7 +166,7 @@ pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> 
     let listeners: Vec<String> = entries
         .iter()
         .filter(|e| e.kind == EntryKind::Listener)
-        .map(|e| format!("{} ({})", e.owner, label(&e.scope)))
+        .map(|e| format!("{}{} ({})", e.owner, keyed(&e.name), label(&e.scope)))
         .collect();
     writeln!(
         out,
@@ -218,4 +219,12 @@ fn none_if_empty(items: &[String]) -> String {
     } else {
         items.join(", ")
     }
+}
+
+/// ` "key"` for an entry registered under a key (a dynamic tool provider, a listener).
+fn keyed(name: &Option<String>) -> String {
+    name.as_deref()
+        // JSON-quoted: a key is the plugin's text, control characters included.
+        .map(|key| format!(" {}", serde_json::Value::from(key)))
+        .unwrap_or_default()
 }

@@ -153,6 +153,30 @@ fn step_writes_the_log_and_prints_a_request_without_system_field() {
     assert_eq!(lines.matches("\"type\":\"system/message\"").count(), 1);
 }
 
+/// `inspect` names a dynamic tool provider and a listener by the key they were declared
+/// under.
+#[test]
+fn inspect_names_tool_providers_and_listeners_by_key() {
+    let d = Deployment::new(&format!(
+        "[[plugin]]\nname = \"d\"\nwasm = {:?}\n\
+         config = {{ tools = [{{ schemas = [{{ name = \"t\", description = \"x\" }}], dynamic = true, key = \"mytools\" }}], \
+         listener = {{ key = \"L\", steps = [{{ next = true }}] }} }}\n",
+        env!("GUEST_DECLARE")
+    ));
+    let config = d.config();
+    let text = d
+        .run(&["inspect", "--config", config.to_str().unwrap()])
+        .ok();
+    assert!(
+        text.contains("tool providers: d \"mytools\" in global (dynamic)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("listeners (outermost first): d \"L\" (global)"),
+        "{text}"
+    );
+}
+
 #[test]
 fn inspect_shows_contributors_and_the_cache_prefix() {
     let d = Deployment::new(TWO_SCOPES);

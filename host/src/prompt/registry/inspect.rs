@@ -44,7 +44,9 @@ impl Registry {
             }
         }
         for listener in state.listeners.iter() {
-            out.push(info(&listener.meta, EntryKind::Listener, None));
+            // A plugin's listener is named by its key.
+            let key = listener.listener.key();
+            out.push(info(&listener.meta, EntryKind::Listener, key));
         }
         out
     }
@@ -137,7 +139,8 @@ fn layer_entries(layer: &Layer, out: &mut Vec<EntryInfo>) {
         out.push(e);
     }
     for entry in &layer.tools {
-        let mut e = info(&entry.meta, EntryKind::ToolProvider, None);
+        // A dynamic provider is named by its key; a fixed set has none.
+        let mut e = info(&entry.meta, EntryKind::ToolProvider, entry.source.key());
         e.dynamic = matches!(entry.source, ToolSource::Dynamic(_));
         out.push(e);
     }
