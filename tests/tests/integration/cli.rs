@@ -164,9 +164,8 @@ fn inspect_names_tool_providers_and_listeners_by_key() {
         env!("GUEST_DECLARE")
     ));
     let config = d.config();
-    let text = d
-        .run(&["inspect", "--config", config.to_str().unwrap()])
-        .ok();
+    let out = d.run(&["inspect", "--config", config.to_str().unwrap()]);
+    let text = out.ok();
     assert!(
         text.contains("tool providers: d \"mytools\" in global (dynamic)"),
         "{text}"
