@@ -112,7 +112,10 @@ fn an_init_failure_under_skip_leaves_the_plugin_out_and_the_deployment_starts() 
         .ends_with("good"));
     let plugins = served.ok("plugins", json!({}));
     assert_eq!(plugins.as_array().unwrap().len(), 1, "{plugins}");
-    assert!(served.stderr().contains("left out of the deployment"));
+    let left_out = "left out of the deployment";
+    assert!(served
+        .stderr_with(left_out, std::time::Duration::from_secs(10))
+        .contains(left_out));
     // Under `fail` the deployment does not start, naming the plugin.
     let d = with_broken_init("fail");
     let run = d.run(&[
@@ -185,13 +188,10 @@ fn skip_assembles_as_if_the_failed_entries_were_not_registered() {
             .unwrap()
             .ends_with("global text\n\nwho=global"));
     }
-    let stderr = served.stderr();
-    assert!(
-        stderr.contains(
-            "warning: plugin \"flaky\" (scope agent:1) quarantined after 2 consecutive failures"
-        ),
-        "{stderr}"
-    );
+    let quarantined =
+        "warning: plugin \"flaky\" (scope agent:1) quarantined after 2 consecutive failures";
+    let stderr = served.stderr_with(quarantined, std::time::Duration::from_secs(10));
+    assert!(stderr.contains(quarantined), "{stderr}");
 }
 
 #[test]

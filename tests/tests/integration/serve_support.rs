@@ -114,6 +114,28 @@ impl Served {
         self.stderr.try_iter().collect::<Vec<_>>().join("\n")
     }
 
+    /// What the server wrote to stderr until a line containing `needle` (waiting up to
+    /// `timeout` for it: stderr is read by a thread of its own, so a line the server wrote
+    /// before its last answer may still be on its way).
+    pub fn stderr_with(&self, needle: &str, timeout: std::time::Duration) -> String {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut lines = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.stderr.recv_timeout(left) {
+                Ok(line) => {
+                    let found = line.contains(needle);
+                    lines.push(line);
+                    if found {
+                        break;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        lines.join("\n")
+    }
+
     /// Whether the process is still running.
     pub fn alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
