@@ -42,7 +42,8 @@ pub fn public_tool_name(server: &str, raw: &str) -> String {
 mod tests {
     use super::public_tool_name;
 
-    /// Every vector of SPEC §8.
+    /// The public-name vectors: names kept as they are, sanitised and hashed names, the
+    /// 64-unit boundary and non-ASCII names (the host's `mcp::names` checks the same ones).
     #[test]
     fn spec_vectors() {
         assert_eq!(

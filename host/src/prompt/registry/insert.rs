@@ -119,7 +119,7 @@ fn text_entry(meta: Meta, def: SectionDef, is_section: bool) -> TextEntry {
         name: Arc::from(def.name),
         order: def.order,
         text: def.text,
-        // Contexts ignore the flag (SPEC §1.1: only sections can be complete).
+        // Contexts ignore the flag (only sections can be complete).
         complete: is_section && def.complete,
     }
 }
