@@ -516,8 +516,8 @@ fn validate_scopes(scopes: &[ScopeConfig]) -> Result<(), (String, String)> {
         let mut steps = 0;
         while let Some(key) = cursor {
             if key == scope.name || steps > scopes.len() {
-                // The text of SPEC §5 (binding decision 9's `scope:` prefix), like a refused
-                // `bind_scope`; the key says which link.
+                // The core's `scope:` cycle text, as a refused `bind_scope` gives it; the
+                // key says which link.
                 return Err((
                     format!("scope[{i}].parent (\"{}\" -> \"{parent}\")", scope.name),
                     crate::prompt::ScopeError::Cycle {

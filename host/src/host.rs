@@ -86,7 +86,8 @@ pub struct Host {
 }
 
 /// The global variables the host registers, each reading the caller fact of the same name
-/// (no value when the caller gave none), as the upstream loop does.
+/// (no value when the caller gave none), as the agent loop of the TypeScript DeepSeek Harness
+/// does.
 pub const HOST_VARIABLES: [&str; 3] = ["provider", "model", "cwd"];
 
 impl Host {
@@ -205,9 +206,9 @@ impl Host {
     }
 
     /// Declare scope `key`, with `parent` (a declared scope) or as a root (`None`). A scope is
-    /// bound once (SPEC §5): binding a declared key again is refused, whatever the parent
-    /// asked for (the same one included), as are cycles. Only declared scopes can be
-    /// assembled, rendered, stepped or loaded into.
+    /// bound once: binding a declared key again is refused, whatever the parent asked for
+    /// (the same one included), as are cycles. Only declared scopes can be assembled,
+    /// rendered, stepped or loaded into.
     ///
     /// The checks run in this order: an empty key, an undeclared parent, a cycle, then a
     /// key bound already (so a link that would close a cycle is reported as one).

@@ -1,5 +1,5 @@
 //! MCP client connections: the source of the instructions and tools that instruction-provider
-//! plugins turn into prompt sections and tool schemas (SPEC binding decision 5, §8).
+//! plugins turn into prompt sections and tool schemas.
 //!
 //! One [`McpConnection`] per configured server. It spawns the server over stdio, runs the
 //! `initialize` handshake, drains the paginated `tools/list` and hands the result to its
@@ -9,7 +9,7 @@
 //! failure; nothing here ever blocks the prompt assembly, since every wait is bounded by the
 //! server's timeout and runs on the connection's own task.
 //!
-//! Public tool names follow the upstream rule in [`names`].
+//! Public tool names follow the rule of the TypeScript DeepSeek Harness, in [`names`].
 //!
 //! An [`McpBridge`] joins a connection to a sandboxed instruction-provider plugin: each
 //! generation is handed to the plugin's `publish`, which decides what reaches the prompt
@@ -89,7 +89,7 @@ pub struct McpSnapshot {
     pub instructions: String,
     /// Every listed tool in server order, all pages drained. Not deduplicated: the consumer
     /// refuses a list with a repeated raw name through [`check_unique_tools`] and keeps its
-    /// previous generation, as upstream does.
+    /// previous generation, as the TypeScript DeepSeek Harness does.
     pub tools: Vec<McpTool>,
 }
 

@@ -1,5 +1,5 @@
 //! Projections: pure decisions about how the rendered system prompt and runtime-context
-//! snapshot become session events (SPEC §6), and the step that commits them.
+//! snapshot become session events, and the step that commits them.
 //!
 //! The projections never write: they return candidate messages and intents, and state
 //! changes only when a commit is observed as a session event. That keeps them deterministic

@@ -46,7 +46,7 @@ pub use tool_order::validate_tool_order;
 pub const IDENTITY_SECTION: &str = "harness:identity";
 /// Order of the built-in identity section.
 pub const IDENTITY_ORDER: f64 = -100.0;
-/// The default identity text (SPEC binding decision 1: the seed README's opener).
+/// The default identity text, used unless `[prompt] identity` sets another.
 pub const DEFAULT_IDENTITY: &str = "You are an AI agent powered by the DeepSeek Harness SDK.";
 /// Name of the built-in persona section.
 pub const PERSONA_SECTION: &str = "deployment:persona";

@@ -1,6 +1,6 @@
 //! The session log: append-only JSON lines — a format header
 //! (`{"prompt-host":"session-log","version":1}`), then one event per line, `seq` contiguous
-//! from 0 — and the surface of model-visible nodes folded from it (SPEC §7).
+//! from 0 — and the surface of model-visible nodes folded from it.
 //!
 //! Every event is validated against the log and the surface before it is written, so a
 //! refused append changes nothing, in memory or on disk. An accepted append is written whole
@@ -277,7 +277,7 @@ impl Session {
             .filter_map(|&seq| self.event(seq))
     }
 
-    /// The model messages derived from the surface (SPEC §7.2).
+    /// The model messages derived from the surface.
     pub fn derive_messages(&self) -> Vec<WireMessage> {
         derive_messages(self)
     }

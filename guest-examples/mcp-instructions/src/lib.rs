@@ -1,7 +1,8 @@
 //! `mcp-instructions`: the sandboxed instruction provider for MCP servers. The host talks to
 //! the server; this plugin decides what of it reaches the prompt: the server's instructions as
 //! a fenced, attributed, capped section `mcp:<server>:instructions` (order 190, the
-//! tool-guidance band), and its tools under their upstream public names.
+//! tool-guidance band), and its tools under the public names the TypeScript DeepSeek Harness
+//! gives them.
 
 mod fence;
 mod naming;
@@ -13,7 +14,7 @@ use prompt_plugin::{
 };
 use serde::Deserialize;
 
-/// The tool-guidance band; SPEC binding decision 5.
+/// Order of the instructions section: the tool-guidance band (100–199) of the prompt.
 const ORDER: f64 = 190.0;
 
 #[derive(Deserialize)]

@@ -1,9 +1,9 @@
-//! The upstream public name of an MCP tool (SPEC §8 "Public tool name"): what the model calls
-//! it by. Pure, so it is tested natively.
+//! The public name of an MCP tool: what the model calls it by, under the same rule as in the
+//! TypeScript DeepSeek Harness. Pure, so it is tested natively.
 
 use sha2::{Digest, Sha256};
 
-/// Longest public name the upstream accepts unchanged.
+/// Longest public name kept unchanged, in UTF-16 units.
 const MAX_UNITS: usize = 64;
 /// UTF-16 units kept from the normalised name before the hash suffix (51 + 1 + 12 = 64).
 const KEEP_UNITS: usize = 51;
@@ -17,8 +17,8 @@ fn allowed(unit: u16) -> bool {
 /// `mcp__<server>__<raw>`, or — when that contains a character outside `[A-Za-z0-9_-]` or is
 /// longer than 64 UTF-16 units — its first 51 units with every unit outside the class replaced
 /// by `_` (so an astral character becomes two), then `_` and the first 12 hex characters of
-/// SHA-256 over the UTF-8 bytes of `server + "\0" + raw`. Lengths count UTF-16 units because
-/// the upstream is JavaScript.
+/// SHA-256 over the UTF-8 bytes of `server + "\0" + raw`. Lengths count UTF-16 units, as
+/// JavaScript string lengths do in the TypeScript DeepSeek Harness.
 pub fn public_tool_name(server: &str, raw: &str) -> String {
     let candidate = format!("mcp__{server}__{raw}");
     let units: Vec<u16> = candidate.encode_utf16().collect();
@@ -42,7 +42,8 @@ pub fn public_tool_name(server: &str, raw: &str) -> String {
 mod tests {
     use super::public_tool_name;
 
-    /// Every vector of SPEC §8.
+    /// The public-name vectors: names kept as they are, sanitised and hashed names, the
+    /// 64-unit boundary and non-ASCII names (the host's `mcp::names` checks the same ones).
     #[test]
     fn spec_vectors() {
         assert_eq!(

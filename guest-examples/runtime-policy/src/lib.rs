@@ -10,7 +10,8 @@ const POLICY: &str = "policy";
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Config {
-    /// Render order of the context (the later upstream puts the sandbox policy at 110).
+    /// Render order of the context; 110 by default, where newer versions of the TypeScript
+    /// DeepSeek Harness put the sandbox policy.
     #[serde(default = "default_order")]
     order: f64,
     /// Also suppress runtime contexts for this plugin's scope and its descendants.

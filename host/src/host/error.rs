@@ -20,16 +20,16 @@ pub enum HostError {
     /// A registration was refused.
     #[error(transparent)]
     Register(RegisterError),
-    /// A scope binding was refused (SPEC §5).
+    /// A scope binding was refused.
     #[error("bind_scope \"{scope}\": {source}")]
     Scope {
         /// The key being bound.
         scope: String,
-        /// The core's refusal, with the SPEC text.
+        /// The core's refusal, with its exact `scope:` text.
         source: ScopeError,
     },
-    /// The scope is bound already: a scope is bound once (SPEC §5), as a root or under one
-    /// parent, so a second `bind_scope` is refused whatever it asks for; nothing changed.
+    /// The scope is bound already: a scope is bound once, as a root or under one parent, so
+    /// a second `bind_scope` is refused whatever it asks for; nothing changed.
     #[error("bind_scope \"{scope}\": {}", rebound_text(scope, parent.as_deref()))]
     Rebound {
         /// The key being bound.
@@ -129,7 +129,8 @@ fn blamed(blame: &[Blame]) -> String {
         .collect()
 }
 
-/// Says what the scope is bound to, after the SPEC §5 wording for a second bind.
+/// Says what the scope is bound to, after the core's wording for a second bind
+/// (`ScopeError::AlreadyBound`).
 fn rebound_text(scope: &str, parent: Option<&str>) -> String {
     match parent {
         Some(parent) => format!(

@@ -1,7 +1,7 @@
 //! The scopes a host knows. The core accepts any key (an assembly for a key nobody
-//! registered into is just the global prompt, SPEC §5); a host refuses keys it was never
-//! told about, because a mistyped `--scope agnet:1` would otherwise render the global prompt
-//! and exit 0. Scopes are declared by host.toml's `[[scope]]` entries or `bind_scope`.
+//! registered into is just the global prompt); a host refuses keys it was never told about,
+//! because a mistyped `--scope agnet:1` would otherwise render the global prompt and exit 0.
+//! Scopes are declared by host.toml's `[[scope]]` entries or `bind_scope`.
 
 use std::collections::BTreeSet;
 use std::sync::{PoisonError, RwLock};

@@ -1,5 +1,5 @@
-//! [`McpBridge`]: one MCP server feeding one sandboxed instruction-provider plugin (SPEC
-//! binding decision 5).
+//! [`McpBridge`]: one MCP server feeding one sandboxed instruction-provider plugin. The host
+//! talks to the server; the plugin decides what of it reaches the prompt.
 //!
 //! The bridge owns an [`McpConnection`] and a [`LoadedPlugin`] of world
 //! `instruction-provider` loaded into the server's scope. Every generation the connection

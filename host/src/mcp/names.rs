@@ -1,5 +1,5 @@
-//! Public tool names for MCP tools and the duplicate-name check (upstream
-//! `packages/mcp/mcp-client/src/tools.ts`; SPEC §8 "Public tool name" and "Sync").
+//! Public tool names for MCP tools and the duplicate-name check, with the same naming rule
+//! and error text as the MCP client of the TypeScript DeepSeek Harness.
 
 use std::collections::HashSet;
 
@@ -17,9 +17,9 @@ const HASH_HEX_DIGITS: usize = 12;
 ///
 /// `mcp__<server>__<raw>` when that is at most 64 UTF-16 code units of `[A-Za-z0-9_-]`.
 /// Otherwise every UTF-16 code unit outside that class becomes `_` (so an astral character
-/// becomes two underscores, as in the JavaScript original), the first 51 units are kept, and
-/// `_` plus the first 12 hex digits of SHA-256 over `server + "\0" + raw` (UTF-8) is
-/// appended. The hash keeps names that sanitize alike (`search.v2`, `search_v2`) distinct.
+/// becomes two underscores, as in the TypeScript DeepSeek Harness), the first 51 units are
+/// kept, and `_` plus the first 12 hex digits of SHA-256 over `server + "\0" + raw` (UTF-8)
+/// is appended. The hash keeps names that sanitize alike (`search.v2`, `search_v2`) distinct.
 pub fn public_tool_name(server: &str, raw: &str) -> String {
     let full = format!("mcp__{server}__{raw}");
     let units: Vec<u16> = full.encode_utf16().collect();
@@ -61,8 +61,9 @@ fn name_hash(server: &str, raw: &str) -> String {
     hex
 }
 
-/// Refuses a tool list in which a raw name repeats, with the upstream text naming the first
-/// repeat in list order. A refused list must not replace the previous generation.
+/// Refuses a tool list in which a raw name repeats, with the TypeScript DeepSeek Harness's
+/// text naming the first repeat in list order. A refused list must not replace the previous
+/// generation.
 pub fn check_unique_tools(server: &str, tools: &[McpTool]) -> Result<(), String> {
     let mut seen = HashSet::with_capacity(tools.len());
     for tool in tools {

@@ -1,4 +1,4 @@
-//! `RuntimeContextProjection` (SPEC §6.2): keeps the runtime-context snapshot at the history
+//! `RuntimeContextProjection`: keeps the runtime-context snapshot at the history
 //! tail without rewriting the system prompt.
 //!
 //! State is restored from the log once, then follows committed events of the same session;

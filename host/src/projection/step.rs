@@ -134,7 +134,7 @@ pub fn run_step(session: &mut Session, input: &StepInput<'_>) -> Result<StepOutc
         snapshot_seq = Some(session.append(event)?.seq);
     }
 
-    // This instance's first request logs a header whatever changed (SPEC §7.2).
+    // This instance's first request logs a header whatever changed.
     let first_of_instance = !session
         .appended_events()
         .iter()

@@ -1,4 +1,4 @@
-//! `SystemPromptProjection` (SPEC §6.1): how a rendered system prompt reaches the surface.
+//! `SystemPromptProjection`: how a rendered system prompt reaches the surface.
 //!
 //! The first prompt, even empty, reserves a system node. A route that reads later system
 //! messages ("in-history") appends a changed non-empty prompt after the cached history. A

@@ -1,5 +1,5 @@
-//! Test helpers: a real session log in a temp dir plus compact descriptions of commits,
-//! surfaces and wire messages, in the notation of SPEC §6.
+//! Test helpers: a real session log in a temp dir plus compact descriptions of commits
+//! (`app("t")`, `rep(n,"t")`), surfaces (`0S"v1"`, `1U`) and wire messages (`role:text`).
 
 use serde_json::json;
 use tempfile::TempDir;
@@ -155,8 +155,8 @@ pub fn describe_commit(commit: &SystemPromptCommit) -> String {
     }
 }
 
-/// Every commit: intent exactly as SPEC §6.1 writes it, content `[]` for empty text, and
-/// the plugin source.
+/// Every commit: the intent is exactly an append, or a replace of the one node it names as
+/// its source; content `[]` for empty text; and the plugin source.
 pub fn check_shape(commit: &SystemPromptCommit) {
     let intent = serde_json::to_value(&commit.intent).unwrap();
     match commit.intent.surface_op {

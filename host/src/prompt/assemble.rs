@@ -1,15 +1,16 @@
-//! The assembly algorithm, SPEC §3 steps 1–12, over one snapshot of the registry.
+//! The assembly algorithm, in twelve steps (numbered in the comments of `assemble`), over one
+//! snapshot of the registry.
 //!
-//! Snapshot semantics (binding decision 6): the whole pass reads the `State` it started with.
-//! A provider or listener that registers or disposes entries while the pass runs changes only
-//! later assemblies. This diverges from upstream's live iteration of JavaScript maps
-//! (`system-prompt.spec.ts:449-465`, `scoped.spec.ts:105-125`), where a variable registered
-//! by an earlier variable provider is evaluated in the same pass.
+//! Snapshot semantics: the whole pass reads the `State` it started with. A provider or
+//! listener that registers or disposes entries while the pass runs changes only later
+//! assemblies. This diverges from the TypeScript DeepSeek Harness, which iterates its live
+//! JavaScript maps: there, a variable registered by an earlier variable provider is evaluated
+//! in the same pass.
 //!
-//! Errors come in the order of SPEC §2.3: provider failures as they happen (variables, then
-//! tool providers, then section and context texts), the complete-section check after the
-//! variable and tool providers and before any section text, then the reserved tool name and
-//! unknown `tool_order` names, then the waterfall.
+//! Errors come in this order: provider failures as they happen (variables, then tool
+//! providers, then section and context texts), the complete-section check after the variable
+//! and tool providers and before any section text, then the reserved tool name and unknown
+//! `tool_order` names, then the waterfall.
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -248,7 +249,8 @@ fn merge<'a>(
 }
 
 /// Stable ascending sort. Orders are finite (checked at registration), so `partial_cmp`
-/// never fails; it also treats `-0.0` and `0.0` as equal, like upstream's `a.order - b.order`.
+/// never fails; it also treats `-0.0` and `0.0` as equal, like the comparator
+/// `a.order - b.order` of the TypeScript DeepSeek Harness.
 fn sort_by_order(entries: &mut [&TextEntry]) {
     entries.sort_by(|a, b| a.order.partial_cmp(&b.order).unwrap_or(Ordering::Equal));
 }

@@ -23,8 +23,8 @@ impl NamedText {
     }
 }
 
-/// One tool schema as the model sees it. Only these three fields survive assembly (SPEC §3
-/// step 5): extra fields a provider returns are dropped.
+/// One tool schema as the model sees it. Only these three fields survive assembly: extra
+/// fields a provider returns are dropped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSchema {
     /// The tool name the model calls.
@@ -52,7 +52,7 @@ impl ToolSchema {
     }
 }
 
-/// The result of `assemble` (SPEC §1.2). `variables` keeps first-insertion order: global
+/// The result of `assemble`. `variables` keeps first-insertion order: global
 /// names first, then scoped names; `None` means "registered, no value for this assembly".
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Assembly {

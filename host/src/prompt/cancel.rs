@@ -1,5 +1,4 @@
-//! Explicit request control: a token an embedder cancels to stop an assembly in flight
-//! (upstream's `AssembleContext.signal`).
+//! Explicit request control: a token an embedder cancels to stop an assembly in flight.
 //!
 //! The assembly checks it between providers; a Wasm call in progress checks it at every
 //! epoch tick and in every host wait (sleeps, polls, random bytes), so a cancelled assembly

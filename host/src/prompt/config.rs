@@ -1,4 +1,4 @@
-//! Configuration of the prompt core (SPEC §1.5).
+//! Configuration of the prompt core.
 
 use serde::{Deserialize, Serialize};
 
@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 pub struct PromptConfig {
     /// Register `harness:identity` at order -100.
     pub include_harness_identity: bool,
-    /// The identity text; `None` = the default sentence (SPEC binding decision 1).
+    /// The identity text; `None` = the default sentence,
+    /// [`DEFAULT_IDENTITY`](crate::prompt::DEFAULT_IDENTITY).
     pub identity: Option<String>,
     /// When false, a permanent global runtime-context suppressor is registered.
     pub include_runtime_context: bool,

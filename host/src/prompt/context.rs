@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::cancel::CancelToken;
 
 /// What an assembly is for. Every provider and listener of one assembly sees the same
-/// context (SPEC §1.3).
+/// context.
 #[derive(Debug, Clone, Default)]
 pub struct AssembleContext {
     /// The scope chain, nearest first (`[agent:7, preset:coder]`); empty for an unscoped
@@ -13,7 +13,7 @@ pub struct AssembleContext {
     pub scope_chain: Vec<Arc<str>>,
     /// Caller facts in the order given, e.g. `("model", "deepseek-v4")`, `("cwd", "/work")`.
     pub facts: Vec<(String, String)>,
-    /// Explicit request control: cancelling it stops the assembly (upstream's `signal`).
+    /// Explicit request control: cancelling it stops the assembly.
     pub signal: Option<CancelToken>,
 }
 

@@ -1,7 +1,7 @@
-//! The core's error enums. Each `Display` is the exact SPEC text (§2.1, §2.2, §2.3, §2.6, §5),
-//! so callers and conformance tests can compare messages byte for byte. Provider failures and
-//! invariant violations add who failed (plugin, scope) around that text; the bare text stays
-//! reachable through the fields and `AssembleError::spec_text`.
+//! The core's error enums. Each `Display` is a fixed, exact text, so callers and conformance
+//! tests can compare messages byte for byte. Provider failures and invariant violations add
+//! who failed (plugin, scope) around that text; the bare text stays reachable through the
+//! fields and `AssembleError::spec_text`.
 
 use std::fmt;
 
@@ -46,7 +46,7 @@ impl fmt::Display for EntryKind {
     }
 }
 
-/// Registration errors (SPEC §2.1). Nothing is registered and no observer is notified.
+/// Registration errors. Nothing is registered and no observer is notified.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum RegisterError {
     /// A section or context order is NaN or infinite.
@@ -88,7 +88,7 @@ fn duplicate_text(kind: EntryKind, name: &str, scoped: bool) -> String {
     }
 }
 
-/// Load-time configuration errors (SPEC §2.2).
+/// Load-time configuration errors.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum ConfigError {
     /// An entry (the rest marker included) appears twice in `tool_order`.
@@ -101,7 +101,7 @@ pub enum ConfigError {
     MissingRestEntry,
 }
 
-/// Scope binding errors (SPEC §5, with the `scope:` prefix of binding decision 9).
+/// Scope binding errors. Every text starts with `scope:`.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum ScopeError {
     /// `key` already has a parent.
@@ -122,7 +122,7 @@ pub enum ScopeError {
     },
 }
 
-/// Assembly-time errors (SPEC §2.3, binding decisions 7 and 10), in the order they are checked.
+/// Assembly-time errors, in the order they are checked.
 #[derive(Debug, Clone, Error, PartialEq)]
 pub enum AssembleError {
     /// More than one effective complete section; names in sorted section order.
@@ -145,7 +145,8 @@ pub enum AssembleError {
         /// Every known name, sorted by UTF-16 code units.
         known: Vec<String>,
     },
-    /// A provider or listener failed (SPEC §2.3.4, decision 10).
+    /// A provider or listener failed: the provider's own message, with the entry, its plugin
+    /// and its scope named before it.
     #[error("{}", provider_text(*kind, name.as_deref(), plugin, scope, error))]
     Provider {
         /// What failed.
@@ -159,10 +160,12 @@ pub enum AssembleError {
         /// The provider's own error.
         error: ProviderError,
     },
-    /// An assembled result broke an invariant of SPEC §2.6 (decision 7).
+    /// An assembled result broke an assembly invariant (an empty section, context or tool
+    /// name, a duplicated section, context or variable name, an invalid variable name);
+    /// checked on every assembly, because listeners are untrusted.
     #[error("{} ({} plugin \"{plugin}\")", text, if *after_listener { "after listener of" } else { "registered by" })]
     Invariant {
-        /// The exact SPEC §2.6 text.
+        /// The invariant's exact text, e.g. `assembled variable name "x" is duplicated`.
         text: String,
         /// The plugin whose listener produced it, or whose registration did.
         plugin: String,
@@ -176,7 +179,8 @@ pub enum AssembleError {
 }
 
 impl AssembleError {
-    /// The bare SPEC text: the invariant text, the provider's own message, or the Display.
+    /// The bare text, without who failed: the invariant text, the provider's own message,
+    /// or the Display.
     pub fn spec_text(&self) -> String {
         match self {
             Self::Invariant { text, .. } => text.clone(),
@@ -204,8 +208,9 @@ fn json_quoted(names: &[String]) -> String {
         .join(", ")
 }
 
-/// Upstream quotes the unknown names plainly (`"q"g"`, not JSON) and writes `(none)` when
-/// the joined known list is empty — which a single empty known name also gives.
+/// As in the TypeScript DeepSeek Harness, the unknown names are quoted plainly (`"q"g"`, not
+/// JSON), and the text says `(none)` when the joined known list is empty — which a single
+/// empty known name also gives.
 fn unknown_tools_text(unknown: &[String], known: &[String]) -> String {
     let known = match known.join(", ") {
         joined if joined.is_empty() => "(none)".to_string(),

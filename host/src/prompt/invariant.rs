@@ -1,5 +1,5 @@
-//! Assembly invariants (SPEC §2.6, binding decision 7): always checked, because listeners are
-//! untrusted. The texts are upstream's; the two "must be a string" checks cannot fail in Rust
+//! Assembly invariants: always checked, because listeners are untrusted. The texts are those
+//! of the TypeScript DeepSeek Harness; its two "must be a string" checks cannot fail in Rust
 //! (texts are `String`, values `Option<String>`) and are not implemented.
 //!
 //! Where they are checked: on the assembly built from the registry, before the waterfall
@@ -9,14 +9,15 @@
 //! result, so that is checked too.
 //!
 //! One addition: `Assembly::variables` is a list, so a listener could push a name twice; that
-//! is refused with `assembled variable name "x" is duplicated` (upstream's map cannot hold it).
+//! is refused with `assembled variable name "x" is duplicated` (the TypeScript DeepSeek
+//! Harness keeps variables in a map, which cannot hold it).
 
 use std::collections::HashSet;
 
 use super::assembly::{Assembly, NamedText};
 use super::names::is_variable_name;
 
-/// The first broken invariant of `assembly`, as the exact SPEC text.
+/// The first broken invariant of `assembly`, as its exact text.
 pub fn check(assembly: &Assembly) -> Option<String> {
     check_named(&assembly.sections, "section")
         .or_else(|| check_named(&assembly.contexts, "context"))
@@ -30,8 +31,8 @@ pub fn check(assembly: &Assembly) -> Option<String> {
         .or_else(|| check_variables(&assembly.variables))
 }
 
-/// A name as upstream's messages show it: `JSON.stringify`, i.e. quoted with `"`, `\\` and
-/// control characters escaped.
+/// A name as the TypeScript DeepSeek Harness's messages show it (`JSON.stringify`): quoted,
+/// with `"`, `\\` and control characters escaped.
 fn json(name: &str) -> String {
     serde_json::Value::String(name.to_string()).to_string()
 }

@@ -2,8 +2,8 @@
 
 use std::cmp::Ordering;
 
-/// Whether `name` matches `^[a-z][a-z0-9_]*$` (SPEC §1.1). `$` anchors at the absolute end,
-/// so a trailing newline fails, as in the upstream regex.
+/// Whether `name` matches `^[a-z][a-z0-9_]*$`. `$` anchors at the absolute end, so a
+/// trailing newline fails, as in the JavaScript regex of the TypeScript DeepSeek Harness.
 pub fn is_variable_name(name: &str) -> bool {
     let bytes = name.as_bytes();
     match bytes.split_first() {
@@ -17,8 +17,8 @@ pub fn is_variable_name(name: &str) -> bool {
     }
 }
 
-/// Compare two strings by UTF-16 code units, the JavaScript string order (SPEC §10). It
-/// differs from byte order only between astral characters and U+E000..=U+FFFF.
+/// Compare two strings by UTF-16 code units, the JavaScript string order. It differs from
+/// byte order only between astral characters and U+E000..=U+FFFF.
 pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
     // Byte order agrees with UTF-16 order on ASCII-only strings, the common case.
     if a.is_ascii() && b.is_ascii() {

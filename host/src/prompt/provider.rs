@@ -90,7 +90,7 @@ where
     }
 }
 
-/// What a tool provider returns for one assembly (SPEC §1.1).
+/// What a tool provider returns for one assembly.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolSet {
     /// The tools visible in this assembly (after any restriction).
@@ -159,7 +159,7 @@ impl std::fmt::Debug for ToolSource {
     }
 }
 
-/// The continuation a waterfall listener calls to run the rest of the chain (SPEC §3.8).
+/// The continuation a waterfall listener calls to run the rest of the chain.
 ///
 /// The chain works on one assembly in place: inner listeners see what outer listeners did
 /// before calling `run`, and after `run` returns the assembly holds the inner chain's result
@@ -213,7 +213,7 @@ impl std::fmt::Debug for Next {
     }
 }
 
-/// A waterfall listener on assembly (SPEC §3.8): reads and changes the assembly, and calls
+/// A waterfall listener on assembly: reads and changes the assembly, and calls
 /// `next.run` to let inner listeners run.
 pub trait AssembleListener: Send + Sync {
     /// Handle one assembly.

@@ -1,11 +1,12 @@
 //! The registry: one global layer, one layer per scope key, the scope parent relation, and
-//! the fibers that own every entry (SPEC §1.6, §2, §5).
+//! the fibers that own every entry.
 //!
 //! State is copy-on-write (`state.rs`): an assembly clones an `Arc` under a read lock and
 //! runs with no lock held, so assemblies are concurrent and a provider may even register
-//! (the change shows up in the next assembly, binding decision 6). Change observers are
-//! host-side: they run after the change committed and the lock is released, so the
-//! upstream "observer throws, registration rolls back" corner does not exist here.
+//! (the change shows up in the next assembly). Change observers are host-side: they run
+//! after the change committed and the lock is released, so an observer cannot fail a
+//! registration and roll it back, as a throwing observer does in the TypeScript DeepSeek
+//! Harness.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -48,13 +49,13 @@ pub struct EntryId(pub u64);
 /// A section (or context) definition to register.
 #[derive(Debug, Clone)]
 pub struct SectionDef {
-    /// Name; no format check (SPEC §1.1).
+    /// Name; no format check.
     pub name: String,
     /// Render order; must be finite.
     pub order: f64,
     /// Static or dynamic text.
     pub text: TextSource,
-    /// Marks this section as the entire system prompt (SPEC §3.6). Ignored for contexts.
+    /// Marks this section as the entire system prompt. Ignored for contexts.
     pub complete: bool,
 }
 
@@ -81,7 +82,7 @@ impl SectionDef {
     }
 }
 
-/// Options of a waterfall listener registration (SPEC §3.8).
+/// Options of a waterfall listener registration.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ListenerOptions {
     /// Insert at the front of the listener list instead of appending.
@@ -130,9 +131,9 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Build a registry from config: validates `tool_order` (SPEC §2.2), registers the
-    /// built-ins (identity, persona, and a permanent suppressor when runtime context is off)
-    /// in the global layer under a built-in fiber that is never disposed.
+    /// Build a registry from config: validates `tool_order`, registers the built-ins
+    /// (identity, persona, and a permanent suppressor when runtime context is off) in the
+    /// global layer under a built-in fiber that is never disposed.
     pub fn new(config: PromptConfig) -> Result<Arc<Registry>, ConfigError> {
         if let Some(order) = &config.tool_order {
             validate_tool_order(order)?;
@@ -191,7 +192,7 @@ impl Registry {
         Fiber::new(Arc::clone(self), id, Arc::from(owner), scope.map(Arc::from))
     }
 
-    /// Bind `key`'s parent once (SPEC §5): re-binding or a cycle is refused.
+    /// Bind `key`'s parent once: re-binding or a cycle is refused.
     pub fn bind_scope_parent(&self, key: &str, parent: &str) -> Result<(), ScopeError> {
         let mut inner = self.write();
         if let Some(existing) = inner.state.parents.get(key) {
@@ -249,7 +250,7 @@ impl Registry {
         drop(removed);
     }
 
-    /// Assemble for `scope` (SPEC §3) on a snapshot of the registry, on the calling thread.
+    /// Assemble for `scope` on a snapshot of the registry, on the calling thread.
     /// `ctx.scope_chain` is filled from `scope`.
     pub fn assemble_blocking(
         &self,

@@ -1,14 +1,15 @@
-//! Strict rendering of an assembly (SPEC §4): `{{name}}` interpolation with the upstream error
-//! texts, the system prompt, and the runtime-context snapshot.
+//! Strict rendering of an assembly: `{{name}}` interpolation with the error texts of the
+//! TypeScript DeepSeek Harness, the system prompt, and the runtime-context snapshot.
 //!
 //! Interpolation is one left-to-right pass over the bytes with no regex and no allocation
 //! besides the output (errors allocate their message). `{`, `}` and the name characters are
-//! ASCII, so working on UTF-8 bytes finds exactly the positions the upstream regex finds.
+//! ASCII, so working on UTF-8 bytes finds exactly the positions the JavaScript regex of the
+//! TypeScript DeepSeek Harness finds.
 //!
-//! Divergence (binding decision 8): the malformed-reference excerpt is the next 16 UTF-16
-//! code units from the `{{`; when that cut falls inside a surrogate pair, upstream keeps a
-//! lone high surrogate, which a Rust `String` cannot hold, so the excerpt ends before that
-//! character (15 units).
+//! One divergence from it: the malformed-reference excerpt is the next 16 UTF-16 code units
+//! from the `{{`; when that cut falls inside a surrogate pair, the TypeScript DeepSeek
+//! Harness keeps a lone high surrogate, which a Rust `String` cannot hold, so the excerpt
+//! ends before that character (15 units).
 
 use thiserror::Error;
 
@@ -21,7 +22,7 @@ mod budget;
 
 pub use budget::{Budget, Budgeted};
 
-/// Render-time errors (SPEC §4.3); `Display` is the exact upstream text.
+/// Render-time errors; `Display` is the exact text of the TypeScript DeepSeek Harness.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum RenderError {
     /// A `{{` that does not start a complete simple group while a `}}` follows it.
@@ -269,7 +270,7 @@ impl<'a> Vars<'a> {
     }
 }
 
-/// Interpolate one text onto `out` (SPEC §4.2).
+/// Interpolate one text onto `out`.
 pub fn interpolate_into(
     out: &mut String,
     text: &str,

@@ -1,17 +1,18 @@
-//! The conformance suite of SPEC §9 (cases 1–51), the end-to-end vectors, multi-level scope
-//! tests and async assembly, all with native closure providers. Render vectors R/C/J live in
+//! The core's conformance cases 1–51, the end-to-end vectors, multi-level scope tests and
+//! async assembly, all with native closure providers. Render vectors R/C/J live in
 //! `render/tests.rs`.
 //!
 //! Skipped or adapted cases (each also noted where it would sit):
-//! - 13: a change observer cannot throw into the registration; observers are host-side and
-//!   notified after commit, so the rollback corner does not apply (decision 6).
-//! - 24: registration during assembly follows snapshot semantics (decision 6): the late
-//!   variable shows up in the NEXT assembly; tested that way.
+//! - 13: a change observer cannot fail the registration; observers are host-side and
+//!   notified after commit, so the rollback corner does not apply.
+//! - 24: registration during assembly follows snapshot semantics: the late variable shows up
+//!   in the NEXT assembly; tested that way.
 //! - 42: `ToolSchema` has exactly three fields, so a provider cannot return extra ones; the
 //!   test checks the serialized shape instead.
-//! - "text must be a string" / "must be a string or undefined" invariants cannot occur in Rust.
-//! - ID is the configured identity text (decision 1), `DEFAULT_IDENTITY` by default; case 17
-//!   uses the mirror tie-break (registration order).
+//! - The TypeScript DeepSeek Harness's "text must be a string" / "must be a string or
+//!   undefined" invariants cannot fail in Rust (texts are `String`, values `Option<String>`).
+//! - ID is the configured identity text, `DEFAULT_IDENTITY` by default; case 17 breaks ties
+//!   of equal order by registration order.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

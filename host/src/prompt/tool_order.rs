@@ -1,4 +1,4 @@
-//! Canonical tool order (SPEC §3.7) and the load-time check of `tool_order` (SPEC §2.2).
+//! Canonical tool order and the load-time check of `tool_order`.
 
 use std::collections::{HashMap, HashSet};
 

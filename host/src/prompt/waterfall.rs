@@ -1,14 +1,13 @@
-//! The scope-filtered assembly waterfall (SPEC §3 step 11, §3.8).
+//! The scope-filtered assembly waterfall (step 11 of the assembly).
 //!
 //! Listeners run in place on one `Assembly`: a listener changes it, calls `next.run` to let
 //! the inner listeners work on the same value, and may change it again afterwards. Not
 //! calling `next.run` short-circuits. The list is the snapshot the assembly started with.
 //!
-//! Every listener's result is checked against the invariants after it returns (binding
-//! decision 7), naming that listener's plugin. The first failure of the chain, a listener
-//! error or a violation, is kept in a slot shared by the whole chain, so an outer listener
-//! that swallows the error its `next.run` returned cannot hide it: the assembly still fails
-//! with the original error.
+//! Every listener's result is checked against the invariants after it returns, naming that
+//! listener's plugin. The first failure of the chain, a listener error or a violation, is
+//! kept in a slot shared by the whole chain, so an outer listener that swallows the error its
+//! `next.run` returned cannot hide it: the assembly still fails with the original error.
 
 use std::sync::{Arc, Mutex, PoisonError};
 

@@ -1,5 +1,4 @@
-//! Deriving the model request from the surface (SPEC §7.2), in the OpenAI-compatible chat
-//! shape.
+//! Deriving the model request from the surface, in the OpenAI-compatible chat shape.
 //!
 //! Wire format, per surface node:
 //! - `user/message` and `tool/result` always yield a message;

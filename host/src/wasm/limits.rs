@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-/// Resource limits of one plugin instance. Every field has a default (DESIGN.md, "The Wasm
-/// runtime"); host.toml overrides them per plugin in a `limits` table.
+/// Resource limits of one plugin instance. Every field has a default (SECURITY.md lists
+/// them); host.toml overrides them per plugin in a `limits` table.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Limits {
@@ -96,7 +96,8 @@ impl Limits {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OnError {
-    /// Fail the assembly with an error naming plugin, export and scope (upstream semantics).
+    /// Fail the assembly with an error naming plugin, export and scope, as a failing provider
+    /// does in the TypeScript DeepSeek Harness.
     #[default]
     Fail,
     /// Drop this plugin's contribution for that assembly; quarantine it after

@@ -1,5 +1,5 @@
-//! A subset of the SPEC §9 conformance cases, with every entry registered by a Wasm plugin
-//! (the `declare` guest) instead of a native closure.
+//! A subset of the core's conformance cases (`host/src/prompt/tests.rs`), with every entry
+//! registered by a Wasm plugin (the `declare` guest) instead of a native closure.
 
 use serde_json::{json, Value};
 

@@ -1,6 +1,6 @@
-//! MCP instructions in the prompt, end to end (SPEC binding decision 5): the real Python
-//! fixture server (`tests/fixtures/mcp/server.py`) over stdio, through the real
-//! `mcp-instructions` Wasm plugin, into a [`Host`]'s registry, assembled and rendered.
+//! MCP instructions in the prompt, end to end: the real Python fixture server
+//! (`tests/fixtures/mcp/server.py`) over stdio, through the real `mcp-instructions` Wasm
+//! plugin, into a [`Host`]'s registry, assembled and rendered.
 //!
 //! Like the client tests, these skip loudly without the Python `mcp` package (and fail
 //! under `CI`). Every wait is bounded.

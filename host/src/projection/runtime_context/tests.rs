@@ -1,6 +1,8 @@
-//! RC1 … RC16 (SPEC §6.2) against a real session log. Each committed output is observed as
-//! a session event, and every state reached by following is also checked against a fresh
-//! restore from the log.
+//! The runtime-context projection's conformance vectors RC1 … RC16 (following commits,
+//! compaction and replacement of the retained snapshot, malformed messages, restoring from
+//! the log, other sessions' events) against a real session log. Each committed output is
+//! observed as a session event, and every state reached by following is also checked against
+//! a fresh restore from the log.
 
 use serde_json::json;
 

@@ -1,5 +1,5 @@
-//! The step helper over a real log: event order, header reasons, series detection, and the
-//! mirror's end-to-end runtime-context vector.
+//! The step helper over a real log: event order, header reasons, series detection, and an
+//! end-to-end runtime-context scenario taken over from the TypeScript DeepSeek Harness.
 
 use serde_json::json;
 
@@ -165,9 +165,9 @@ fn surface_replacement_between_steps_starts_a_series() {
     );
 }
 
-/// Mirror `loop.spec.ts` "materializes changed runtime context at the history tail without
-/// rewriting the system header": owned snapshots 1, 1, 2, 3, 3; the third is the cleared
-/// marker; one system message and exactly one header.
+/// Changed runtime context is materialised at the history tail without rewriting the system
+/// header (a scenario of the TypeScript DeepSeek Harness's agent loop): owned snapshots 1, 1,
+/// 2, 3, 3; the third is the cleared marker; one system message and exactly one header.
 #[test]
 fn runtime_context_materialises_at_the_tail() {
     let mut log = Log::new();

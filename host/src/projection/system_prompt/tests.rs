@@ -1,5 +1,7 @@
-//! Projection vectors P-A … P-K (SPEC §6.1), replayed against a real session log. Every
-//! scenario ends by reopening the log and checking the replay rebuilds the same surface.
+//! The system-prompt projection's conformance vectors P-A … P-K (replacing and in-history
+//! routes, series starts, clearing, plain routes over history, compaction, non-simple and
+//! dormant nodes), replayed against a real session log. Every scenario ends by reopening the
+//! log and checking the replay rebuilds the same surface.
 
 use serde_json::json;
 

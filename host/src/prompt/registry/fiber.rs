@@ -66,7 +66,7 @@ impl Fiber {
         }
     }
 
-    /// Register a section (SPEC §2.1 errors; nothing registered, no notification on error).
+    /// Register a section (on error, nothing is registered and no observer is notified).
     pub fn section(&self, def: SectionDef) -> Result<EntryId, RegisterError> {
         self.register(Registration::Section(def))
     }

@@ -8,7 +8,8 @@ use super::super::names::is_variable_name;
 use super::state::{ListenerEntry, Meta, State, TextEntry, ToolEntry, VariableEntry};
 use super::{Registration, SectionDef};
 
-/// Checks that need no layer: finite orders and variable names (SPEC §2.1 check order).
+/// Checks that need no layer, run before the duplicate check: finite orders and variable
+/// names.
 pub(super) fn precheck(registration: &Registration) -> Result<(), RegisterError> {
     match registration {
         Registration::Section(def) | Registration::Context(def) if !def.order.is_finite() => {
@@ -28,8 +29,8 @@ pub(super) fn precheck(registration: &Registration) -> Result<(), RegisterError>
     }
 }
 
-/// The duplicate-name error this registration would hit in `scope`'s layer (SPEC §2.1:
-/// duplicates are per layer). Reads only, so a refused registration creates no layer.
+/// The duplicate-name error this registration would hit in `scope`'s layer (duplicates are
+/// per layer). Reads only, so a refused registration creates no layer.
 pub(super) fn duplicate_of(
     state: &State,
     scope: Option<&str>,
@@ -118,7 +119,7 @@ fn text_entry(meta: Meta, def: SectionDef, is_section: bool) -> TextEntry {
         name: Arc::from(def.name),
         order: def.order,
         text: def.text,
-        // Contexts ignore the flag (SPEC §1.1: only sections can be complete).
+        // Contexts ignore the flag (only sections can be complete).
         complete: is_section && def.complete,
     }
 }

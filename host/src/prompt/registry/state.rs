@@ -137,7 +137,7 @@ impl State {
         chain
     }
 
-    /// The existing layers of `chain`, farthest ancestor first (SPEC §3 step 1).
+    /// The existing layers of `chain`, farthest ancestor first (step 1 of the assembly).
     pub fn chain_layers(&self, chain: &[Arc<str>]) -> Vec<&Layer> {
         chain
             .iter()

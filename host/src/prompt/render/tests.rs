@@ -1,4 +1,6 @@
-//! Render vectors R1–R36, C1–C7 and J1 of SPEC §4.4.
+//! The rendering conformance vectors: R1–R36 (interpolating sections: values, unknown and
+//! valueless variables, malformed references and their excerpts), C1–C7 (the runtime-context
+//! snapshot and sections) and J1 (joining context sections).
 
 use super::*;
 use crate::prompt::CONTEXT_SNAPSHOT_PREFIX as P;
@@ -181,7 +183,8 @@ fn r27_to_r31() {
 #[test]
 fn r32_excerpt_drops_the_lone_high_surrogate() {
     let e = render_prompt(&asm(&[("s", "{{{😀😀😀😀😀😀😀 }}")], &[])).unwrap_err();
-    // Upstream: `{{{` + 6 emoji + "\ud83d" (16 units). We stop before the split pair.
+    // The TypeScript DeepSeek Harness gives `{{{` + 6 emoji + "\ud83d" (16 units). We stop
+    // before the split pair.
     let RenderError::MalformedAt { excerpt, .. } = &e else {
         panic!("{e:?}")
     };

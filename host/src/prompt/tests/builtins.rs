@@ -53,7 +53,7 @@ fn case04_persona_name_taken_globally_only() {
         .section(fixed(IDENTITY_SECTION, 0.0, "imposter"))
         .unwrap_err();
     assert!(matches!(e, RegisterError::Duplicate { scoped: false, .. }));
-    // A scoped shadow is allowed (SPEC §2.1: duplicates are per layer).
+    // A scoped shadow is allowed (duplicates are per layer).
     let scoped = r.fiber("scoped", S);
     scoped.section(fixed(PERSONA_SECTION, 0.0, "mine")).unwrap();
 }

@@ -1,4 +1,4 @@
-//! SPEC §2.3: the order assembly errors are checked in, and provider failures.
+//! The order assembly errors are checked in, and provider failures.
 
 use super::*;
 

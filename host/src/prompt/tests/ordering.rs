@@ -208,8 +208,8 @@ fn case23_variable_without_value() {
         .contains("has no value for this assembly"));
 }
 
-/// Case 24, adapted (decision 6): a variable registered by a provider during an assembly is
-/// not seen by that assembly (snapshot), only by the next one.
+/// Case 24, adapted to snapshot semantics: a variable registered by a provider during an
+/// assembly is not seen by that assembly, only by the next one.
 #[test]
 fn case24_late_variable_shows_up_in_the_next_assembly() {
     let r = reg();

@@ -102,8 +102,8 @@ fn case12_scoped_duplicates() {
         .contains("register it in that agent's scope instead"));
 }
 
-// Case 13 (an observer throwing rolls the registration back) does not apply: observers are
-// host-side, run after commit and cannot fail the registration (binding decision 6).
+// Case 13 (a failing observer rolls the registration back) does not apply: observers are
+// host-side, run after commit and cannot fail the registration.
 
 #[test]
 fn case14_one_event_per_registration_and_removal() {

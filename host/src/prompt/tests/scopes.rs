@@ -152,8 +152,8 @@ fn reads_never_create_layers() {
 
 #[test]
 fn scoped_only_names_merge_after_globals_in_chain_order() {
-    // store.spec.ts: global a, shared + scoped shared, c → a, shared(scoped), c; then the
-    // same with a parent layer in between.
+    // Global a, shared + scoped shared, c → a, shared(scoped), c; then the same with a
+    // parent layer in between.
     let r = tree();
     let g = r.fiber("g", None);
     g.section(fixed("a", 0.5, "a")).unwrap();

@@ -64,8 +64,8 @@ fn case35_unknown_tool_no_providers() {
 
 #[test]
 fn unknown_names_are_quoted_plainly_like_upstream() {
-    // Upstream wraps each name in plain quotes (no JSON escaping), and an empty joined
-    // known list reads `(none)` even when it holds one empty name.
+    // The TypeScript DeepSeek Harness wraps each name in plain quotes (no JSON escaping),
+    // and an empty joined known list reads `(none)` even when it holds one empty name.
     let r = with_order(&["q\"g", "a\\b", R]);
     let f = r.fiber("p", None);
     f.tools(ToolSource::Static(Arc::new(ToolSet {
