@@ -114,7 +114,8 @@ fn main() {
             // `n` fresh runtimes on the same cache directory, each finding the `declare`
             // component's code: the warm-start path (identity check, artifact read,
             // deserialization, linking).
-            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-cache");
+            let dir =
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-cache");
             let wasm = dir.join("profile-declare.wasm");
             if !wasm.exists() {
                 std::fs::write(&wasm, &guests.declare).expect("write wasm");
