@@ -1,4 +1,6 @@
 //! Integration tests for prompt-host live in `tests/`; the benchmarks in `benches/` share the
-//! reference deployment defined in [`reference`].
+//! reference deployment defined in [`reference`], and the polyglot test and bench share
+//! [`polyglot`] (the JavaScript and Python example plugins).
 
+pub mod polyglot;
 pub mod reference;

@@ -18,6 +18,7 @@ mod integration {
     mod mcp_client;
     mod mcp_config;
     mod mcp_prompt;
+    mod polyglot;
     mod readme_tutorial;
     mod scaffold;
     mod serve_protocol;
