@@ -14,7 +14,7 @@
 //! # Ok(()) }
 //! ```
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -32,6 +32,7 @@ use crate::wasm::{
     LoadedPlugin, PluginCode, PluginOptions, PluginSpec, RuntimeConfig, WasmRuntime,
 };
 
+mod compile_files;
 mod error;
 mod facts;
 mod mcp_servers;
@@ -148,7 +149,7 @@ impl Host {
                     })?;
             }
         }
-        let mut code_by_file: HashMap<&Path, PluginCode> = HashMap::new();
+        let mut code_by_file = compile_files::compile_files(&host, &config.plugins);
         for (index, plugin) in config.plugins.iter().enumerate() {
             let options = plugin_options(config, index)?;
             let spec = PluginSpec {
@@ -158,16 +159,16 @@ impl Host {
                 options,
                 sha256: plugin.sha256.clone(),
             };
-            let loaded = match code_by_file.get(plugin.wasm.as_path()) {
-                Some(code) => Ok(code.clone()),
-                None => host.compile_plugin(&plugin.name, &plugin.wasm),
-            }
-            .and_then(|code| {
-                code_by_file
-                    .entry(plugin.wasm.as_path())
-                    .or_insert_with(|| code.clone());
-                host.load_plugin_code(spec, &code)
-            });
+            // The file's code, or why it has none: the first plugin using the file gets the
+            // error it met; a later one meets it again, under its own name.
+            let code = match code_by_file.get(plugin.wasm.as_path()) {
+                Some(Ok(code)) => Ok(code.clone()),
+                _ => match code_by_file.remove(plugin.wasm.as_path()) {
+                    Some(result) => result,
+                    None => host.compile_plugin(&plugin.name, &plugin.wasm),
+                },
+            };
+            let loaded = code.and_then(|code| host.load_plugin_code(spec, &code));
             match loaded {
                 Ok(loaded) => {
                     host.attach(loaded);

@@ -13,6 +13,7 @@
 //! that finds the file unchanged skips both hashes.
 
 mod identity;
+mod mapped;
 
 use std::fs::{self, Metadata};
 use std::hash::{Hash, Hasher};
@@ -24,6 +25,7 @@ use sha2::{Digest, Sha256};
 use super::error::WasmError;
 pub(crate) use identity::FileIdentity;
 use identity::IdentityRecord;
+use mapped::Mapped;
 
 const MAGIC: &[u8; 8] = b"PHCWASM\x01";
 const HEADER_LEN: usize = 8 + 32 + 32 + 32;
@@ -102,16 +104,17 @@ pub(crate) struct DiskCache {
     fingerprint: [u8; 32],
 }
 
-/// A verified cache file: the header, then the serialized component. The code is handed to
-/// `Component::deserialize` in place (no copy without the header: artifacts are megabytes).
+/// A verified cache file: the header, then the serialized component, mapped (see [`mapped`]).
+/// The code is handed to `Component::deserialize` in place (no copy without the header:
+/// artifacts are megabytes); drop it once that has copied the code.
 pub(crate) struct Artifact {
-    file: Vec<u8>,
+    file: Mapped,
 }
 
 impl Artifact {
     /// The serialized component.
     pub(crate) fn code(&self) -> &[u8] {
-        &self.file[HEADER_LEN..]
+        &self.file.bytes()[HEADER_LEN..]
     }
 }
 
@@ -153,13 +156,13 @@ impl DiskCache {
         };
         let record_path = path.with_extension("cwasm.id");
         let known = identity.and_then(|id| record.read(&record_path, id)) == Some(*wasm_sha);
-        // Read from the descriptor whose identity was just taken: a file swapped in after
-        // that check is never the one read.
-        let bytes = crate::fsutil::read_exact_size(&mut file, metadata.len()).ok()?;
+        // Map the descriptor whose identity was just taken: a file swapped in after that
+        // check is never the one read.
+        let file = Mapped::of(&mut file, metadata.len()).ok()?;
         let verified = if known {
-            self.header_matches(wasm_sha, &bytes)
+            self.header_matches(wasm_sha, file.bytes())
         } else {
-            self.verify(wasm_sha, &bytes)
+            self.verify(wasm_sha, file.bytes())
         };
         if !verified {
             log::warn!(
@@ -175,7 +178,7 @@ impl DiskCache {
                 log::debug!("compiled-code cache: cannot record {}: {e}", path.display());
             }
         }
-        Some(Artifact { file: bytes })
+        Some(Artifact { file })
     }
 
     /// The sha256 of the component file at `path` (described by `metadata`) when it is the

@@ -678,6 +678,58 @@ fn host_toml_pooling_loads_plugins_and_names_the_one_over_the_cap() {
     assert!(error.contains("plugin \"three\""), "{error}");
 }
 
+/// `Host::from_config` fetches the distinct files of a deployment side by side (identical
+/// bytes under two names are compiled once) and loads every plugin; a file that cannot be
+/// compiled fails each plugin that uses it under that plugin's own name (skipped ones are left
+/// out, the first one that is not skipped stops the deployment).
+#[test]
+fn host_toml_with_several_files_loads_in_order_and_names_each_plugin_of_a_broken_file() {
+    use prompt_host::{Host, HostConfig, RuntimeConfig};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(env!("GUEST_DECLARE"), dir.path().join("declare.wasm")).unwrap();
+    std::fs::copy(env!("GUEST_DECLARE"), dir.path().join("declare-copy.wasm")).unwrap();
+    std::fs::copy(env!("GUEST_REDACTOR"), dir.path().join("redactor.wasm")).unwrap();
+    std::fs::write(dir.path().join("broken.wasm"), b"\0asm not really").unwrap();
+    let plugin = |name: &str, file: &str, order: u32, extra: &str| {
+        format!(
+            "[[plugin]]\nname = \"{name}\"\nwasm = \"{file}\"\n{extra}\n\
+             config = {{ sections = [{{ name = \"{name}\", order = {order}, text = \"{name} text\" }}] }}\n"
+        )
+    };
+    let skip = "on_error = \"skip\"";
+    let deployment = [
+        plugin("late", "declare-copy.wasm", 190, ""),
+        plugin("first-broken", "broken.wasm", 120, skip),
+        plugin("early", "declare.wasm", 110, ""),
+        plugin("second-broken", "broken.wasm", 130, skip),
+        plugin("middle", "declare.wasm", 150, ""),
+    ]
+    .concat();
+    let text = format!(
+        "[host]\ncache_dir = \"cache\"\n{deployment}[[plugin]]\nname = \"redactor\"\nwasm = \"redactor.wasm\"\n"
+    );
+    let config = HostConfig::parse(&text, "host.toml", dir.path()).unwrap();
+    let host = Host::from_config(&config, RuntimeConfig::default()).unwrap();
+    let a = assemble(host.registry(), None);
+    assert_eq!(contributed(&a), ["early", "middle", "late"]);
+    let stats = host.runtime().stats();
+    // declare.wasm, its byte-identical copy (the same code: one compile) and the redactor.
+    assert_eq!(
+        stats.compiles + stats.disk_hits + stats.memory_hits,
+        3,
+        "{stats:?}"
+    );
+
+    let strict = format!("{text}{}", plugin("strict-broken", "broken.wasm", 140, ""));
+    let config = HostConfig::parse(&strict, "host.toml", dir.path()).unwrap();
+    let error = match Host::from_config(&config, RuntimeConfig::default()) {
+        Ok(_) => panic!("a plugin that cannot be compiled and is not skipped must fail"),
+        Err(e) => format!("{e:#}"),
+    };
+    assert!(error.contains("plugin \"strict-broken\""), "{error}");
+    assert!(!error.contains("first-broken"), "{error}");
+}
+
 /// `find-sections` / `find-contexts` search in the host and return positions; `section-at`,
 /// `context-at`, `set-section-text-at` and `set-context-text-at` read and write by position,
 /// and report a position past the end.
