@@ -285,7 +285,8 @@ impl Host {
 
     /// The compiled code of a plugin file, for a host that loads the same plugin into many
     /// scopes (one per agent): [`Host::load_plugin_code`] then only instantiates it, where
-    /// [`Host::load_plugin`] reads and hashes the file on every call. `name` is used in errors.
+    /// [`Host::load_plugin`] checks the file on every call (its recorded identity, or a read and
+    /// a hash when it changed). `name` is used in errors.
     pub fn compile_plugin(&self, name: &str, path: &Path) -> Result<PluginCode, HostError> {
         self.runtime
             .compile_file(name, path)

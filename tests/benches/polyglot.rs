@@ -152,17 +152,6 @@ fn ms(d: f64) -> String {
     format!("{:.1} ms", d / 1e6)
 }
 
-/// Resident set size of this process, bytes.
-fn rss() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").expect("/proc/self/statm");
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .expect("resident pages");
-    pages * 4096
-}
-
 /// The compressed size of `path` (`gzip -9`), if gzip is there.
 fn gzipped(path: &Path) -> Option<u64> {
     let out = Command::new("gzip").arg("-9c").arg(path).output().ok()?;
@@ -405,7 +394,7 @@ fn child_memory(index: usize, cache: &Path) {
     host.registry()
         .assemble_blocking(Some("agent:0"), context())
         .expect("assemble");
-    let before = rss();
+    let before = support::rss();
     for i in 1..=INSTANCES {
         let scope = format!("agent:{i}");
         host.bind_scope(&scope, None).expect("bind");
@@ -418,7 +407,7 @@ fn child_memory(index: usize, cache: &Path) {
             .assemble_blocking(Some(&scope), context())
             .expect("assemble");
     }
-    let after = rss();
+    let after = support::rss();
     println!(
         "rss-per-instance {}",
         (after - before) as f64 / INSTANCES as f64

@@ -3,6 +3,8 @@
 //! tasks. Each configuration runs in a child process of its own so resident-memory figures
 //! do not mix. `cargo bench -p prompt-host-tests --bench scale`.
 
+mod support;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,17 +14,6 @@ use prompt_host_tests::reference::{self, Code, Guests, Reference};
 
 const AGENTS: usize = 1_000;
 const STEPS_PER_SCOPE: usize = 10;
-
-/// Resident set size of this process, bytes.
-fn rss() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").expect("/proc/self/statm");
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .expect("resident pages");
-    pages * 4096
-}
 
 fn mib(bytes: f64) -> String {
     format!("{:.1} MiB", bytes / (1u64 << 20) as f64)
@@ -60,7 +51,7 @@ fn child(mode: &str) {
         keep_w.extend(reference.deploy_wasm(&runtime, &registry, &code, 1));
     }
     step(&registry, &reference::agent(0));
-    let before = rss();
+    let before = support::rss();
     let started = Instant::now();
     for i in 1..AGENTS {
         let scope = reference::agent(i);
@@ -77,7 +68,7 @@ fn child(mode: &str) {
     for i in 1..AGENTS {
         step(&registry, &reference::agent(i));
     }
-    let after = rss();
+    let after = support::rss();
     let instances = ((AGENTS - 1) * 3) as f64;
     println!(
         "{mode:<10} memory: {} scopes × 3 plugins: RSS {} → {} = {} per plugin instance ({} KiB); spin-up of the {} scopes {:.0} ms ({:.1} µs per plugin)",

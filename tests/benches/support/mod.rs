@@ -63,3 +63,14 @@ pub fn ratio(label: &str, group: &str, a: &str, b: &str) {
         _ => println!("{label}: {group}/{a} or {group}/{b} did not run"),
     }
 }
+
+/// Resident set size of this process, bytes.
+pub fn rss() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").expect("/proc/self/statm");
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .expect("resident pages");
+    pages * 4096
+}
