@@ -657,14 +657,7 @@ impl WasmRuntime {
         sha: [u8; 32],
     ) -> Result<Arc<Compiled>, WasmError> {
         validate::header(name, wasm)?;
-        let slot = {
-            let mut map = self
-                .inner
-                .compiled
-                .lock()
-                .map_err(|_| engine_err(name, "compiled-code map lock poisoned"))?;
-            map.entry(sha).or_default().clone()
-        };
+        let slot = self.slot(name, sha)?;
         let mut slot = slot
             .lock()
             .map_err(|_| engine_err(name, "compiled-code slot lock poisoned"))?;
@@ -685,14 +678,7 @@ impl WasmRuntime {
     /// The compiled code of the wasm with digest `sha`, from memory or the disk cache only
     /// (`None` when it would have to be compiled, which needs the wasm itself).
     fn prepare_known(&self, name: &str, sha: [u8; 32]) -> Result<Option<Arc<Compiled>>, WasmError> {
-        let slot = {
-            let mut map = self
-                .inner
-                .compiled
-                .lock()
-                .map_err(|_| engine_err(name, "compiled-code map lock poisoned"))?;
-            map.entry(sha).or_default().clone()
-        };
+        let slot = self.slot(name, sha)?;
         let mut slot = slot
             .lock()
             .map_err(|_| engine_err(name, "compiled-code slot lock poisoned"))?;
@@ -706,6 +692,17 @@ impl WasmRuntime {
         let compiled = Arc::new(self.pre(name, &component, &sha)?);
         *slot = Some(compiled.clone());
         Ok(Some(compiled))
+    }
+
+    /// The slot of the compiled code for the wasm with digest `sha` (created empty): whoever
+    /// holds its lock compiles or fetches that code, so concurrent requests do it once.
+    fn slot(&self, name: &str, sha: [u8; 32]) -> Result<Slot, WasmError> {
+        let mut map = self
+            .inner
+            .compiled
+            .lock()
+            .map_err(|_| engine_err(name, "compiled-code map lock poisoned"))?;
+        Ok(map.entry(sha).or_default().clone())
     }
 
     /// The component for `sha` from the disk cache, if it holds a usable one.
