@@ -130,6 +130,29 @@ fn check_names_each_version() {
     assert_eq!(code.wit_version(), WitVersion::V0_2_0);
 }
 
+/// The answers-probe's four entries (section `s`, context `c`, variable `v`, tool provider
+/// `t`) all carry the probe's value `n`.
+fn assert_probe_values(a: &prompt_host::prompt::Assembly, n: u32, label: &str) {
+    assert_eq!(
+        a.sections.iter().find(|s| s.name == "s").unwrap().text,
+        format!("section value {n}"),
+        "{label}"
+    );
+    assert_eq!(
+        a.contexts.iter().find(|c| c.name == "c").unwrap().text,
+        format!("context value {n}"),
+        "{label}"
+    );
+    assert_eq!(
+        a.variable("v"),
+        Some(Some(format!("variable value {n}").as_str())),
+        "{label}"
+    );
+    assert_eq!(a.tools.len(), 1, "{label}");
+    assert_eq!(a.tools[0].name, format!("tool_{n}"), "{label}");
+    assert_eq!(a.tools[0].description, format!("tool value {n}"), "{label}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_unchanged_answer_reuses_the_previous_value_until_a_change() {
     let dir = tempfile::tempdir().unwrap();
@@ -145,26 +168,7 @@ async fn every_unchanged_answer_reuses_the_previous_value_until_a_change() {
     let expected = [1, 1, 3, 3, 3, 6];
     for (step, n) in expected.iter().enumerate() {
         let rendered = host.render(Some("v2"), Facts::new()).await.unwrap();
-        let a = &rendered.assembly;
-        let label = format!("assembly {}", step + 1);
-        assert_eq!(
-            a.sections.iter().find(|s| s.name == "s").unwrap().text,
-            format!("section value {n}"),
-            "{label}"
-        );
-        assert_eq!(
-            a.contexts.iter().find(|c| c.name == "c").unwrap().text,
-            format!("context value {n}"),
-            "{label}"
-        );
-        assert_eq!(
-            a.variable("v"),
-            Some(Some(format!("variable value {n}").as_str())),
-            "{label}"
-        );
-        assert_eq!(a.tools.len(), 1, "{label}");
-        assert_eq!(a.tools[0].name, format!("tool_{n}"), "{label}");
-        assert_eq!(a.tools[0].description, format!("tool value {n}"), "{label}");
+        assert_probe_values(&rendered.assembly, *n, &format!("assembly {}", step + 1));
     }
 }
 
@@ -281,23 +285,7 @@ async fn a_kept_answer_is_reused_without_a_call_until_the_context_changes() {
             .collect::<Vec<_>>()
     };
     let check = |rendered: &prompt_host::Rendered, n: u32, label: &str| {
-        let a = &rendered.assembly;
-        assert_eq!(
-            a.sections.iter().find(|s| s.name == "s").unwrap().text,
-            format!("section value {n}"),
-            "{label}"
-        );
-        assert_eq!(
-            a.contexts.iter().find(|c| c.name == "c").unwrap().text,
-            format!("context value {n}"),
-            "{label}"
-        );
-        assert_eq!(
-            a.variable("v"),
-            Some(Some(format!("variable value {n}").as_str())),
-            "{label}"
-        );
-        assert_eq!(a.tools[0].name, format!("tool_{n}"), "{label}");
+        assert_probe_values(&rendered.assembly, n, label)
     };
     let m = |model: &str| Facts::new().with("model", model);
 
