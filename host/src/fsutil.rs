@@ -140,6 +140,34 @@ pub fn open_regular(path: &Path, options: &OpenOptions) -> io::Result<(File, Met
     Ok((file, metadata))
 }
 
+/// Open the directory at `path` for reading (listing it, opening files beneath it) without
+/// blocking: `O_DIRECTORY` refuses anything that is not a directory before it is opened (a
+/// FIFO cannot make the open wait), and the type is checked again on the descriptor. The
+/// handle then designates that directory whatever later happens to the path: renaming it,
+/// or putting a symbolic link in its place, does not redirect it.
+pub fn open_dir(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let dir = options.open(path)?;
+    let metadata = dir.metadata()?;
+    if !metadata.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            format!(
+                "{} is {}, not a directory",
+                path.display(),
+                FileKind::of(&metadata)
+            ),
+        ));
+    }
+    Ok(dir)
+}
+
 /// The [`NotRegularFile`] inside an error from [`open_regular`], if that is what it is.
 pub fn not_regular(error: &io::Error) -> Option<&NotRegularFile> {
     error.get_ref()?.downcast_ref::<NotRegularFile>()
@@ -155,8 +183,9 @@ fn not_regular_error(path: &Path, kind: FileKind) -> io::Error {
     )
 }
 
+/// Make `file` blocking again (after a non-blocking open).
 #[cfg(unix)]
-fn clear_nonblocking(file: &File) -> io::Result<()> {
+pub(crate) fn clear_nonblocking(file: &File) -> io::Result<()> {
     use std::os::unix::io::AsRawFd;
     let fd = file.as_raw_fd();
     // SAFETY: fcntl with F_GETFL/F_SETFL only reads and sets the status flags of `fd`, which

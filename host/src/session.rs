@@ -12,6 +12,7 @@
 //! projection restore their state from the log, then follow the events appended after.
 
 pub mod conversation;
+pub mod depth;
 pub mod derive;
 pub mod error;
 pub mod event;
@@ -119,6 +120,8 @@ pub struct Session {
     /// A new log (missing or empty at open): its header goes out with the first event, so
     /// that a log nothing was appended to stays as it was (missing, or empty).
     header_pending: bool,
+    /// Durable writes made (see [`Session::durable_writes`]).
+    syncs: u64,
 }
 
 impl Session {
@@ -180,6 +183,7 @@ impl Session {
             poisoned: false,
             loaded,
             header_pending,
+            syncs: 0,
         };
         Ok((session, report))
     }
@@ -198,8 +202,65 @@ impl Session {
         };
         let event = candidate.into_event(seq, now_ms());
         let plan = self.surface.plan(&event, &self.events).map_err(invalid)?;
-        let mut line = event.to_line().map_err(invalid)?;
-        line.push(b'\n');
+        let line = line_of(&event).map_err(invalid)?;
+        self.write(line, seq)?;
+        self.surface.apply(plan);
+        self.events.push(event);
+        let last = self.events.len() - 1;
+        Ok(&self.events[last])
+    }
+
+    /// Validate `candidates` in order, each as the next event after the ones before it,
+    /// write them with one write and one sync, then commit them in memory; their seqs. All
+    /// or nothing: a refused event, or a failed write, leaves the log and the session as
+    /// they were.
+    pub fn append_all(
+        &mut self,
+        candidates: impl IntoIterator<Item = NewEvent>,
+    ) -> Result<std::ops::Range<u64>, AppendError> {
+        let first = self.events.len();
+        let path = self.file.path().to_path_buf();
+        if self.poisoned {
+            return Err(AppendError::Poisoned { path });
+        }
+        // Each event is checked against the surface the earlier ones of the batch make; the
+        // session's own surface changes only once all of them are written.
+        let mut surface = self.surface.clone();
+        let mut lines = Vec::new();
+        for candidate in candidates {
+            let seq = self.events.len() as u64;
+            let event = candidate.into_event(seq, now_ms());
+            let checked = surface
+                .plan(&event, &self.events)
+                .and_then(|plan| Ok((plan, line_of(&event)?)));
+            match checked {
+                Ok((plan, line)) => {
+                    surface.apply(plan);
+                    lines.extend_from_slice(&line);
+                    self.events.push(event);
+                }
+                Err(source) => {
+                    self.events.truncate(first);
+                    return Err(AppendError::Invalid { path, seq, source });
+                }
+            }
+        }
+        let end = self.events.len() as u64;
+        if lines.is_empty() {
+            return Ok(end..end);
+        }
+        if let Err(e) = self.write(lines, first as u64) {
+            self.events.truncate(first);
+            return Err(e);
+        }
+        self.surface = surface;
+        Ok(first as u64..end)
+    }
+
+    /// Write `lines` (whole lines, the first at `seq`) durably, with the header first when
+    /// the log is new.
+    fn write(&mut self, mut lines: Vec<u8>, seq: u64) -> Result<(), AppendError> {
+        let path = self.file.path().to_path_buf();
         if self.header_pending {
             let io = |source| AppendError::Io {
                 path: path.clone(),
@@ -215,17 +276,21 @@ impl Session {
             self.file.sync_parent_dir().map_err(io)?;
             // One write: a crash leaves a header cut short, or a header and a torn event,
             // both of which opening repairs.
-            line.splice(0..0, format::header_line().iter().copied());
+            lines.splice(0..0, format::header_line().iter().copied());
         }
-        if let Err((source, rolled_back)) = self.file.append(&line) {
+        if let Err((source, rolled_back)) = self.file.append(&lines) {
             self.poisoned = !rolled_back;
             return Err(AppendError::Io { path, seq, source });
         }
         self.header_pending = false;
-        self.surface.apply(plan);
-        self.events.push(event);
-        let last = self.events.len() - 1;
-        Ok(&self.events[last])
+        self.syncs += 1;
+        Ok(())
+    }
+
+    /// How many durable writes (each one write and one sync) this session made: a batch of
+    /// events is one.
+    pub fn durable_writes(&self) -> u64 {
+        self.syncs
     }
 
     /// The events the log held when it was opened; later ones were appended through this
@@ -271,16 +336,29 @@ impl Session {
 
     /// The surface events, in model-visible order.
     pub fn surface_events(&self) -> impl Iterator<Item = &Event> + '_ {
-        self.surface
-            .nodes()
-            .iter()
-            .filter_map(|&seq| self.event(seq))
+        self.surface.iter().filter_map(|seq| self.event(seq))
     }
 
     /// The model messages derived from the surface.
     pub fn derive_messages(&self) -> Vec<WireMessage> {
         derive_messages(self)
     }
+}
+
+/// The line `event` is written as, newline included: refused when it would nest deeper than
+/// a log line is read back, or when it would not read back at all (what opening the log
+/// would find), so that nothing acknowledged can make the log unopenable.
+fn line_of(event: &Event) -> Result<Vec<u8>, EventError> {
+    depth::check(event)?;
+    let mut line = event.to_line()?;
+    if let Err(e) = Event::from_line(&line) {
+        return Err(EventError::Unreadable {
+            kind: event.kind.clone(),
+            reason: e.to_string(),
+        });
+    }
+    line.push(b'\n');
+    Ok(line)
 }
 
 fn now_ms() -> u64 {

@@ -54,7 +54,7 @@ impl RuntimeContextProjection {
     /// Restore from `session`: the newest owned snapshot still on the surface wins; owned
     /// snapshots that were shadowed only record that one existed.
     pub fn restore(session: &Session) -> Self {
-        let surface: HashSet<u64> = session.surface().nodes().iter().copied().collect();
+        let surface: HashSet<u64> = session.surface().iter().collect();
         let mut retained = Retained::Never;
         for event in session.events().iter().rev() {
             let Some(message) = owned_message(event) else {

@@ -3,6 +3,8 @@
 //! Event order: `step/start`, the system-prompt commits, the user's messages, the
 //! runtime-context snapshot (claimed input first, snapshot at the tail), `request/header`
 //! when it is new or the series started, `step/end`. The request is derived from the log.
+//! The events go out in two durable writes (one sync each, however many messages the user
+//! sent): everything up to the user's input, then the rest, which depends on it.
 //!
 //! `startsSeries` is the OR of: the caller's flag; the tools differing (canonical JSON
 //! equality) from the last logged header; and the surface having been replaced since the last
@@ -104,34 +106,59 @@ pub fn run_step(session: &mut Session, input: &StepInput<'_>) -> Result<StepOutc
         starts_series,
     };
 
+    // Tool schemas nested deeper than a log line is read back are refused before anything
+    // of the step is written (the header would be refused only after the step's input).
+    let header_event = |reason: HeaderReason, header: Value| {
+        let mut data = Map::new();
+        data.insert("reason".into(), reason.as_str().into());
+        data.insert("header".into(), header);
+        if starts_series && reason == HeaderReason::Change {
+            data.insert("startsSeries".into(), true.into());
+        }
+        NewEvent::log(REQUEST_HEADER, Value::Object(data))
+    };
+    let next_seq = session.events().len() as u64;
+    let probe = header_event(HeaderReason::Initial, header.clone()).into_event(next_seq, 0);
+    crate::session::depth::check(&probe).map_err(|source| AppendError::Invalid {
+        path: session.path_buf(),
+        seq: next_seq,
+        source,
+    })?;
+
     let start = match input.retry_of {
         Some(of) => json!({ "step": step, "retryOf": of }),
         None => json!({ "step": step }),
     };
-    session.append(NewEvent::log(STEP_START, start))?;
-
+    // The step's first write: its start, the system-prompt commits and the user's input,
+    // with one sync however many messages the user sent.
     let commits = SystemPromptProjection::new(session).project(input.rendered_prompt, flags);
-    let mut commit_seqs = Vec::with_capacity(commits.len());
-    for commit in &commits {
-        commit_seqs.push(session.append(commit.to_event(Some(step)))?.seq);
-    }
-
+    let mut first_write = Vec::with_capacity(1 + commits.len() + input.user_texts.len());
+    first_write.push(NewEvent::log(STEP_START, start));
+    first_write.extend(commits.iter().map(|commit| commit.to_event(Some(step))));
     for text in input.user_texts {
         let data = MessageData::new(Message::user_text(text.as_str())).at_step(step);
-        session.append(NewEvent::message(
+        first_write.push(NewEvent::message(
             USER_MESSAGE,
             data,
             SurfaceIntent::append(),
-        ))?;
+        ));
     }
+    let written = session.append_all(first_write)?;
+    let commit_seqs: Vec<u64> =
+        (written.start + 1..written.start + 1 + commits.len() as u64).collect();
 
     // Restored from the log so the decision matches what a fresh process would make.
     let runtime = RuntimeContextProjection::restore(session);
+    let mut second_write = Vec::with_capacity(3);
     let mut snapshot_seq = None;
     if let Some(message) = runtime.project(input.context_snapshot, input.context_sections) {
         let data = MessageData::new(message).at_step(step);
-        let event = NewEvent::message(USER_MESSAGE, data, SurfaceIntent::append());
-        snapshot_seq = Some(session.append(event)?.seq);
+        snapshot_seq = Some(session.events().len() as u64);
+        second_write.push(NewEvent::message(
+            USER_MESSAGE,
+            data,
+            SurfaceIntent::append(),
+        ));
     }
 
     // This instance's first request logs a header whatever changed.
@@ -147,20 +174,17 @@ pub fn run_step(session: &mut Session, input: &StepInput<'_>) -> Result<StepOutc
         Some(_) => None,
     };
     if let Some(reason) = reason {
-        let mut data = Map::new();
-        data.insert("reason".into(), reason.as_str().into());
-        data.insert("header".into(), header);
-        if starts_series && reason == HeaderReason::Change {
-            data.insert("startsSeries".into(), true.into());
-        }
-        session.append(NewEvent::log(REQUEST_HEADER, Value::Object(data)))?;
+        second_write.push(header_event(reason, header));
     }
 
+    // The snapshot and the header change no replace generation: step/end records the one
+    // the request is built at.
     let generation = session.surface().replace_generation();
-    session.append(NewEvent::log(
+    second_write.push(NewEvent::log(
         STEP_END,
         json!({ "step": step, "replaceGeneration": generation }),
-    ))?;
+    ));
+    session.append_all(second_write)?;
 
     Ok(StepOutcome {
         request: ModelRequest::derive(session, input.tools),

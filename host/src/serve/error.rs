@@ -165,7 +165,9 @@ fn wasm_fields(e: &WasmError, put: &mut impl FnMut(&str, Option<&str>)) {
             put("export", Some(export));
             put("scope", scope.as_deref());
         }
-        WasmError::Engine { plugin, scope, .. } | WasmError::Register { plugin, scope, .. } => {
+        WasmError::Engine { plugin, scope, .. }
+        | WasmError::Register { plugin, scope, .. }
+        | WasmError::Grant { plugin, scope, .. } => {
             put("plugin", Some(plugin));
             put("scope", scope.as_deref());
         }

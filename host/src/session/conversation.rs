@@ -11,7 +11,7 @@
 //! taken while calls are open (a chat-completions request must answer every call before the
 //! next turn).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -19,7 +19,7 @@ use thiserror::Error;
 
 use super::event::{ASSISTANT_MESSAGE, TOOL_RESULT, USER_MESSAGE};
 use super::message::{ContentBlock, Message, MessageData};
-use super::{NewEvent, Session, SurfaceIntent};
+use super::{Event, NewEvent, Session, SurfaceIntent};
 
 /// The `type` of a tool-call content block.
 pub const TOOL_CALL_BLOCK: &str = "tool_call";
@@ -155,10 +155,10 @@ pub fn assistant_event(
                 return Err(ConversationError::Incomplete { index, what });
             }
         }
-        if let Some((_, seq)) = used.iter().find(|(id, _)| *id == call.id) {
+        if let Some(&seq) = used.get(call.id.as_str()) {
             return Err(ConversationError::DuplicateCall {
                 id: call.id.clone(),
-                seq: Some(*seq),
+                seq: Some(seq),
             });
         }
         if !fresh.insert(call.id.as_str()) {
@@ -222,28 +222,26 @@ pub fn tool_result_event(
 
 /// The tool calls made since the last user input that have no result yet, in call order.
 pub fn open_calls(session: &Session) -> Vec<String> {
-    let mut calls: Vec<String> = Vec::new();
-    let mut answered: HashSet<&str> = HashSet::new();
-    for event in session.events().iter().rev() {
-        let Some(message) = event.message() else {
-            continue;
-        };
-        match event.kind.as_str() {
-            USER_MESSAGE if message.source.is_none() => break,
-            TOOL_RESULT => {
-                if let Some(id) = message.extra.get("toolCallId").and_then(Value::as_str) {
-                    answered.insert(id);
-                }
-            }
-            ASSISTANT_MESSAGE => {
-                let ids: Vec<String> = tool_calls(message).map(|c| c.id).collect();
-                calls.splice(0..0, ids);
-            }
-            _ => {}
-        }
-    }
-    calls.retain(|id| !answered.contains(id.as_str()));
-    calls
+    // Walked backwards to the turn's start; the turn's messages are then read forwards, so
+    // the work is linear in the turn (not quadratic in its calls).
+    let events = session.events();
+    let turn_start = events
+        .iter()
+        .rposition(|e| e.kind == USER_MESSAGE && e.message().is_some_and(|m| m.source.is_none()))
+        .map_or(0, |i| i + 1);
+    let turn = &events[turn_start..];
+    let answered: HashSet<&str> = turn
+        .iter()
+        .filter(|e| e.kind == TOOL_RESULT)
+        .filter_map(|e| e.message()?.extra.get("toolCallId")?.as_str())
+        .collect();
+    turn.iter()
+        .filter(|e| e.kind == ASSISTANT_MESSAGE)
+        .filter_map(Event::message)
+        .flat_map(call_ids_of)
+        .filter(|id| !answered.contains(id))
+        .map(str::to_string)
+        .collect()
 }
 
 /// The tool calls in an assistant message's content blocks.
@@ -266,15 +264,36 @@ pub fn tool_call_of(block: &ContentBlock) -> Option<ToolCall> {
     })
 }
 
-/// Every tool call id in the log, with the seq of its assistant message.
-fn call_ids(session: &Session) -> Vec<(String, u64)> {
-    session
-        .events()
-        .iter()
-        .filter(|e| e.kind == ASSISTANT_MESSAGE)
-        .filter_map(|e| Some((e.message()?, e.seq)))
-        .flat_map(|(m, seq)| tool_calls(m).map(move |c| (c.id, seq)))
-        .collect()
+/// The ids of the well-formed tool calls in an assistant message, without copying their
+/// arguments.
+fn call_ids_of(message: &Message) -> impl Iterator<Item = &str> + '_ {
+    message.content.iter().filter_map(|block| {
+        let ContentBlock::Other(value) = block else {
+            return None;
+        };
+        if value.get("type").and_then(Value::as_str) != Some(TOOL_CALL_BLOCK) {
+            return None;
+        }
+        value.get("name")?.as_str()?;
+        value.get("id")?.as_str()
+    })
+}
+
+/// Every tool call id in the log, with the seq of its assistant message (the first, should
+/// a hand-edited log repeat one).
+fn call_ids(session: &Session) -> HashMap<&str, u64> {
+    let mut ids = HashMap::new();
+    for event in session.events() {
+        if event.kind != ASSISTANT_MESSAGE {
+            continue;
+        }
+        if let Some(message) = event.message() {
+            for id in call_ids_of(message) {
+                ids.entry(id).or_insert(event.seq);
+            }
+        }
+    }
+    ids
 }
 
 /// Where call `id` was answered, if it was.

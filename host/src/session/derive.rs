@@ -134,11 +134,10 @@ pub fn derive_messages(session: &Session) -> Vec<WireMessage> {
 /// The wire messages of `surface`, whose nodes are seqs of `events` (the whole log, or the
 /// part of it a past step saw).
 pub fn derive_from(events: &[Event], surface: &Surface) -> Vec<WireMessage> {
-    let mut out = Vec::with_capacity(surface.nodes().len());
+    let mut out = Vec::with_capacity(surface.len());
     let nodes = surface
-        .nodes()
         .iter()
-        .filter_map(|&seq| events.get(usize::try_from(seq).ok()?));
+        .filter_map(|seq| events.get(usize::try_from(seq).ok()?));
     for event in nodes {
         let Some(message) = event.message() else {
             continue;

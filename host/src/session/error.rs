@@ -140,6 +140,25 @@ pub enum EventError {
         /// What is wrong.
         reason: String,
     },
+    /// The event would nest deeper than a log line can be read back (see `depth`).
+    #[error("session event \"{kind}\" nests more than {limit} levels deep at {at}, deeper than a session log can be read back")]
+    TooDeep {
+        /// The event type.
+        kind: String,
+        /// A JSON pointer into the event's line, to the first level past the limit.
+        at: String,
+        /// The deepest nesting a log line may have.
+        limit: usize,
+    },
+    /// The line the event would be written as does not read back (a check that no
+    /// acknowledged event can make the log unopenable).
+    #[error("session event \"{kind}\" would not read back from its log line: {reason}")]
+    Unreadable {
+        /// The event type.
+        kind: String,
+        /// The reader's complaint.
+        reason: String,
+    },
     /// The envelope itself is malformed (not an object, a missing or mistyped field).
     #[error("malformed session event: {reason}")]
     Malformed {

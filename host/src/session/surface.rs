@@ -4,9 +4,13 @@
 //! Validation is split from mutation (`plan` then `apply`) so a refused event leaves the
 //! surface untouched, and so the same rules serve appends and replay.
 
+mod nodes;
+
 use std::collections::HashSet;
 
 use serde_json::Value;
+
+use nodes::Nodes;
 
 use super::error::EventError;
 use super::event::{
@@ -19,7 +23,7 @@ use super::op::SurfaceOp;
 /// The model-visible view of the log.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Surface {
-    nodes: Vec<u64>,
+    nodes: Nodes,
     replace_generation: u64,
 }
 
@@ -35,9 +39,24 @@ pub(crate) enum Plan {
 }
 
 impl Surface {
+    /// The seqs on the surface, in model-visible order (a fresh list).
+    pub fn nodes(&self) -> Vec<u64> {
+        self.nodes.iter().collect()
+    }
+
     /// The seqs on the surface, in model-visible order.
-    pub fn nodes(&self) -> &[u64] {
-        &self.nodes
+    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        self.nodes.iter()
+    }
+
+    /// How many nodes the surface has.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the surface has no node.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.len() == 0
     }
 
     /// Monotonic count of committed replacements.
@@ -47,7 +66,7 @@ impl Surface {
 
     /// The surface index of `seq`, if it is on the surface.
     pub fn index_of(&self, seq: u64) -> Option<usize> {
-        self.nodes.iter().position(|&n| n == seq)
+        self.nodes.index_of(seq)
     }
 
     /// Whether `seq` is on the surface.
@@ -86,10 +105,10 @@ impl Surface {
                 end_index: end,
             });
         }
-        let shadowed = &self.nodes[start..=end];
-        check_provenance(event, shadowed)?;
-        check_tool_result_rewrite(event, shadowed, events)?;
-        self.check_system_head(event, start, shadowed, events)?;
+        let shadowed: Vec<u64> = (start..=end).filter_map(|i| self.nodes.get(i)).collect();
+        check_provenance(event, &shadowed)?;
+        check_tool_result_rewrite(event, &shadowed, events)?;
+        self.check_system_head(event, start, &shadowed, events)?;
         Ok(Plan::Replace {
             seq: event.seq,
             start,
@@ -103,7 +122,7 @@ impl Surface {
             Plan::None => {}
             Plan::Append(seq) => self.nodes.push(seq),
             Plan::Replace { seq, start, end } => {
-                self.nodes.splice(start..=end, [seq]);
+                self.nodes.replace(start, end, seq);
                 self.replace_generation += 1;
             }
         }
@@ -123,8 +142,8 @@ impl Surface {
         }
         let head_is_system = self
             .nodes
-            .first()
-            .and_then(|&seq| events.get(seq as usize))
+            .get(0)
+            .and_then(|seq| events.get(seq as usize))
             .is_some_and(|head| head.kind == SYSTEM_MESSAGE);
         if head_is_system && (event.kind != SYSTEM_MESSAGE || shadowed.len() != 1) {
             return Err(EventError::SystemHead);
@@ -226,11 +245,12 @@ fn check_provenance(event: &Event, shadowed: &[u64]) -> Result<(), EventError> {
         return Err(EventError::AssistantSources);
     }
     let sources = sources.unwrap_or(&[]);
+    // A set, so that citing k sources over a range of k nodes is linear, not k².
+    let unique: HashSet<u64> = sources.iter().copied().collect();
     if event.source_event_seqs.is_some() {
         if sources.is_empty() {
             return Err(EventError::SourcesEmpty);
         }
-        let unique: HashSet<u64> = sources.iter().copied().collect();
         if unique.len() != sources.len() {
             return Err(EventError::SourcesDuplicate);
         }
@@ -244,7 +264,7 @@ fn check_provenance(event: &Event, shadowed: &[u64]) -> Result<(), EventError> {
     let missing: Vec<u64> = shadowed
         .iter()
         .copied()
-        .filter(|seq| !sources.contains(seq))
+        .filter(|seq| !unique.contains(seq))
         .collect();
     if !missing.is_empty() {
         return Err(EventError::MissingShadowed { missing });

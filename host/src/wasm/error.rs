@@ -69,6 +69,16 @@ pub enum WasmError {
         /// The engine's message.
         message: String,
     },
+    /// A directory granted to the plugin could not be opened when it was loaded.
+    #[error("plugin \"{plugin}\" ({}): {message}", scope_label(scope.as_deref()))]
+    Grant {
+        /// Plugin name.
+        plugin: String,
+        /// The scope, if any.
+        scope: Option<String>,
+        /// Which directory, and why.
+        message: String,
+    },
     /// A call into the plugin (`init`, `publish`) failed: trap, deadline, limit or `err`.
     #[error("plugin \"{plugin}\" export \"{export}\" ({}): {message}", scope_label(scope.as_deref()))]
     Call {

@@ -1,23 +1,80 @@
-//! Opening files in a granted directory never blocks the host.
+//! The filesystem a plugin sees: the directories granted to it and nothing else, reached
+//! without the host ever blocking or following a path swapped in after a check.
 //!
-//! wasmtime-wasi opens a path with `open(2)` inside a host call, where epoch interruption
-//! cannot reach: opening a FIFO for reading waits for a writer, forever if none comes, and a
-//! device may hand out endless data. `[method]descriptor.open-at` is therefore replaced by a
-//! version that first looks at what the path is (`stat-at`, which never blocks) and refuses
-//! anything but a regular file, a directory or a symbolic link (followed or not as the
-//! guest asked) with `access`, before calling wasmtime-wasi's own `open-at`. Without a grant
-//! there is no directory to open anything in, and this never runs.
+//! Four imports of `wasi:filesystem` are replaced, because wasmtime-wasi's own versions
+//! either reopen a directory by name or work inside one host call that epoch interruption
+//! cannot reach:
+//!
+//! - `preopens.get-directories` hands out the directories opened once when the plugin was
+//!   loaded (`grants.rs`), so a new instance — after a trap, a timeout, a reload — sees the
+//!   very directories the operator granted, even if a path was renamed or replaced by a
+//!   symbolic link since. (wasmtime-wasi would reopen each path by name per instance.)
+//! - `[method]descriptor.open-at` opens beneath the directory handle (no `..` or symbolic
+//!   link leads out), **non-blocking**, and checks what it opened on the descriptor: a FIFO
+//!   or a device opened for reading would make `open(2)` wait for a writer, forever if none
+//!   comes, so anything but a regular file or a directory is closed unread and refused with
+//!   `access`. There is no separate look before the open, hence nothing to swap in between.
+//! - `[method]descriptor.read-directory` and `[method]directory-entry-stream.
+//!   read-directory-entry` read one entry per call (wasmtime-wasi reads and `stat`s the whole
+//!   directory in one call): a directory of 400,000 entries is 400,000 returns to Wasm, each
+//!   under the call's deadline, and each name counts toward its output budget.
+//!
+//! Without a grant there is no directory to open anything in, and none of this runs.
 
-use wasmtime::component::{Linker, Resource};
+use std::io;
+use std::path::Path;
+
+use cap_fs_ext::{
+    FollowSymlinks, OpenOptionsFollowExt, OpenOptionsMaybeDirExt, OpenOptionsSyncExt,
+};
+use wasmtime::component::{Linker, Resource, ResourceType};
 use wasmtime::StoreContextMut;
-use wasmtime_wasi::filesystem::WasiFilesystemView;
+use wasmtime_wasi::filesystem::{Dir, File, FsPerms, OpenMode};
 use wasmtime_wasi::p2::bindings::sync::filesystem::types::{
-    Descriptor, DescriptorFlags, DescriptorType, ErrorCode, HostDescriptor, OpenFlags, PathFlags,
+    Descriptor, DescriptorFlags, DescriptorType, DirectoryEntry, ErrorCode, OpenFlags, PathFlags,
 };
 
 use super::state::HostState;
 
+/// The WASI interface versions whose functions are replaced (the newest 0.2 release;
+/// guests importing an older 0.2.x are linked to it).
+const TYPES: &str = "wasi:filesystem/types@0.2.12";
+const PREOPENS: &str = "wasi:filesystem/preopens@0.2.12";
+
+/// Whether the host's WASI context lets file operations block the calling thread (it does
+/// not: see `HostState::new`); descriptors made here must agree.
+const ALLOW_BLOCKING_CURRENT_THREAD: bool = false;
+
 type OpenResult = Result<Resource<Descriptor>, ErrorCode>;
+
+/// A directory being listed, one entry per call.
+pub(crate) struct Listing {
+    entries: cap_primitives::fs::ReadDir,
+}
+
+fn get_directories(
+    mut store: StoreContextMut<'_, HostState>,
+    (): (),
+) -> wasmtime::Result<(Vec<(Resource<Descriptor>, String)>,)> {
+    let state = store.data_mut();
+    let Some(granted) = state.granted.clone() else {
+        return Ok((Vec::new(),));
+    };
+    let mut preopens = Vec::with_capacity(granted.dirs.len());
+    for dir in &granted.dirs {
+        // A duplicate of the handle opened at load: the same directory, whatever its path
+        // names now.
+        let handle = dir.handle.try_clone()?;
+        let descriptor = Descriptor::Dir(Dir::new(
+            handle,
+            FsPerms::ReadOnly,
+            OpenMode::READ,
+            ALLOW_BLOCKING_CURRENT_THREAD,
+        ));
+        preopens.push((state.table.push(descriptor)?, dir.guest.clone()));
+    }
+    Ok((preopens,))
+}
 
 fn open_at(
     mut store: StoreContextMut<'_, HostState>,
@@ -30,31 +87,197 @@ fn open_at(
     ),
 ) -> wasmtime::Result<(OpenResult,)> {
     let state = store.data_mut();
-    let mut view = state.filesystem();
-    let borrowed = Resource::<Descriptor>::new_borrow(dir.rep());
-    // A path that does not exist yet (a create, refused by the read-only permissions) or
-    // cannot be looked at gets `open-at`'s own answer.
-    if let Ok(stat) = view.stat_at(borrowed, path_flags, path.clone()) {
-        let allowed = matches!(
-            stat.type_,
-            DescriptorType::RegularFile | DescriptorType::Directory | DescriptorType::SymbolicLink
-        );
-        if !allowed {
-            return Ok((Err(ErrorCode::Access),));
-        }
+    let Descriptor::Dir(parent) = state.table.get(&dir)? else {
+        return Ok((Err(ErrorCode::NotDirectory),));
+    };
+    // wasmtime-wasi's order of refusals, for the flags it refuses.
+    if flags.intersects(
+        DescriptorFlags::FILE_INTEGRITY_SYNC
+            | DescriptorFlags::DATA_INTEGRITY_SYNC
+            | DescriptorFlags::REQUESTED_WRITE_SYNC,
+    ) {
+        return Ok((Err(ErrorCode::Unsupported),));
     }
-    match view.open_at(dir, path_flags, path, open_flags, flags) {
-        Ok(descriptor) => Ok((Ok(descriptor),)),
-        Err(error) => Ok((Err(error.downcast()?.into()),)),
+    let creates = open_flags.intersects(OpenFlags::CREATE | OpenFlags::EXCLUSIVE);
+    if open_flags.contains(OpenFlags::DIRECTORY)
+        && (creates || open_flags.contains(OpenFlags::TRUNCATE))
+    {
+        return Ok((Err(ErrorCode::Invalid),));
+    }
+    let writes = creates
+        || open_flags.contains(OpenFlags::TRUNCATE)
+        || flags.intersects(DescriptorFlags::WRITE | DescriptorFlags::MUTATE_DIRECTORY);
+    // Grants are read-only (wasmtime-wasi answers `not-permitted` for these too).
+    if writes {
+        return Ok((Err(ErrorCode::NotPermitted),));
+    }
+    let perms = parent.perms;
+    let mut options = cap_primitives::fs::OpenOptions::new();
+    options.read(true).maybe_dir(true).nonblock(true).follow(
+        if path_flags.contains(PathFlags::SYMLINK_FOLLOW) {
+            FollowSymlinks::Yes
+        } else {
+            FollowSymlinks::No
+        },
+    );
+    #[cfg(unix)]
+    {
+        use cap_primitives::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOCTTY);
+    }
+    let opened = cap_primitives::fs::open(&parent.dir, Path::new(&path), &options)
+        .map_err(Refused::Io)
+        .and_then(|file| checked(file, open_flags));
+    let descriptor = match opened {
+        Ok(Opened::Dir(file)) => Descriptor::Dir(Dir::new(
+            file,
+            perms,
+            OpenMode::READ,
+            ALLOW_BLOCKING_CURRENT_THREAD,
+        )),
+        Ok(Opened::File(file)) => Descriptor::File(File::new(
+            file,
+            perms,
+            OpenMode::READ,
+            ALLOW_BLOCKING_CURRENT_THREAD,
+        )),
+        Err(Refused::Code(code)) => return Ok((Err(code),)),
+        Err(Refused::Io(e)) => return Ok((Err(code(&e)),)),
+    };
+    Ok((Ok(state.table.push(descriptor)?),))
+}
+
+enum Opened {
+    Dir(std::fs::File),
+    File(std::fs::File),
+}
+
+enum Refused {
+    Code(ErrorCode),
+    Io(io::Error),
+}
+
+impl From<io::Error> for Refused {
+    fn from(e: io::Error) -> Self {
+        Self::Io(e)
     }
 }
 
-/// Replace `[method]descriptor.open-at` of `wasi:filesystem/types` (see the module docs).
-pub(crate) fn add_guarded_open(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+/// What was opened, judged on the descriptor: a directory, or a regular file made blocking
+/// again for its reads; anything else is closed unread (`access`).
+fn checked(file: std::fs::File, open_flags: OpenFlags) -> Result<Opened, Refused> {
+    let file_type = file.metadata()?.file_type();
+    if file_type.is_dir() {
+        Ok(Opened::Dir(file))
+    } else if open_flags.contains(OpenFlags::DIRECTORY) {
+        Err(Refused::Code(ErrorCode::NotDirectory))
+    } else if file_type.is_file() {
+        crate::fsutil::clear_nonblocking(&file)?;
+        Ok(Opened::File(file))
+    } else {
+        Err(Refused::Code(ErrorCode::Access))
+    }
+}
+
+/// The WASI error code of an I/O error (wasmtime-wasi's own mapping).
+fn code(e: &io::Error) -> ErrorCode {
+    wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode::from(e).into()
+}
+
+fn read_directory(
+    mut store: StoreContextMut<'_, HostState>,
+    (dir,): (Resource<Descriptor>,),
+) -> wasmtime::Result<(Result<Resource<Listing>, ErrorCode>,)> {
+    let state = store.data_mut();
+    let Descriptor::Dir(d) = state.table.get(&dir)? else {
+        return Ok((Err(ErrorCode::NotDirectory),));
+    };
+    // A fresh descriptor of the directory, so the listing starts at its first entry however
+    // often the plugin lists it.
+    let entries = match cap_primitives::fs::read_base_dir(&d.dir) {
+        Ok(entries) => entries,
+        Err(e) => return Ok((Err(code(&e)),)),
+    };
+    Ok((Ok(state.table.push(Listing { entries })?),))
+}
+
+fn read_directory_entry(
+    mut store: StoreContextMut<'_, HostState>,
+    (listing,): (Resource<Listing>,),
+) -> wasmtime::Result<(Result<Option<DirectoryEntry>, ErrorCode>,)> {
+    let state = store.data_mut();
+    let next = state.table.get_mut(&listing)?.entries.next();
+    let entry = match next {
+        None => return Ok((Ok(None),)),
+        Some(Err(e)) => return Ok((Err(code(&e)),)),
+        Some(Ok(entry)) => entry,
+    };
+    let type_ = match entry.file_type() {
+        Ok(file_type) => descriptor_type(file_type),
+        Err(e) => return Ok((Err(code(&e)),)),
+    };
+    let Ok(name) = entry.file_name().into_string() else {
+        return Ok((Err(ErrorCode::IllegalByteSequence),));
+    };
+    // Names handed to the guest count toward the call's output budget, like the bytes of
+    // any other import.
+    state.charge(name.len(), "directory listing")?;
+    Ok((Ok(Some(DirectoryEntry { type_, name })),))
+}
+
+fn descriptor_type(file_type: cap_primitives::fs::FileType) -> DescriptorType {
+    if file_type.is_dir() {
+        return DescriptorType::Directory;
+    }
+    if file_type.is_file() {
+        return DescriptorType::RegularFile;
+    }
+    if file_type.is_symlink() {
+        return DescriptorType::SymbolicLink;
+    }
+    #[cfg(unix)]
+    {
+        use cap_primitives::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return DescriptorType::Fifo;
+        }
+        if file_type.is_char_device() {
+            return DescriptorType::CharacterDevice;
+        }
+        if file_type.is_block_device() {
+            return DescriptorType::BlockDevice;
+        }
+        if file_type.is_socket() {
+            return DescriptorType::Socket;
+        }
+    }
+    DescriptorType::Unknown
+}
+
+/// Replace the imports named in the module docs.
+pub(crate) fn add_guarded_files(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
     linker
-        .instance("wasi:filesystem/types@0.2.12")?
-        .func_wrap("[method]descriptor.open-at", open_at)?;
+        .instance(PREOPENS)?
+        .func_wrap("get-directories", get_directories)?;
+    let mut types = linker.instance(TYPES)?;
+    types.resource(
+        "directory-entry-stream",
+        ResourceType::host::<Listing>(),
+        |mut store, rep| {
+            store
+                .data_mut()
+                .table
+                .delete(Resource::<Listing>::new_own(rep))?;
+            Ok(())
+        },
+    )?;
+    types.func_wrap("[method]descriptor.open-at", open_at)?;
+    types.func_wrap("[method]descriptor.read-directory", read_directory)?;
+    types.func_wrap(
+        "[method]directory-entry-stream.read-directory-entry",
+        read_directory_entry,
+    )?;
     linker.allow_shadowing(false);
     Ok(())
 }

@@ -3,17 +3,18 @@
 //! environment variables (values read when the plugin is loaded). Nothing else can be
 //! granted: no writes, no network, no processes.
 //!
-//! Inside a granted directory, wasmtime-wasi's capability-based filesystem keeps every path
-//! in the root (`..` and symlinks that lead out are refused), the read-only permissions
-//! refuse writes, creates, renames and deletes, and `files.rs` refuses to open anything but
-//! regular files and directories (a FIFO would block the host). Every read is at most 64 KiB,
-//! so a huge or endless file is read in many calls, each returning to Wasm where the call's
-//! deadline is enforced.
+//! Each granted directory is opened once, when the plugin is loaded ([`Grants::open`]), and
+//! every instance gets that handle (see `files.rs`). Inside it, paths are resolved beneath the
+//! handle (`..` and symlinks that lead out are refused), the read-only permissions refuse
+//! writes, creates, renames and deletes, and `files.rs` opens without blocking and refuses
+//! anything but regular files and directories (a FIFO would block the host). Every read is
+//! at most 64 KiB and every directory entry is read by a call of its own, so a huge file or
+//! directory is read in many calls, each returning to Wasm where the call's deadline is
+//! enforced.
 
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 /// What a plugin is granted (host.toml: `grants = { dirs = [...], env = [...] }`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,7 +108,7 @@ impl Grants {
     }
 
     /// The granted variables that are set, with their values now.
-    pub(crate) fn env_values(&self) -> Vec<(String, String)> {
+    fn env_values(&self) -> Vec<(String, String)> {
         self.env
             .iter()
             .filter_map(|name| Some((name.clone(), std::env::var(name).ok()?)))
@@ -131,27 +132,52 @@ impl Grants {
     }
 }
 
-/// Apply `grants` (with `env` already read) to a store's WASI context.
-pub(crate) fn apply(
-    builder: &mut WasiCtxBuilder,
-    grants: &Grants,
-    env: &[(String, String)],
-) -> Result<(), String> {
-    for grant in &grants.dirs {
-        builder
-            .preopened_dir(&grant.host, &grant.guest, FsPerms::ReadOnly)
-            .map_err(|e| {
+/// What a loaded plugin was granted, opened: each granted directory opened once, when the
+/// plugin was loaded, and the granted variables' values read then. Every instance of the
+/// plugin (the first, one re-made after a trap, a reload's) is handed these same handles,
+/// never the paths: a granted directory renamed, or replaced by a symbolic link, after the
+/// load cannot redirect what the plugin reads.
+#[derive(Debug, Default)]
+pub(crate) struct Granted {
+    /// The opened directories, each with the guest path it is mounted at.
+    pub(crate) dirs: Vec<GrantedDir>,
+    /// The granted variables that were set, with their values at load.
+    pub(crate) env: Vec<(String, String)>,
+}
+
+/// One granted directory, opened.
+#[derive(Debug)]
+pub(crate) struct GrantedDir {
+    /// The directory's handle (read-only, opened without following anything swapped in
+    /// later).
+    pub(crate) handle: std::fs::File,
+    /// Where the plugin sees it.
+    pub(crate) guest: String,
+}
+
+impl Grants {
+    /// Open what is granted (see [`Granted`]). The error names the directory and the guest
+    /// path it was granted at.
+    pub(crate) fn open(&self) -> Result<Granted, String> {
+        let mut dirs = Vec::with_capacity(self.dirs.len());
+        for grant in &self.dirs {
+            let handle = crate::fsutil::open_dir(&grant.host).map_err(|e| {
                 format!(
                     "cannot open the granted directory {} (for {}): {e}",
                     grant.host.display(),
                     grant.guest
                 )
             })?;
+            dirs.push(GrantedDir {
+                handle,
+                guest: grant.guest.clone(),
+            });
+        }
+        Ok(Granted {
+            dirs,
+            env: self.env_values(),
+        })
     }
-    for (name, value) in env {
-        builder.env(name, value);
-    }
-    Ok(())
 }
 
 #[cfg(test)]

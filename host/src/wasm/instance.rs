@@ -85,13 +85,7 @@ impl Instance {
         // Instantiation is mostly host work (memory setup, data segments); give it at least
         // a second even when the plugin's own init budget is tighter.
         let init_timeout = limits.init_timeout().max(Duration::from_secs(1));
-        let state =
-            HostState::new(ident, limits, cell, runtime.log_sink.clone()).map_err(|message| {
-                CallFailure {
-                    kind: ProviderErrorKind::Unavailable,
-                    message,
-                }
-            })?;
+        let state = HostState::new(ident, limits, cell, runtime.log_sink.clone());
         let mut store = Store::new(&runtime.engine, state);
         store.limiter(|s| &mut s.limiter);
         // Plugins of contract 0.2.0 can see a cancellation (`control.cancelled`) and stop on

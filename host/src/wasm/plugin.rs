@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use super::bindings::instruction_provider::exports::prompt_host::plugin::instructions::McpServer;
 use super::error::WasmError;
+use super::grants::Granted;
 use super::instance::{CallFailure, Instance};
 use super::limits::{Limits, OnError, PluginOptions};
 use super::registry_host::{Decl, Declaration, Registration};
@@ -33,8 +34,8 @@ pub(crate) struct PluginCell {
     pub(crate) ident: Ident,
     pub(crate) options: PluginOptions,
     pub(crate) limits: Arc<Limits>,
-    /// The granted environment variables' values, read when the plugin was loaded.
-    pub(crate) env: Vec<(String, String)>,
+    /// What the plugin was granted, opened when it was first loaded (a reload keeps it).
+    pub(crate) granted: Arc<Granted>,
     runtime: Arc<RuntimeInner>,
     compiled: Arc<Compiled>,
     config_json: String,
@@ -57,6 +58,7 @@ impl PluginCell {
     fn new(
         ident: &Ident,
         options: PluginOptions,
+        granted: Arc<Granted>,
         runtime: &Arc<RuntimeInner>,
         compiled: &Arc<Compiled>,
         config_json: &str,
@@ -64,7 +66,7 @@ impl PluginCell {
         Arc::new_cyclic(|me| PluginCell {
             ident: ident.clone(),
             limits: Arc::new(options.limits.clone()),
-            env: options.grants.env_values(),
+            granted,
             options,
             runtime: runtime.clone(),
             compiled: compiled.clone(),
@@ -320,6 +322,11 @@ impl LoadedPlugin {
         config_json: String,
         options: PluginOptions,
     ) -> Result<Self, WasmError> {
+        let granted = options.grants.open().map_err(|message| WasmError::Grant {
+            plugin: name.to_string(),
+            scope: scope.map(str::to_string),
+            message,
+        })?;
         crate::blocking::run_blocking(|| {
             Self::load_here(
                 runtime,
@@ -328,7 +335,7 @@ impl LoadedPlugin {
                 name,
                 scope,
                 config_json,
-                options,
+                (options, Arc::new(granted)),
                 None,
             )
         })
@@ -356,7 +363,8 @@ impl LoadedPlugin {
                 self.name(),
                 self.scope(),
                 self.cell.config_json.clone(),
-                self.cell.options.clone(),
+                // The directories opened at the first load, not the paths again.
+                (self.cell.options.clone(), self.cell.granted.clone()),
                 Some(self.fiber.id()),
             )
         })
@@ -372,14 +380,14 @@ impl LoadedPlugin {
         name: &str,
         scope: Option<&str>,
         config_json: String,
-        options: PluginOptions,
+        (options, granted): (PluginOptions, Arc<Granted>),
         replacing: Option<crate::prompt::FiberId>,
     ) -> Result<Self, WasmError> {
         let ident = Ident {
             plugin: name.into(),
             scope: scope.map(Into::into),
         };
-        let cell = PluginCell::new(&ident, options, &runtime, &compiled, &config_json);
+        let cell = PluginCell::new(&ident, options, granted, &runtime, &compiled, &config_json);
         let limits = cell.limits.clone();
         let fiber = Arc::new(registry.fiber(name, scope));
         let call_error = |export: &str, fail: CallFailure| WasmError::Call {
@@ -652,7 +660,18 @@ impl PluginCell {
             plugin: name.into(),
             scope: None,
         };
-        let cell = PluginCell::new(&ident, options, &runtime, &compiled, &config_json);
+        let granted = options.grants.open().map_err(|message| CallFailure {
+            kind: ProviderErrorKind::Unavailable,
+            message,
+        })?;
+        let cell = PluginCell::new(
+            &ident,
+            options,
+            Arc::new(granted),
+            &runtime,
+            &compiled,
+            &config_json,
+        );
         let limits = cell.limits.clone();
         let mut instance = Instance::new(
             &runtime,

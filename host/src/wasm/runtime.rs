@@ -412,7 +412,7 @@ impl WasmRuntime {
             .map_err(|e| engine_err("(runtime)", e))?;
         super::clock::add_capped_sleep(&mut linker).map_err(|e| engine_err("(runtime)", e))?;
         super::random::add_bounded_random(&mut linker).map_err(|e| engine_err("(runtime)", e))?;
-        super::files::add_guarded_open(&mut linker).map_err(|e| engine_err("(runtime)", e))?;
+        super::files::add_guarded_files(&mut linker).map_err(|e| engine_err("(runtime)", e))?;
         Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(|e| engine_err("(runtime)", e))?;
         // 0.2.0 imports the 0.1.0 interfaces above, plus `control`.

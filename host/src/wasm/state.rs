@@ -159,6 +159,8 @@ pub struct HostState {
     pub(crate) sink: Option<super::runtime::LogSink>,
     /// The plugin this store belongs to, for building dynamic providers during `init`.
     pub(crate) cell: Weak<PluginCell>,
+    /// What the plugin was granted, opened at load (`files.rs` hands out the directories).
+    pub(crate) granted: Option<Arc<super::grants::Granted>>,
 }
 
 impl HostState {
@@ -167,7 +169,7 @@ impl HostState {
         limits: Arc<Limits>,
         cell: Weak<PluginCell>,
         sink: Option<super::runtime::LogSink>,
-    ) -> Result<Self, String> {
+    ) -> Self {
         let granted = cell.upgrade();
         let stdout = Arc::new(Mutex::new(OutputBuf {
             cap: limits.max_log_bytes,
@@ -196,14 +198,16 @@ impl HostState {
             .allow_udp(false)
             .allow_ip_name_lookup(false)
             .socket_addr_check(|_, _| Box::pin(async { false }));
-        // What the operator granted this plugin, and nothing else.
-        if let Some(cell) = &granted {
-            super::grants::apply(&mut builder, &cell.options.grants, &cell.env)?;
+        // What the operator granted this plugin, and nothing else: the variables here, the
+        // directories through `files.rs` (opened when the plugin was loaded).
+        let granted = granted.map(|cell| cell.granted.clone());
+        for (name, value) in granted.iter().flat_map(|g| &g.env) {
+            builder.env(name, value);
         }
         let wasi = builder.build();
         let mut table = ResourceTable::new();
         table.set_max_capacity(limits.resource_handles);
-        Ok(Self {
+        Self {
             wasi,
             table,
             clock,
@@ -227,7 +231,8 @@ impl HostState {
             keep_answer: false,
             sink,
             cell,
-        })
+            granted,
+        }
     }
 
     /// Whether the running call must stop now: its deadline passed (sets `timed_out`) or its
