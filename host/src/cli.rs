@@ -145,9 +145,10 @@ pub enum Command {
         /// A caller fact `KEY=VALUE` (repeatable).
         #[arg(long = "fact", value_name = "K=V", value_parser = parse_fact)]
         facts: Vec<(String, String)>,
-        /// For `on-assemble`: the assembly to work on (an `assemble` output; default empty).
-        #[arg(long)]
-        assembly: Option<PathBuf>,
+        /// For `on-assemble`: the assembly to work on, as `prompt-host assemble` prints it —
+        /// inline JSON (`'{"sections":[…]}'`) or a file holding it (default: empty).
+        #[arg(long, value_name = "JSON|FILE")]
+        assembly: Option<String>,
     },
     /// Validate a plugin component and list what it declares.
     Check {
@@ -175,6 +176,21 @@ pub enum Command {
         #[arg(long, value_name = "BYTES", default_value_t = serve::DEFAULT_MAX_REQUEST_BYTES,
               value_parser = parse_positive)]
         max_request_bytes: usize,
+        /// Requests taken in and not yet answered (a batch counts once); the next request
+        /// is read when one is answered. `$/cancelRequest` is handled as soon as it is read.
+        #[arg(long, value_name = "N", default_value_t = serve::DEFAULT_MAX_INFLIGHT,
+              value_parser = parse_positive)]
+        max_inflight: usize,
+        /// Bytes of answers waiting to be written (a client not reading them) before requests
+        /// stop being read; notifications are dropped meanwhile.
+        #[arg(long, value_name = "BYTES", default_value_t = serve::DEFAULT_MAX_OUTPUT_BYTES,
+              value_parser = parse_positive)]
+        max_output_bytes: usize,
+        /// Session logs held open at once; a request for another is refused until one is
+        /// closed (close_session).
+        #[arg(long, value_name = "N", default_value_t = serve::DEFAULT_MAX_SESSIONS,
+              value_parser = parse_positive)]
+        max_sessions: usize,
     },
 }
 
@@ -211,6 +227,7 @@ fn parse_fact(text: &str) -> Result<(String, String), String> {
 
 /// Parse the arguments, run, print errors, and turn the outcome into an exit code.
 pub fn main() -> ExitCode {
+    ignore_file_size_signal();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -234,12 +251,35 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // A reader that stopped reading (`| head -1`) ends the command normally.
         Err(e) if closed_stdout(&e) => ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<Usage>().is_some() => {
+            warn(&format!("error: {e}"));
+            ExitCode::from(2)
+        }
         Err(e) => {
             warn(&format!("error: {}", chain(&e)));
             ExitCode::from(1)
         }
     }
 }
+
+/// Under a file-size limit (`ulimit -f`), a write past it raises SIGXFSZ, whose default
+/// action kills the process mid-append and leaves a torn line. Ignored, the write fails with
+/// `EFBIG` ("File too large"), which the session log rolls back and reports like any other
+/// failed write.
+fn ignore_file_size_signal() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to SIG_IGN installs no handler code; it is
+    // done once, before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
+/// A usage error found after parsing (a missing argument only one export needs): printed
+/// like clap's, exit status 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Usage(pub String);
 
 /// Write one line to stderr; a closed stderr is ignored (there is nobody left to tell).
 pub fn warn(text: &str) {
@@ -349,7 +389,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve {
             config,
             max_request_bytes,
-        } => serve::run(config.as_deref(), max_request_bytes).await,
+            max_inflight,
+            max_output_bytes,
+            max_sessions,
+        } => {
+            let mut limits = serve::ServeLimits::default();
+            limits.max_request_bytes = max_request_bytes;
+            limits.max_inflight = max_inflight;
+            limits.max_output_bytes = max_output_bytes;
+            limits.max_sessions = max_sessions;
+            serve::run(config.as_deref(), limits).await
+        }
         Command::New(args) => new::run(&args),
     }
 }

@@ -168,6 +168,49 @@ pub fn open_dir(path: &Path) -> io::Result<File> {
     Ok(dir)
 }
 
+/// What other users may do with a file the host trusts (its cache directory, its key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Others {
+    /// Nothing beyond reading and searching (a directory others must not write into).
+    MayRead,
+    /// Nothing at all (a secret).
+    Nothing,
+}
+
+/// `Ok` when the file `metadata` describes (taken from an open descriptor) belongs to the
+/// user running this process and gives other users no more than `others` allows; else why
+/// not, naming the owner or the mode. Another user who created the host's cache directory
+/// first, or can write into it, could plant code the host would run.
+pub(crate) fn check_private(metadata: &Metadata, others: Others) -> Result<(), String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if metadata.uid() != me {
+            return Err(format!(
+                "it belongs to uid {}, not to this user (uid {me})",
+                metadata.uid()
+            ));
+        }
+        let mode = metadata.mode() & 0o7777;
+        let refused = match others {
+            Others::MayRead => 0o022,
+            Others::Nothing => 0o077,
+        };
+        if mode & refused != 0 {
+            let what = match others {
+                Others::MayRead => "writable by other users",
+                Others::Nothing => "readable or writable by other users",
+            };
+            return Err(format!("it is {what} (mode {mode:04o})"));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (metadata, others);
+    Ok(())
+}
+
 /// The [`NotRegularFile`] inside an error from [`open_regular`], if that is what it is.
 pub fn not_regular(error: &io::Error) -> Option<&NotRegularFile> {
     error.get_ref()?.downcast_ref::<NotRegularFile>()

@@ -42,6 +42,7 @@ mod steps;
 pub use error::{Blame, HostError};
 pub use facts::Facts;
 pub use mcp_servers::{provider_plugin_name, McpId, McpSpec};
+pub(crate) use scopes::closest;
 pub use scopes::UnknownScope;
 
 /// Identifies a plugin the host keeps alive (loaded from config or attached).

@@ -4,6 +4,7 @@
 //! sandboxed components implement the core's provider traits.
 
 pub mod blocking;
+mod child;
 pub mod cli;
 pub mod config;
 pub mod fsutil;

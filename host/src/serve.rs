@@ -13,26 +13,31 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 use crate::host::Host;
-use crate::prompt::CancelToken;
 
+mod envelope;
 mod error;
 mod lines;
 mod methods;
 mod notify;
+mod output;
 mod params;
 
 pub use error::{code, RpcError};
 pub use lines::{Line, DEFAULT_MAX_REQUEST_BYTES};
 pub use notify::Notifier;
+pub use output::DEFAULT_MAX_OUTPUT_BYTES;
 
+use envelope::{Call, Id, Input, Refused};
 use methods::SessionState;
+use output::Output;
 
 /// Every method, as `describe` and a `method not found` error list them.
 pub const METHODS: &[&str] = &[
@@ -60,30 +65,68 @@ pub const METHODS: &[&str] = &[
 /// The version of this protocol (PROTOCOL.md).
 pub const PROTOCOL_VERSION: &str = "1.0";
 
-/// A request ready to run: its id (absent for a notification), method and params.
-struct Call {
-    id: Option<Value>,
-    method: String,
-    params: Value,
-    signal: CancelToken,
+/// Default of `serve --max-inflight`: requests taken in and not yet answered.
+pub const DEFAULT_MAX_INFLIGHT: usize = 64;
+
+/// Default of `serve --max-sessions`: session logs held open at once.
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
+
+/// How much a server takes in and keeps: each bound is what stops a client (or a stuck
+/// one) from growing the server's memory without end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServeLimits {
+    /// The longest request line, in bytes; a longer one is skipped unread and answered with
+    /// an error.
+    pub max_request_bytes: usize,
+    /// Requests (a batch counts once) taken in and not yet answered; the next line is read
+    /// when one is answered (`$/cancelRequest` lines are handled as soon as they are read).
+    pub max_inflight: usize,
+    /// Bytes of answers waiting to be written before the server stops reading requests;
+    /// notifications are dropped while the output is over it.
+    pub max_output_bytes: usize,
+    /// Session logs open at once; a request for another one is refused until one is closed.
+    pub max_sessions: usize,
 }
 
-type Job = (Call, mpsc::UnboundedSender<Option<Value>>);
+impl Default for ServeLimits {
+    fn default() -> Self {
+        Self {
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            max_inflight: DEFAULT_MAX_INFLIGHT,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+        }
+    }
+}
+
+type Job = (Call, mpsc::UnboundedSender<Option<String>>);
+
+/// The queue of one session log: its worker runs the session's requests in order.
+struct SessionQueue {
+    jobs: mpsc::UnboundedSender<Job>,
+    /// Tells this queue from a later one for the same path.
+    serial: u64,
+}
 
 /// The server state: the host, the session logs it holds open, the requests in flight.
 pub struct Server {
     host: Arc<Host>,
     notifier: Arc<Notifier>,
-    /// One queue (and worker) per session log path.
-    sessions: Mutex<HashMap<PathBuf, mpsc::UnboundedSender<Job>>>,
-    /// Requests in flight by id (as JSON text), for `$/cancelRequest`.
-    inflight: Mutex<HashMap<String, CancelToken>>,
+    limits: ServeLimits,
+    /// One queue (and worker) per session log path, while the log is open or requests for
+    /// it wait.
+    sessions: Mutex<HashMap<PathBuf, SessionQueue>>,
+    next_serial: AtomicU64,
+    /// Requests in flight by id (see [`Id::key`]), for `$/cancelRequest`.
+    inflight: Mutex<HashMap<String, crate::prompt::CancelToken>>,
     /// Whether the notification observers were started (by the first `subscribe`).
     pub(crate) watchers_started: std::sync::atomic::AtomicBool,
 }
 
 impl Server {
-    /// Serve `host`; notifications go nowhere until [`Server::serve`] attaches an output.
+    /// Serve `host` with the default limits; notifications go nowhere until
+    /// [`Server::serve`] attaches an output.
     pub fn new(host: Host) -> Arc<Self> {
         Self::with_notifier(host, Notifier::new())
     }
@@ -91,10 +134,17 @@ impl Server {
     /// Serve `host` with `notifier`, whose [`Notifier::sink`] the host's runtime was built
     /// with (so plugin log lines can become notifications).
     pub fn with_notifier(host: Host, notifier: Arc<Notifier>) -> Arc<Self> {
+        Self::with_limits(host, notifier, ServeLimits::default())
+    }
+
+    /// [`Server::with_notifier`] with other limits.
+    pub fn with_limits(host: Host, notifier: Arc<Notifier>, limits: ServeLimits) -> Arc<Self> {
         Arc::new(Self {
             host: Arc::new(host),
             notifier,
+            limits,
             sessions: Mutex::new(HashMap::new()),
+            next_serial: AtomicU64::new(1),
             inflight: Mutex::new(HashMap::new()),
             watchers_started: std::sync::atomic::AtomicBool::new(false),
         })
@@ -105,155 +155,172 @@ impl Server {
         &self.host
     }
 
+    /// The limits this server keeps.
+    pub fn limits(&self) -> &ServeLimits {
+        &self.limits
+    }
+
+    /// Session logs the server holds a queue for (open, or with requests waiting).
+    pub fn open_sessions(&self) -> usize {
+        self.lock_sessions().len()
+    }
+
     /// Handle one input line to completion; `None` when nothing is to be written
-    /// (notifications, blank lines). The caller awaits each line's answer, so lines are
-    /// served one after another.
+    /// (notifications, blank lines). Lines handled this way are not counted against
+    /// [`ServeLimits::max_inflight`].
     pub async fn handle_line(self: &Arc<Self>, line: &str) -> Option<String> {
         let (tx, mut rx) = mpsc::unbounded_channel();
-        self.dispatch_line(line, &tx);
-        drop(tx);
-        rx.recv().await
+        self.dispatch(line, move |response| {
+            let _ = tx.send(response);
+        });
+        rx.recv().await.flatten()
     }
 
     /// Read requests from `input` until it closes, serving them concurrently, and write
     /// responses and notifications to `output`, one per line. Stops when `output` is closed.
-    pub async fn serve<R, W>(
-        self: &Arc<Self>,
-        mut input: R,
-        mut output: W,
-        max_request_bytes: usize,
-    ) -> std::io::Result<()>
+    /// What waits is bounded by [`ServeLimits`].
+    pub async fn serve<R, W>(self: &Arc<Self>, mut input: R, mut output: W) -> std::io::Result<()>
     where
         R: AsyncBufRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        let limits = self.limits;
         let (tx, mut rx) = mpsc::unbounded_channel::<String>();
-        self.notifier.attach(tx.clone());
+        let out = Arc::new(Output::new(tx, limits.max_output_bytes));
+        self.notifier.attach(out.clone());
+        let written = out.clone();
         let mut writer = tokio::spawn(async move {
             while let Some(line) = rx.recv().await {
-                let written = async {
+                let result = async {
                     output.write_all(line.as_bytes()).await?;
                     output.write_all(b"\n").await?;
                     output.flush().await
                 }
                 .await;
-                if written.is_err() {
+                written.written(line.len() + 1);
+                if result.is_err() {
                     // Nobody reads the answers any more.
                     return;
                 }
             }
         });
+        let slots = Arc::new(Semaphore::new(limits.max_inflight.max(1)));
         let mut buffer = Vec::new();
         loop {
             buffer.clear();
+            // Backpressure: answers nobody reads stop the reading of requests.
+            tokio::select! {
+                () = out.room() => {}
+                _ = &mut writer => break,
+            }
             let line = tokio::select! {
-                line = lines::read_line(&mut input, &mut buffer, max_request_bytes) => line?,
+                line = lines::read_line(&mut input, &mut buffer, limits.max_request_bytes) => line?,
                 // The output closed: stop reading.
                 _ = &mut writer => break,
             };
             match line {
                 Line::End => break,
                 Line::TooLong(bytes) => {
-                    let _ = tx.send(oversized_request(bytes, max_request_bytes));
+                    out.respond(oversized_request(bytes, limits.max_request_bytes));
                 }
                 Line::Complete => {
-                    let line = String::from_utf8_lossy(&buffer);
-                    self.dispatch_line(&line, &tx);
+                    let line = String::from_utf8_lossy(&buffer).into_owned();
+                    let needs_slot = !line.trim().is_empty() && !is_cancel_only(&line);
+                    let permit = if needs_slot {
+                        tokio::select! {
+                            permit = slots.clone().acquire_owned() => permit.ok(),
+                            _ = &mut writer => break,
+                        }
+                    } else {
+                        None
+                    };
+                    let out = out.clone();
+                    self.dispatch(&line, move |response| {
+                        if let Some(response) = response {
+                            out.respond(response);
+                        }
+                        drop::<Option<OwnedSemaphorePermit>>(permit);
+                    });
                 }
             }
             lines::release_large(&mut buffer);
         }
         // Let the requests in flight answer, then close the output.
         self.notifier.detach();
-        drop(tx);
         self.close_sessions();
+        drop(out);
         if !writer.is_finished() {
             let _ = writer.await;
         }
         Ok(())
     }
 
-    /// Parse a line and start its requests; their responses (one JSON text per line, a
-    /// batch as one array) go to `out`. A single request runs on a task of its own (or on
-    /// its session's queue); a batch runs its requests in order and answers once.
-    fn dispatch_line(self: &Arc<Self>, line: &str, out: &mpsc::UnboundedSender<String>) {
+    /// Parse a line and start its requests; `done` gets the line's answer (a batch's as one
+    /// array), or `None` when nothing is to be written. A single request runs on a task of
+    /// its own (or on its session's queue); a batch runs its requests in order and answers
+    /// once. `$/cancelRequest` is handled at once.
+    fn dispatch(self: &Arc<Self>, line: &str, done: impl FnOnce(Option<String>) + Send + 'static) {
         if line.trim().is_empty() {
-            return;
+            return done(None);
         }
-        let value: Value = match serde_json::from_str(line) {
-            Ok(v) => v,
-            Err(e) => {
-                let _ = out.send(error_response(
-                    Value::Null,
-                    RpcError::new(code::PARSE, format!("parse error: {e}")),
-                ));
-                return;
+        match envelope::parse_line(line) {
+            Input::Invalid(e) => done(Some(envelope::error(None, &e))),
+            Input::Single(call) => {
+                let (tx, mut rx) = mpsc::unbounded_channel();
+                self.start(call, tx);
+                tokio::spawn(async move { done(rx.recv().await.flatten()) });
             }
-        };
-        let out = out.clone();
-        match value {
-            Value::Array(items) if items.is_empty() => {
-                let _ = out.send(error_response(
-                    Value::Null,
-                    RpcError::new(code::INVALID_REQUEST, "invalid request: empty batch"),
-                ));
-            }
-            Value::Array(items) => {
+            Input::Batch(calls) => {
                 let me = Arc::clone(self);
                 tokio::spawn(async move {
                     let mut responses = Vec::new();
-                    for item in items {
+                    for call in calls {
                         let (tx, mut rx) = mpsc::unbounded_channel();
-                        me.start_value(item, tx);
+                        me.start(call, tx);
                         if let Some(Some(response)) = rx.recv().await {
                             responses.push(response);
                         }
                     }
-                    if !responses.is_empty() {
-                        let _ = out.send(Value::Array(responses).to_string());
-                    }
-                });
-            }
-            single => {
-                let (tx, mut rx) = mpsc::unbounded_channel();
-                self.start_value(single, tx);
-                tokio::spawn(async move {
-                    if let Some(Some(response)) = rx.recv().await {
-                        let _ = out.send(response.to_string());
-                    }
+                    done((!responses.is_empty()).then(|| envelope::batch(&responses)));
                 });
             }
         }
     }
 
-    /// Validate `request`, then run it on a task (or queue it on its session); the response
-    /// (or `None` for a notification) is sent on `done`.
-    fn start_value(self: &Arc<Self>, request: Value, done: mpsc::UnboundedSender<Option<Value>>) {
-        let call = match parse_call(request) {
+    /// Run `call` on a task (or queue it on its session); its response (or `None` for a
+    /// notification) is sent on `done`.
+    fn start(
+        self: &Arc<Self>,
+        call: Result<Call, Refused>,
+        done: mpsc::UnboundedSender<Option<String>>,
+    ) {
+        let call = match call {
             Ok(call) => call,
             Err(refused) => {
-                let (id, e) = *refused;
-                let _ = done.send(Some(error_value(id, e)));
+                let _ = done.send(Some(envelope::error(refused.id.as_ref(), &refused.error)));
                 return;
             }
         };
         if call.method == "$/cancelRequest" {
-            self.cancel(&call);
-            let response = call
-                .id
-                .map(|id| json!({"jsonrpc": "2.0", "id": id, "result": {}}));
+            if let Some(target) = &call.cancels {
+                if let Some(token) = self.lock_inflight().get(target) {
+                    token.cancel();
+                }
+            }
+            let response = call.id.as_ref().map(|id| envelope::result(id, &json!({})));
             let _ = done.send(response);
             return;
         }
         // Registered before the request starts, so a cancel right behind it finds it.
         if let Some(id) = &call.id {
-            self.lock_inflight()
-                .insert(id.to_string(), call.signal.clone());
+            self.lock_inflight().insert(id.key(), call.signal.clone());
         }
         match session_of(&call) {
             Some(path) => {
-                let queue = self.session_queue(path);
-                let _ = queue.send((call, done));
+                if let Err(((call, done), e)) = self.queue(path, (call, done)) {
+                    let response = self.answer(call.id, Err(e));
+                    let _ = done.send(response);
+                }
             }
             None => {
                 let me = Arc::clone(self);
@@ -270,7 +337,7 @@ impl Server {
         self: &Arc<Self>,
         call: Call,
         session: Option<&mut SessionState>,
-    ) -> Option<Value> {
+    ) -> Option<String> {
         let signal = call.signal.clone();
         let outcome = if signal.is_cancelled() {
             Err(cancelled())
@@ -281,54 +348,110 @@ impl Server {
             let state = session.unwrap_or(&mut scratch);
             methods::dispatch(self, state, &call.method, call.params, &signal).await
         };
-        let id = call.id?;
-        self.lock_inflight().remove(&id.to_string());
+        self.answer(call.id, outcome)
+    }
+
+    /// The response to the request `id` (none for a notification), which leaves the
+    /// requests in flight.
+    fn answer(&self, id: Option<Id>, outcome: Result<Value, RpcError>) -> Option<String> {
+        let id = id?;
+        self.lock_inflight().remove(&id.key());
         Some(match outcome {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err(e) => error_value(id, e),
+            Ok(result) => envelope::result(&id, &result),
+            Err(e) => envelope::error(Some(&id), &e),
         })
     }
 
-    /// The queue of the session at `path`, started on first use: its worker runs the
-    /// session's requests one at a time and owns the open log.
-    fn session_queue(self: &Arc<Self>, path: PathBuf) -> mpsc::UnboundedSender<Job> {
-        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(queue) = sessions.get(&path) {
-            if !queue.is_closed() {
-                return queue.clone();
+    /// Queue `job` on the session at `path`, starting its queue (and worker) on first use.
+    /// The job is sent while the map is locked, so a worker that finds its queue empty and
+    /// removes it cannot lose a job sent meanwhile.
+    fn queue(self: &Arc<Self>, path: PathBuf, job: Job) -> Result<(), (Job, RpcError)> {
+        let mut sessions = self.lock_sessions();
+        let job = match sessions.get(&path) {
+            Some(queue) => match queue.jobs.send(job) {
+                Ok(()) => return Ok(()),
+                // Its worker ended (it panicked): start another.
+                Err(unsent) => unsent.0,
+            },
+            None => job,
+        };
+        sessions.remove(&path);
+        if sessions.len() >= self.limits.max_sessions {
+            let mut e = RpcError::failed(
+                "too-many-sessions",
+                format!(
+                    "session log {}: {} session logs are open, the most this server holds (serve --max-sessions); close_session one first",
+                    path.display(),
+                    sessions.len()
+                ),
+            );
+            e.data = Some(
+                json!({"kind": "too-many-sessions", "session": path, "limit": self.limits.max_sessions}),
+            );
+            return Err((job, e));
+        }
+        let (tx, rx) = mpsc::unbounded_channel::<Job>();
+        let serial = self.next_serial.fetch_add(1, Ordering::Relaxed);
+        let _ = tx.send(job);
+        sessions.insert(path.clone(), SessionQueue { jobs: tx, serial });
+        drop(sessions);
+        let me = Arc::clone(self);
+        tokio::spawn(async move { me.session_worker(path, serial, rx).await });
+        Ok(())
+    }
+
+    /// Run a session's requests one at a time, each on a blocking thread (appending syncs
+    /// the log to disk, and checking a long reply is work: neither may hold up the async
+    /// workers that answer everyone else). Ends when the session holds nothing open and no
+    /// request waits, removing its queue.
+    async fn session_worker(
+        self: Arc<Self>,
+        path: PathBuf,
+        serial: u64,
+        mut jobs: mpsc::UnboundedReceiver<Job>,
+    ) {
+        let mut state = SessionState::default();
+        while let Some((call, done)) = jobs.recv().await {
+            let me = Arc::clone(&self);
+            let handle = tokio::runtime::Handle::current();
+            let ran = tokio::task::spawn_blocking(move || {
+                crate::blocking::allow_blocking(|| {
+                    let response = handle.block_on(me.run(call, Some(&mut state)));
+                    (state, response)
+                })
+            })
+            .await;
+            let Ok((returned, response)) = ran else {
+                // The request panicked: its state is gone; a later request starts afresh.
+                self.lock_sessions().remove(&path);
+                return;
+            };
+            state = returned;
+            let _ = done.send(response);
+            if state.is_idle() {
+                let mut sessions = self.lock_sessions();
+                if jobs.is_empty() {
+                    if sessions.get(&path).is_some_and(|q| q.serial == serial) {
+                        sessions.remove(&path);
+                    }
+                    return;
+                }
             }
         }
-        let (tx, mut rx) = mpsc::unbounded_channel::<Job>();
-        let me = Arc::clone(self);
-        tokio::spawn(async move {
-            let mut state = SessionState::default();
-            while let Some((call, done)) = rx.recv().await {
-                let response = me.run(call, Some(&mut state)).await;
-                let _ = done.send(response);
-            }
-        });
-        sessions.insert(path, tx.clone());
-        tx
     }
 
     /// Forget every session queue: their workers end, closing the logs.
     fn close_sessions(&self) {
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        self.lock_sessions().clear();
     }
 
-    /// `$/cancelRequest {id}`: cancel that request if it is in flight.
-    fn cancel(&self, call: &Call) {
-        if let Some(id) = call.params.get("id") {
-            if let Some(token) = self.lock_inflight().get(&id.to_string()) {
-                token.cancel();
-            }
-        }
+    fn lock_sessions(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, SessionQueue>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn lock_inflight(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancelToken>> {
+    fn lock_inflight(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, crate::prompt::CancelToken>> {
         self.inflight.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -339,6 +462,16 @@ impl Server {
     pub(crate) fn host_arc(&self) -> &Arc<Host> {
         &self.host
     }
+}
+
+/// Whether `line` is a lone `$/cancelRequest` (handled without waiting for a slot). A cheap
+/// look: a line that only seems to be one is parsed like any other.
+fn is_cancel_only(line: &str) -> bool {
+    line.contains("$/cancelRequest")
+        && matches!(
+            envelope::parse_line(line),
+            Input::Single(Ok(Call { ref method, .. })) if method == "$/cancelRequest"
+        )
 }
 
 /// The session a call runs on, when it names one (`params.session`).
@@ -354,69 +487,12 @@ fn session_of(call: &Call) -> Option<PathBuf> {
     }
 }
 
-/// Check the JSON-RPC envelope; the error carries the id to answer with.
-fn parse_call(request: Value) -> Result<Call, Box<(Value, RpcError)>> {
-    let Value::Object(mut map) = request else {
-        return Err(Box::new((
-            Value::Null,
-            RpcError::new(code::INVALID_REQUEST, "invalid request: expected an object"),
-        )));
-    };
-    let id = map.remove("id");
-    // A null id is refused: JSON-RPC 2.0 answers with a null id only when the request's id
-    // could not be read, so a response to `"id": null` could not be told from that, and a
-    // success response's id must be a string or a number.
-    let valid_id = matches!(id, None | Some(Value::String(_) | Value::Number(_)));
-    if map.get("jsonrpc") != Some(&json!("2.0")) || !valid_id {
-        let answer_id = if valid_id {
-            id.unwrap_or(Value::Null)
-        } else {
-            Value::Null
-        };
-        return Err(Box::new((
-            answer_id,
-            RpcError::new(
-                code::INVALID_REQUEST,
-                "invalid request: expected \"jsonrpc\": \"2.0\" and a string or number id (or no id, for a notification; null is not an id)",
-            ),
-        )));
-    }
-    let method = match map.remove("method") {
-        Some(Value::String(m)) => m,
-        _ => {
-            return Err(Box::new((
-                id.unwrap_or(Value::Null),
-                RpcError::new(
-                    code::INVALID_REQUEST,
-                    "invalid request: \"method\" must be a string",
-                ),
-            )))
-        }
-    };
-    Ok(Call {
-        id,
-        method,
-        params: map
-            .remove("params")
-            .unwrap_or_else(|| Value::Object(Default::default())),
-        signal: CancelToken::new(),
-    })
-}
-
 fn cancelled() -> RpcError {
     RpcError {
         code: code::CANCELLED,
         message: "request cancelled".into(),
         data: Some(json!({"kind": "cancelled"})),
     }
-}
-
-fn error_value(id: Value, e: RpcError) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": e.to_value()})
-}
-
-fn error_response(id: Value, e: RpcError) -> String {
-    error_value(id, e).to_string()
 }
 
 /// The answer to a request line of `bytes` bytes that was longer than `max` and skipped
@@ -429,5 +505,5 @@ pub fn oversized_request(bytes: usize, max: usize) -> String {
         ),
     );
     e.data = Some(json!({"kind": "request-too-large", "bytes": bytes, "limit": max}));
-    error_response(Value::Null, e)
+    envelope::error(None, &e)
 }

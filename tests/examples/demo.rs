@@ -16,6 +16,10 @@ use prompt_host::{Facts, Host, HostConfig, RuntimeConfig, StepOptions};
 fn deployment() -> String {
     format!(
         r#"# The demo deployment: identity + persona, plugins in a parent and a child scope.
+[host]
+# Compiled plugins are cached beside this file, so the command line reuses the demo's.
+cache_dir = "cache"
+
 [prompt]
 persona = "You are a coding agent running on {{{{model}}}}."
 

@@ -22,7 +22,7 @@ pub struct CallArgs<'a> {
     pub config: &'a str,
     pub scope: Option<&'a str>,
     pub facts: Vec<(String, String)>,
-    pub assembly: Option<&'a Path>,
+    pub assembly: Option<&'a str>,
 }
 
 /// Run `call`.
@@ -40,10 +40,18 @@ pub fn run(args: CallArgs<'_>) -> anyhow::Result<()> {
     let name = match (export, args.name) {
         (None, _) => "",
         (Some(_), Some(name)) => name,
-        (Some(_), None) => anyhow::bail!(
-            "{} needs the entry's NAME (the section, context, variable, tool-provider key or listener key)",
-            args.export
-        ),
+        (Some(_), None) => {
+            return Err(super::Usage(format!(
+                "{} needs the entry's NAME (the section, context, variable, tool-provider key or listener key)",
+                args.export
+            ))
+            .into())
+        }
+    };
+    // Read before the plugin's `init` runs, so that a mistake here costs nothing.
+    let assembly = match args.assembly {
+        Some(given) => assembly_from(given)?,
+        None => Assembly::default(),
     };
     // Every line the plugin writes is kept (and shown at the chosen --log-level).
     let lines: Arc<Mutex<Vec<PluginLog>>> = Arc::default();
@@ -79,15 +87,21 @@ pub fn run(args: CallArgs<'_>) -> anyhow::Result<()> {
         }
         return print_lines(&mut out, &lines);
     };
-    let assembly = match args.assembly {
-        Some(path) => assembly_from(path)?,
-        None => Assembly::default(),
-    };
     let mut ctx: AssembleContext = Facts::from(args.facts).into_context();
     ctx.scope_chain = args
         .scope
         .map(|scope| host.registry().scope_chain(scope))
         .unwrap_or_default();
+    if let Some(text) = fixed_text(&host, &loaded, export, name, &ctx) {
+        writeln!(
+            out,
+            "{} \"{name}\": fixed (the host stores its text; an assembly does not call the plugin for it)",
+            args.export
+        )?;
+        serde_json::to_writer_pretty(&mut out, &json!({ "result": text }))?;
+        writeln!(out)?;
+        return print_lines(&mut out, &lines);
+    }
     let started = Instant::now();
     let result = crate::blocking::run_blocking(|| loaded.call(export, name, &ctx, assembly));
     let took = started.elapsed();
@@ -114,17 +128,62 @@ pub fn run(args: CallArgs<'_>) -> anyhow::Result<()> {
     }
 }
 
-/// A listener's input: an `assemble` output (sections, contexts, tools, variables).
-fn assembly_from(path: &Path) -> anyhow::Result<Assembly> {
-    let text = crate::fsutil::read_regular_to_string(path, 64 << 20)?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
-    Assembly::from_json(&value).with_context(|| {
-        format!(
-            "{} is not an assembly (the output of `assemble`)",
-            path.display()
+/// The stored text of a fixed section or context the plugin declared, for `section-text`
+/// and `context-text` (the export is only called for dynamic entries).
+fn fixed_text(
+    host: &Host,
+    loaded: &crate::wasm::LoadedPlugin,
+    export: Export,
+    name: &str,
+    ctx: &AssembleContext,
+) -> Option<String> {
+    use crate::wasm::Declaration;
+    let fixed = loaded.declarations().iter().any(|d| match (export, d) {
+        (
+            Export::SectionText,
+            Declaration::Section {
+                name: n, dynamic, ..
+            },
         )
-    })
+        | (
+            Export::ContextText,
+            Declaration::Context {
+                name: n, dynamic, ..
+            },
+        ) => n == name && !dynamic,
+        _ => false,
+    });
+    if !fixed {
+        return None;
+    }
+    let scope = loaded.scope();
+    let assembly = host.registry().assemble_blocking(scope, ctx.clone()).ok()?;
+    let entries = match export {
+        Export::SectionText => &assembly.sections,
+        _ => &assembly.contexts,
+    };
+    entries
+        .iter()
+        .find(|e| e.name == name)
+        .map(|e| e.text.to_string())
+}
+
+/// A listener's input: an `assemble` output (sections, contexts, tools, variables), given
+/// inline (text starting with `{`) or as a file.
+fn assembly_from(given: &str) -> anyhow::Result<Assembly> {
+    let (text, what) = if given.trim_start().starts_with('{') {
+        (given.to_string(), "--assembly".to_string())
+    } else {
+        let path = Path::new(given);
+        (
+            crate::fsutil::read_regular_to_string(path, 64 << 20)?,
+            path.display().to_string(),
+        )
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{what} is not JSON"))?;
+    Assembly::from_json(&value)
+        .with_context(|| format!("{what} is not an assembly (the output of `assemble`)"))
 }
 
 fn print_lines(out: &mut impl Write, lines: &Mutex<Vec<PluginLog>>) -> anyhow::Result<()> {

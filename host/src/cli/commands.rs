@@ -105,6 +105,11 @@ pub async fn render(target: &Target, json: bool) -> anyhow::Result<()> {
     } else {
         let mut out = std::io::stdout().lock();
         out.write_all(rendered.prompt.as_bytes())?;
+        // Piped, the prompt's exact bytes; on a terminal, a newline so the shell's prompt
+        // does not run on from its last line.
+        if std::io::IsTerminal::is_terminal(&out) && !rendered.prompt.ends_with('\n') {
+            out.write_all(b"\n")?;
+        }
         out.flush()?;
         Ok(())
     }

@@ -8,7 +8,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 use super::commands::{facts, load_ready_host};
@@ -64,6 +63,7 @@ pub async fn run(target: &Target, options: DevOptions) -> anyhow::Result<()> {
             )?,
         }
     }
+    let mut stop = Stop::new()?;
     let mut prompt = render(&host, target, &mut out).await?;
     let mut rounds = 0;
     loop {
@@ -71,7 +71,13 @@ pub async fn run(target: &Target, options: DevOptions) -> anyhow::Result<()> {
             writeln!(out, "== stopping after {rounds} round(s)")?;
             return Ok(());
         }
-        tokio::time::sleep(options.interval).await;
+        tokio::select! {
+            () = tokio::time::sleep(options.interval) => {}
+            signal = stop.next() => {
+                writeln!(out, "== stopped ({signal})")?;
+                return Ok(());
+            }
+        }
         for w in &mut watched {
             let sources = fingerprint(&w.sources);
             if sources != w.sources_seen {
@@ -80,10 +86,17 @@ pub async fn run(target: &Target, options: DevOptions) -> anyhow::Result<()> {
                     rounds += 1;
                     writeln!(out, "== building plugin \"{}\": {}", w.name, build.command)?;
                     out.flush()?;
-                    if let Err(why) = run_build(build) {
-                        writeln!(out, "== build failed for plugin \"{}\"; the running plugin stays loaded\n{why}", w.name)?;
-                        out.flush()?;
-                        continue;
+                    match run_build(build, &mut stop).await {
+                        Ok(()) => {}
+                        Err(BuildFailure::Failed(why)) => {
+                            writeln!(out, "== build failed for plugin \"{}\"; the running plugin stays loaded\n{why}", w.name)?;
+                            out.flush()?;
+                            continue;
+                        }
+                        Err(BuildFailure::Stopped(signal)) => {
+                            writeln!(out, "== stopped ({signal}) during the build of plugin \"{}\"; the build was stopped", w.name)?;
+                            return Ok(());
+                        }
                     }
                 }
             }
@@ -221,12 +234,7 @@ fn diff_lines(before: &str, after: &str) -> Vec<String> {
 
 /// What to watch and how to build, per kept plugin (by name and scope in host.toml).
 fn watch_list(host: &Host, config: &HostConfig) -> Vec<Watched> {
-    let base = config
-        .path
-        .as_deref()
-        .and_then(Path::parent)
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
+    let base = here_if_empty(config.path.as_deref().and_then(Path::parent)).to_path_buf();
     host.plugins()
         .into_iter()
         .filter_map(|(id, name, scope)| {
@@ -248,11 +256,20 @@ fn watch_list(host: &Host, config: &HostConfig) -> Vec<Watched> {
         .collect()
 }
 
+/// `dir`, or `.` for a path with no directory part (`host.toml`'s parent is the empty
+/// path, which no program can be run in).
+fn here_if_empty(dir: Option<&Path>) -> &Path {
+    match dir {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
 /// The plugin's `dev` table, or what its project implies: the nearest directory above the
 /// `.wasm` holding `Cargo.toml` (cargo), `package.json` (npm run build) or `build.sh`.
 fn build_of(plugin: &PluginConfig, base: &Path) -> (Option<Build>, Vec<PathBuf>) {
     if let Some(dev) = &plugin.dev {
-        let dir = dev.dir.clone().unwrap_or_else(|| base.to_path_buf());
+        let dir = here_if_empty(Some(dev.dir.as_deref().unwrap_or(base))).to_path_buf();
         let build = dev.build.clone().map(|command| Build { command, dir });
         return (build, dev.watch.clone());
     }
@@ -274,7 +291,7 @@ fn build_of(plugin: &PluginConfig, base: &Path) -> (Option<Build>, Vec<PathBuf>)
         return (
             Some(Build {
                 command: command.to_string(),
-                dir: dir.to_path_buf(),
+                dir: here_if_empty(Some(dir)).to_path_buf(),
             }),
             sources,
         );
@@ -282,39 +299,158 @@ fn build_of(plugin: &PluginConfig, base: &Path) -> (Option<Build>, Vec<PathBuf>)
     (None, Vec::new())
 }
 
-/// Run a build; its last lines of output on failure.
-fn run_build(build: &Build) -> Result<(), String> {
-    let output = Command::new("sh")
+/// The most of a build's output `dev` keeps (the end of it, shown when the build fails):
+/// a build that prints without end must not fill memory.
+const KEPT_BUILD_OUTPUT: usize = 64 << 10;
+
+/// Why a build did not succeed.
+enum BuildFailure {
+    /// It failed; its last lines of output.
+    Failed(String),
+    /// `dev` was asked to stop (SIGTERM, SIGINT) while it ran; the build was stopped too.
+    Stopped(&'static str),
+}
+
+/// Run a build (a contained child: see `crate::child`), keeping the end of its output.
+async fn run_build(build: &Build, stop: &mut Stop) -> Result<(), BuildFailure> {
+    let mut command = tokio::process::Command::new("sh");
+    crate::child::contain(&mut command);
+    command
         .arg("-c")
         .arg(&build.command)
         .current_dir(&build.dir)
-        .output()
-        .map_err(|e| {
-            format!(
-                "cannot run `{}` in {}: {e}",
-                build.command,
-                build.dir.display()
-            )
-        })?;
-    if output.status.success() {
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().map_err(|e| {
+        BuildFailure::Failed(format!(
+            "cannot run `{}` in {}: {e}",
+            build.command,
+            build.dir.display()
+        ))
+    })?;
+    let tail = std::sync::Arc::new(std::sync::Mutex::new(Tail::default()));
+    let readers: Vec<_> = [
+        child
+            .stdout
+            .take()
+            .map(|o| Box::new(o) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
+        child
+            .stderr
+            .take()
+            .map(|e| Box::new(e) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|mut stream| {
+        let tail = tail.clone();
+        tokio::spawn(async move {
+            use tokio::io::AsyncReadExt;
+            let mut chunk = vec![0u8; 8192];
+            while let Ok(n) = stream.read(&mut chunk).await {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut tail) = tail.lock() {
+                    tail.push(&chunk[..n]);
+                }
+            }
+        })
+    })
+    .collect();
+    let status = tokio::select! {
+        status = child.wait() => status,
+        signal = stop.next() => {
+            stop_build(&mut child).await;
+            return Err(BuildFailure::Stopped(signal));
+        }
+    };
+    for reader in readers {
+        let _ = reader.await;
+    }
+    let status = status.map_err(|e| BuildFailure::Failed(format!("`{}`: {e}", build.command)))?;
+    if status.success() {
         return Ok(());
     }
-    let text = String::from_utf8_lossy(&output.stderr).into_owned()
-        + &String::from_utf8_lossy(&output.stdout);
-    let tail: Vec<&str> = text
-        .lines()
-        .rev()
-        .take(20)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
-    Err(format!(
-        "`{}` exited with {}:\n{}",
+    let text = tail.lock().map(|t| t.text()).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    let shown = &lines[lines.len().saturating_sub(20)..];
+    Err(BuildFailure::Failed(format!(
+        "`{}` exited with {status}:\n{}",
         build.command,
-        output.status,
-        tail.join("\n")
-    ))
+        shown.join("\n")
+    )))
+}
+
+/// Stop a build: SIGTERM to its process group, then SIGKILL if it has not ended in a moment.
+async fn stop_build(child: &mut tokio::process::Child) {
+    #[cfg(unix)]
+    crate::child::signal_group(child, libc::SIGTERM);
+    if tokio::time::timeout(Duration::from_secs(2), child.wait())
+        .await
+        .is_err()
+    {
+        crate::child::kill_group(child);
+        let _ = child.wait().await;
+    }
+}
+
+/// The last [`KEPT_BUILD_OUTPUT`] bytes of a build's output (stdout and stderr as they came).
+#[derive(Default)]
+struct Tail {
+    bytes: std::collections::VecDeque<u8>,
+    dropped: usize,
+}
+
+impl Tail {
+    fn push(&mut self, chunk: &[u8]) {
+        self.bytes.extend(chunk);
+        let over = self.bytes.len().saturating_sub(KEPT_BUILD_OUTPUT);
+        self.bytes.drain(..over);
+        self.dropped += over;
+    }
+
+    fn text(&self) -> String {
+        let (a, b) = self.bytes.as_slices();
+        let mut bytes = a.to_vec();
+        bytes.extend_from_slice(b);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+/// SIGTERM and SIGINT, as a stream of their names; `dev` ends cleanly on either (stopping a
+/// build that runs).
+struct Stop {
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    int: tokio::signal::unix::Signal,
+}
+
+impl Stop {
+    fn new() -> std::io::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok(Self {
+                term: signal(SignalKind::terminate())?,
+                int: signal(SignalKind::interrupt())?,
+            })
+        }
+        #[cfg(not(unix))]
+        Ok(Self {})
+    }
+
+    async fn next(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.term.recv() => "SIGTERM",
+                _ = self.int.recv() => "SIGINT",
+            }
+        }
+        #[cfg(not(unix))]
+        std::future::pending().await
+    }
 }
 
 /// A number that changes when a file under `paths` changes (sizes and modification times;

@@ -311,46 +311,88 @@ fn shell_word(text: &str) -> String {
 /// overwritten: a file that appears meanwhile is an error.
 fn write_project(dir: &Path, files: &[File]) -> anyhow::Result<()> {
     match std::fs::symlink_metadata(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e).with_context(|| format!("cannot inspect {}", dir.display())),
-        Ok(meta) if meta.is_dir() => {
-            let mut entries = std::fs::read_dir(dir)
-                .with_context(|| format!("cannot read the directory {}", dir.display()))?;
-            if entries.next().is_some() {
-                anyhow::bail!(
-                    "{} already exists and is not empty; choose another NAME or an empty --dir",
-                    dir.display()
-                );
-            }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create the directory {}", dir.display()))?;
         }
+        Err(e) => return Err(e).with_context(|| format!("cannot inspect {}", dir.display())),
+        Ok(meta) if meta.is_dir() => {}
         Ok(_) => anyhow::bail!(
             "{} already exists and is not a directory; choose another NAME or --dir",
             dir.display()
         ),
     }
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create the directory {}", dir.display()))?;
+    // Everything is written beneath this handle, never by path: a directory or a symbolic
+    // link planted inside the project while it is written cannot send a file elsewhere.
+    let root = open_dir_nofollow(dir)
+        .with_context(|| format!("cannot open the directory {}", dir.display()))?;
+    let not_empty = cap_primitives::fs::read_base_dir(&root)
+        .with_context(|| format!("cannot read the directory {}", dir.display()))?
+        .next()
+        .is_some();
+    if not_empty {
+        anyhow::bail!(
+            "{} already exists and is not empty; choose another NAME or an empty --dir",
+            dir.display()
+        );
+    }
     for file in files {
-        let path = dir.join(&file.path);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot create the directory {}", parent.display()))?;
+        let relative = Path::new(&file.path);
+        let shown = dir.join(relative);
+        for parent in relative
+            .ancestors()
+            .skip(1)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+        {
+            if parent.as_os_str().is_empty() {
+                continue;
+            }
+            match cap_primitives::fs::create_dir(
+                &root,
+                parent,
+                &cap_primitives::fs::DirOptions::new(),
+            ) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    return Err(e).with_context(|| {
+                        format!("cannot create the directory {}", dir.join(parent).display())
+                    })
+                }
+            }
         }
-        let mut options = std::fs::OpenOptions::new();
+        let mut options = cap_primitives::fs::OpenOptions::new();
         options.write(true).create_new(true);
+        {
+            use cap_fs_ext::OpenOptionsFollowExt;
+            options.follow(cap_fs_ext::FollowSymlinks::No);
+        }
         #[cfg(unix)]
         {
-            use std::os::unix::fs::OpenOptionsExt;
+            use cap_primitives::fs::OpenOptionsExt;
             options.mode(if file.executable { 0o755 } else { 0o644 });
         }
-        let mut handle = options
-            .open(&path)
-            .with_context(|| format!("cannot create {}", path.display()))?;
+        let mut handle = cap_primitives::fs::open(&root, relative, &options)
+            .with_context(|| format!("cannot create {}", shown.display()))?;
         handle
             .write_all(file.text.as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
+            .with_context(|| format!("cannot write {}", shown.display()))?;
     }
     Ok(())
+}
+
+/// Open the directory `dir` itself (not what a symbolic link there names).
+fn open_dir_nofollow(dir: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    options.open(dir)
 }
 
 #[cfg(test)]

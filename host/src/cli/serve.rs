@@ -11,10 +11,13 @@ use tokio::sync::mpsc;
 use crate::host::Host;
 use crate::serve::{Notifier, Server};
 
-pub use crate::serve::DEFAULT_MAX_REQUEST_BYTES;
+pub use crate::serve::{
+    ServeLimits, DEFAULT_MAX_INFLIGHT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_REQUEST_BYTES,
+    DEFAULT_MAX_SESSIONS,
+};
 
 /// Serve requests from stdin until it closes (or stdout does).
-pub async fn run(config: Option<&Path>, max_request_bytes: usize) -> anyhow::Result<()> {
+pub async fn run(config: Option<&Path>, limits: ServeLimits) -> anyhow::Result<()> {
     let notifier = Notifier::new();
     let mut runtime = super::commands::runtime_config();
     // Plugin lines become notifications for a subscribed client, and still reach stderr.
@@ -23,13 +26,9 @@ pub async fn run(config: Option<&Path>, max_request_bytes: usize) -> anyhow::Res
         Some(path) => super::commands::load_host_with(path, runtime)?,
         None => Host::new(crate::prompt::PromptConfig::default(), runtime)?,
     };
-    let server = Server::with_notifier(host, notifier);
+    let server = Server::with_limits(host, notifier, limits);
     server
-        .serve(
-            BufReader::new(ThreadStdin::start()?),
-            tokio::io::stdout(),
-            max_request_bytes,
-        )
+        .serve(BufReader::new(ThreadStdin::start()?), tokio::io::stdout())
         .await?;
     Ok(())
 }

@@ -91,7 +91,7 @@ pub(crate) fn check_in(known: &BTreeSet<String>, key: &str) -> Result<(), Unknow
 
 /// The candidate nearest to `key` by edit distance (a swap of two neighbours counts as one
 /// edit), if it is within a third of the key's length (at least one edit).
-fn closest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+pub(crate) fn closest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
     let budget = (key.chars().count() / 3).max(1);
     candidates
         .map(|candidate| (distance(key, candidate), candidate))

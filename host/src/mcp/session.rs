@@ -66,6 +66,7 @@ impl Session {
     /// Spawns the server and runs `initialize` within the spec's timeout.
     pub(super) async fn start(spec: &McpServerSpec) -> Result<Session, McpError> {
         let mut command = Command::new(&spec.command);
+        crate::child::contain(&mut command);
         if let Some(dir) = &spec.dir {
             command.current_dir(dir);
         }
@@ -176,9 +177,17 @@ impl Session {
 
     /// Kills the server and reaps it (bounded), so no process outlives the session.
     pub(super) async fn kill(mut self) {
-        let _ = self.child.start_kill();
+        crate::child::kill_group(&mut self.child);
         let _ = tokio::time::timeout(EXIT_GRACE, self.child.wait()).await;
         // `running` drops here and cancels rmcp's service task.
+    }
+}
+
+impl Drop for Session {
+    /// However the session ends (an aborted task, a dropped host), the server and whatever
+    /// it started in its process group are killed.
+    fn drop(&mut self) {
+        crate::child::kill_group(&mut self.child);
     }
 }
 

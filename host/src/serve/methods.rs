@@ -25,6 +25,11 @@ pub(crate) struct SessionState {
 }
 
 impl SessionState {
+    /// Whether nothing is held: no open log, no step to retry.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.session.is_none() && self.last.is_none()
+    }
+
     /// The open log at `path`, opening (and locking) it on first use.
     fn open(&mut self, path: &Path) -> Result<&mut Session, RpcError> {
         if self.session.is_none() {
@@ -221,11 +226,26 @@ pub(super) async fn dispatch(
             start_watchers(server);
             Ok(json!({}))
         }
-        other => Err(RpcError {
-            code: super::code::METHOD_NOT_FOUND,
-            message: format!("method not found: {other}; methods: {}", METHODS.join(", ")),
-            data: Some(json!({"kind": "method-not-found", "methods": METHODS})),
-        }),
+        other => {
+            let suggestion = crate::host::closest(other, METHODS.iter().copied());
+            let hint = suggestion
+                .as_ref()
+                .map(|s| format!(" (did you mean \"{s}\"?)"))
+                .unwrap_or_default();
+            Err(RpcError {
+                code: super::code::METHOD_NOT_FOUND,
+                message: format!(
+                    "method not found: {other}{hint}; methods: {}",
+                    METHODS.join(", ")
+                ),
+                data: Some(match &suggestion {
+                    Some(s) => {
+                        json!({"kind": "method-not-found", "methods": METHODS, "suggestion": s})
+                    }
+                    None => json!({"kind": "method-not-found", "methods": METHODS}),
+                }),
+            })
+        }
     }
 }
 

@@ -7,14 +7,13 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{json, Value};
-use tokio::sync::mpsc::UnboundedSender;
 
 use crate::wasm::{LogSink, PluginLog};
 
 /// Where notifications go, and which the client asked for.
 #[derive(Default)]
 pub struct Notifier {
-    out: Mutex<Option<UnboundedSender<String>>>,
+    out: Mutex<Option<Arc<super::output::Output>>>,
     /// Plugin log lines at this level or more severe: 0 = none, 1 = error … 5 = trace.
     log_level: AtomicU8,
     plugins: AtomicBool,
@@ -32,7 +31,7 @@ impl Notifier {
     }
 
     /// Write notifications to `out` (the server's output queue).
-    pub(crate) fn attach(&self, out: UnboundedSender<String>) {
+    pub(crate) fn attach(&self, out: Arc<super::output::Output>) {
         *self.out.lock().unwrap_or_else(PoisonError::into_inner) = Some(out);
     }
 
@@ -83,7 +82,7 @@ impl Notifier {
         let guard = self.out.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(out) = guard.as_ref() {
             let line = json!({"jsonrpc": "2.0", "method": method, "params": params});
-            let _ = out.send(line.to_string());
+            out.notify(line.to_string());
         }
     }
 

@@ -31,16 +31,71 @@ const MAGIC: &[u8; 8] = b"PHCWASM\x01";
 const HEADER_LEN: usize = 8 + 32 + 32 + 32;
 const KEY_FILE: &str = "cache-key";
 
-/// The default cache directory: `$XDG_CACHE_HOME/prompt-host`, else `~/.cache/prompt-host`,
-/// else a directory under the system temp dir.
+/// The default cache directory, always one of this user's own: `$XDG_CACHE_HOME/prompt-host`,
+/// else `~/.cache/prompt-host` (`HOME`, or the home directory the password database gives
+/// when `HOME` is unset), else `prompt-host-cache-<uid>` under the system temp dir — which
+/// [`DiskCache::open`] uses only if this user created it.
 pub fn default_cache_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir).join("prompt-host");
+    // A relative XDG_CACHE_HOME is to be ignored (XDG Base Directory specification).
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
+    {
+        return dir.join("prompt-host");
     }
-    if let Some(home) = std::env::var_os("HOME").filter(|d| !d.is_empty()) {
-        return PathBuf::from(home).join(".cache").join("prompt-host");
+    if let Some(home) = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
+        .or_else(home_of_this_user)
+    {
+        return home.join(".cache").join("prompt-host");
     }
-    std::env::temp_dir().join("prompt-host-cache")
+    std::env::temp_dir().join(format!("prompt-host-cache-{}", user_id()))
+}
+
+/// This user's home directory from the password database.
+#[cfg(unix)]
+fn home_of_this_user() -> Option<PathBuf> {
+    use std::ffi::CStr;
+    use std::os::unix::ffi::OsStrExt;
+    let mut buffer = vec![0u8; 16 * 1024];
+    // SAFETY: an all-zero passwd is a valid value for getpwuid_r to fill.
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call, and the buffer outlives the use of the
+    // strings it ends up holding.
+    let rc = unsafe {
+        libc::getpwuid_r(
+            libc::geteuid(),
+            &mut entry,
+            buffer.as_mut_ptr().cast(),
+            buffer.len(),
+            &mut found,
+        )
+    };
+    if rc != 0 || found.is_null() || entry.pw_dir.is_null() {
+        return None;
+    }
+    // SAFETY: pw_dir points into `buffer`, NUL-terminated, as getpwuid_r promises.
+    let dir = unsafe { CStr::from_ptr(entry.pw_dir) };
+    let dir = PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()));
+    dir.is_absolute().then_some(dir)
+}
+
+#[cfg(not(unix))]
+fn home_of_this_user() -> Option<PathBuf> {
+    None
+}
+
+#[cfg(unix)]
+fn user_id() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+#[cfg(not(unix))]
+fn user_id() -> u32 {
+    0
 }
 
 /// sha256 of `bytes`.
@@ -119,14 +174,24 @@ impl Artifact {
 }
 
 impl DiskCache {
-    /// Open (creating if needed) the cache at `dir` for code compiled by `engine`.
+    /// Open (creating if needed, private to this user) the cache at `dir` for code compiled
+    /// by `engine`. Refused when the directory or its key belongs to another user, or others
+    /// may write into the directory or read the key: whoever can plant a file there, with a
+    /// valid HMAC, chooses native code this host runs. The caller then runs without a cache.
     pub(crate) fn open(dir: &Path, engine: &wasmtime::Engine) -> Result<Self, WasmError> {
         let err = |message: String| WasmError::Cache {
             path: dir.to_path_buf(),
             message,
         };
-        fs::create_dir_all(dir).map_err(|e| err(format!("cannot create: {e}")))?;
-        let key = load_or_create_key(&dir.join(KEY_FILE)).map_err(|e| err(e.to_string()))?;
+        create_private_dir(dir).map_err(|e| err(format!("cannot create it: {e}")))?;
+        let handle =
+            crate::fsutil::open_dir(dir).map_err(|e| err(format!("cannot open it: {e}")))?;
+        let metadata = handle
+            .metadata()
+            .map_err(|e| err(format!("cannot read its metadata: {e}")))?;
+        crate::fsutil::check_private(&metadata, crate::fsutil::Others::MayRead)
+            .map_err(|why| err(format!("not used: {why}")))?;
+        let key = load_or_create_key(&dir.join(KEY_FILE)).map_err(err)?;
         Ok(Self {
             dir: dir.to_path_buf(),
             key,
@@ -245,7 +310,8 @@ impl DiskCache {
             std::process::id()
         ));
         {
-            let mut f = fs::File::create(&tmp)?;
+            let _ = fs::remove_file(&tmp);
+            let mut f = create_private_file(&tmp)?;
             f.write_all(MAGIC)?;
             f.write_all(wasm_sha)?;
             f.write_all(&self.fingerprint)?;
@@ -257,32 +323,74 @@ impl DiskCache {
     }
 }
 
-fn load_or_create_key(path: &Path) -> std::io::Result<[u8; 32]> {
-    if let Ok(bytes) = fs::read(path) {
-        if let Ok(key) = <[u8; 32]>::try_from(bytes.as_slice()) {
-            return Ok(key);
-        }
+/// Create `dir` (and missing parents) readable by this user only; an existing one is left
+/// as it is (and judged by [`DiskCache::open`]).
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
+/// Open a new file at `path` for writing, private to this user, failing if one exists.
+pub(crate) fn create_private_file(path: &Path) -> std::io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
+}
+
+/// The cache's secret key: read (a regular file of this user's that nobody else may read,
+/// opened without blocking) or, when there is none, created.
+fn load_or_create_key(path: &Path) -> Result<[u8; 32], String> {
+    match read_key(path) {
+        Ok(Some(key)) => return Ok(key),
+        Ok(None) => {}
+        Err(why) => return Err(format!("key {}: {why}; not used", path.display())),
     }
     let key = random_key();
     let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-    {
-        let mut opts = fs::OpenOptions::new();
-        opts.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            opts.mode(0o600);
-        }
-        let mut f = opts.open(&tmp)?;
+    let written = (|| {
+        let _ = fs::remove_file(&tmp);
+        let mut f = create_private_file(&tmp)?;
         f.write_all(&key)?;
         f.sync_all()?;
+        // Two processes racing here: whichever rename lands last wins; re-read so both
+        // agree (the loser's artifacts then fail to verify once and are rebuilt).
+        fs::rename(&tmp, path)
+    })();
+    written.map_err(|e| format!("cannot create the key {}: {e}", path.display()))?;
+    match read_key(path) {
+        Ok(Some(key)) => Ok(key),
+        Ok(None) => Err(format!("key {}: has the wrong length", path.display())),
+        Err(why) => Err(format!("key {}: {why}; not used", path.display())),
     }
-    // Two processes racing here: whichever rename lands last wins; re-read so both agree
-    // (the loser's artifacts then fail to verify once and are rebuilt).
-    fs::rename(&tmp, path)?;
-    let bytes = fs::read(path)?;
-    <[u8; 32]>::try_from(bytes.as_slice())
-        .map_err(|_| std::io::Error::other("cache key file has the wrong length"))
+}
+
+/// The key at `path`: `None` when there is none (or a truncated one of ours, replaced), an
+/// error when the file is not one this host may trust.
+fn read_key(path: &Path) -> Result<Option<[u8; 32]>, String> {
+    let (mut file, metadata) =
+        match crate::fsutil::open_regular(path, fs::OpenOptions::new().read(true)) {
+            Ok(opened) => opened,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e.to_string()),
+        };
+    crate::fsutil::check_private(&metadata, crate::fsutil::Others::Nothing)?;
+    if metadata.len() != 32 {
+        return Ok(None);
+    }
+    let mut key = [0u8; 32];
+    std::io::Read::read_exact(&mut file, &mut key).map_err(|e| e.to_string())?;
+    Ok(Some(key))
 }
 
 fn random_key() -> [u8; 32] {

@@ -421,10 +421,18 @@ impl WasmRuntime {
             HasSelf<HostState>,
         >(&mut linker, |s| s)
         .map_err(|e| engine_err("(runtime)", e))?;
-        let disk = match &config.cache_dir {
-            Some(dir) => Some(DiskCache::open(dir, &engine)?),
-            None => None,
-        };
+        // A cache that cannot be used (a read-only or foreign directory, another user's
+        // key) costs speed, not correctness: warn and compile in memory.
+        let disk = config
+            .cache_dir
+            .as_ref()
+            .and_then(|dir| match DiskCache::open(dir, &engine) {
+                Ok(cache) => Some(cache),
+                Err(e) => {
+                    log::warn!("{e}; running without a compiled-code cache");
+                    None
+                }
+            });
         let stop = Arc::new(AtomicBool::new(false));
         spawn_ticker(engine.clone(), stop.clone(), config.epoch_tick)?;
         Ok(Self {

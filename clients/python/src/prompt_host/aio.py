@@ -355,11 +355,22 @@ class AsyncPromptHost:
         if cancel is not None:
             unregister = cancel._register(lambda: loop.call_soon_threadsafe(self._cancel_id, id))
         try:
-            await self._drain()
             if timeout is None:
+                await self._drain()
                 return await asyncio.shield(future)
+            started = loop.time()
             try:
-                return await asyncio.wait_for(asyncio.shield(future), timeout)
+                # Sending counts toward the timeout: a server that stopped reading its input
+                # must not hold the caller past it.
+                await asyncio.wait_for(self._drain(), timeout)
+            except asyncio.TimeoutError:
+                self._pending.pop(id, None)
+                raise TimeoutError(
+                    f"{method} (id {id}) was not fully sent within {timeout}s: the server is not reading its input"
+                ) from None
+            try:
+                remaining = max(0.0, timeout - (loop.time() - started))
+                return await asyncio.wait_for(asyncio.shield(future), remaining)
             except asyncio.TimeoutError:
                 pass
             self._cancel_id(id)

@@ -39,6 +39,28 @@ Trace = Callable[[str, Any], None]
 _END = object()
 
 
+class _Outgoing:
+    """One line on its way to the server's stdin, written by the writer thread in order.
+    Its ``state`` tells a timed-out caller whether any of it reached the server."""
+
+    QUEUED, WRITING, WRITTEN, SKIPPED = "queued", "writing", "written", "skipped"
+
+    def __init__(self, data: bytes, method: Optional[str], on_failure: Optional[Callable[[BaseException], None]]) -> None:
+        self.data = data
+        self.method = method
+        self.on_failure = on_failure
+        self.state = _Outgoing.QUEUED
+        self.lock = threading.Lock()
+
+    def skip(self) -> bool:
+        """Withdraw the line if the writer has not started on it."""
+        with self.lock:
+            if self.state == _Outgoing.QUEUED:
+                self.state = _Outgoing.SKIPPED
+                return True
+            return False
+
+
 class NotificationStream:
     """An iterator over the notifications received after it was made (`PromptHost.notifications`).
     It ends when the server exits or `close` is called."""
@@ -88,6 +110,7 @@ class PendingCall:
         self._future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
         self._cancel_sent = False
         self._unregister: Callable[[], None] = lambda: None
+        self._outgoing: Optional[_Outgoing] = None
 
     def done(self) -> bool:
         return self._future.done()
@@ -111,6 +134,14 @@ class PendingCall:
             return self._future.result(timeout)
         except concurrent.futures.TimeoutError:
             pass
+        outgoing = self._outgoing
+        if outgoing is not None and outgoing.state != _Outgoing.WRITTEN:
+            # The server is not reading its input: a cancel would wait behind this request.
+            sent = "was not sent" if outgoing.skip() or outgoing.state == _Outgoing.SKIPPED else "was not fully sent"
+            self._host._forget(self.id)
+            raise TimeoutError(
+                f"{self.method} (id {self.id}) {sent} within {timeout}s: the server is not reading its input"
+            )
         self.cancel()
         try:
             return self._future.result(self._host.cancel_wait)
@@ -175,6 +206,7 @@ class PromptHost:
         self._pending: Dict[int, PendingCall] = {}
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
+        self._stdin_failed = False
         self._streams: List[NotificationStream] = []
         self._stderr = StderrTail()
         self._exited: Optional[ServerExited] = None
@@ -190,10 +222,15 @@ class PromptHost:
             env=full_env,
             cwd=os.fspath(cwd) if cwd is not None else None,
         )
+        # Every line goes out through one thread, so that no caller blocks in a write to a
+        # server that stopped reading (a call's timeout covers sending it too).
+        self._outbox: "queue.Queue[Optional[_Outgoing]]" = queue.Queue()
+        self._writer = threading.Thread(target=self._write_stdin, name="prompt-host-stdin", daemon=True)
         self._reader = threading.Thread(target=self._read_stdout, name="prompt-host-stdout", daemon=True)
         self._stderr_reader = threading.Thread(target=self._read_stderr, name="prompt-host-stderr", daemon=True)
         self._stderr_reader.start()
         self._reader.start()
+        self._writer.start()
 
     # -- life cycle ------------------------------------------------------------------------
 
@@ -212,12 +249,8 @@ class PromptHost:
     def close(self, timeout: float = 30.0) -> Optional[int]:
         """Close the server's input (it answers what is in flight, then exits) and wait for
         it; killed after ``timeout`` seconds. Returns the exit status."""
-        with self._write_lock:
-            try:
-                if self._proc.stdin and not self._proc.stdin.closed:
-                    self._proc.stdin.close()
-            except OSError:
-                pass
+        # The writer closes stdin once the lines before it are written.
+        self._outbox.put(None)
         try:
             self._proc.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -229,6 +262,7 @@ class PromptHost:
 
     def kill(self) -> None:
         """End the server at once (requests in flight fail with `ServerExited`)."""
+        self._outbox.put(None)
         self._proc.kill()
         self._proc.wait()
         self._reader.join()
@@ -241,39 +275,80 @@ class PromptHost:
 
     # -- the wire --------------------------------------------------------------------------
 
-    def _write(self, message: Mapping[str, Any]) -> None:
+    def _write(
+        self, message: Mapping[str, Any], on_failure: Optional[Callable[[BaseException], None]] = None
+    ) -> _Outgoing:
+        """Queue ``message`` for the writer thread; ``on_failure`` learns if it cannot be
+        written (the server exited)."""
         data = _wire.encode(message)
         refused = _wire.too_large(data, self.max_request_bytes, message.get("method"))
         if refused is not None:
             raise refused
+        return self._queue_line(data, message.get("method"), on_failure, message)
+
+    def _queue_line(
+        self,
+        data: bytes,
+        method: Optional[str],
+        on_failure: Optional[Callable[[BaseException], None]],
+        traced: Any = None,
+    ) -> _Outgoing:
         with self._write_lock:
-            if self._trace is not None:
-                self._trace("send", message)
-            stdin = self._proc.stdin
-            if self._exited is not None or stdin is None or stdin.closed:
-                raise self._exit_error(message.get("method"))
-            try:
-                stdin.write(data)
-                stdin.flush()
-            except (BrokenPipeError, OSError, ValueError):
-                self._await_exit()
-                raise self._exit_error(message.get("method")) from None
+            if self._exited is not None or self._stdin_failed:
+                raise self._exit_error(method)
+            if self._trace is not None and traced is not None:
+                self._trace("send", traced)
+            outgoing = _Outgoing(data, method, on_failure)
+            self._outbox.put(outgoing)
+            return outgoing
 
     def send_raw(self, data: bytes) -> None:
         """Write bytes as they are (a newline is added when missing). Answers to such lines
         reach only ``trace``; for protocol tests."""
         if not data.endswith(b"\n"):
             data += b"\n"
-        with self._write_lock:
-            stdin = self._proc.stdin
-            if stdin is None or stdin.closed:
-                raise self._exit_error(None)
+        self._queue_line(data, None, None)
+
+    def _write_stdin(self) -> None:
+        stdin = self._proc.stdin
+        assert stdin is not None
+        while True:
+            outgoing = self._outbox.get()
+            if outgoing is None:
+                try:
+                    stdin.close()
+                except OSError:
+                    pass
+                return
+            with outgoing.lock:
+                if outgoing.state == _Outgoing.SKIPPED:
+                    continue
+                outgoing.state = _Outgoing.WRITING
             try:
-                stdin.write(data)
+                stdin.write(outgoing.data)
                 stdin.flush()
             except (BrokenPipeError, OSError, ValueError):
+                with self._write_lock:
+                    self._stdin_failed = True
                 self._await_exit()
-                raise self._exit_error(None) from None
+                failed = [outgoing]
+                while True:
+                    try:
+                        rest = self._outbox.get_nowait()
+                    except queue.Empty:
+                        break
+                    if rest is not None:
+                        failed.append(rest)
+                for line in failed:
+                    if line.on_failure is not None:
+                        line.on_failure(self._exit_error(line.method))
+                return
+            with outgoing.lock:
+                outgoing.state = _Outgoing.WRITTEN
+
+    def _forget(self, id: int) -> None:
+        with self._lock:
+            self._pending.pop(id, None)
 
     def _await_exit(self, timeout: float = 5.0) -> None:
         """After a failed write: let the reader see the end and record the exit status."""
@@ -375,7 +450,7 @@ class PromptHost:
                 raise self._exit_error(method)
             self._pending[id] = call
         try:
-            self._write(_wire.request_message(id, method, params))
+            call._outgoing = self._write(_wire.request_message(id, method, params), call._fail)
         except BaseException:
             with self._lock:
                 self._pending.pop(id, None)

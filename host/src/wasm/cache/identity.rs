@@ -98,7 +98,8 @@ impl IdentityRecord<'_> {
     /// The digest recorded at `record` for a file whose identity is now `now`, if the record
     /// verifies and the identity is the recorded one.
     pub(crate) fn read(&self, record: &Path, now: FileIdentity) -> Option<[u8; 32]> {
-        let bytes = fs::read(record).ok()?;
+        // Never blocks, and reads no more than a record holds.
+        let bytes = crate::fsutil::read_regular(record, RECORD_LEN as u64).ok()?;
         if bytes.len() != RECORD_LEN || &bytes[..MAGIC.len()] != MAGIC {
             return None;
         }
@@ -132,7 +133,8 @@ impl IdentityRecord<'_> {
         let tag = self.tag(&identity, digest);
         let tmp = record.with_extension(format!("{}.tmp", std::process::id()));
         {
-            let mut f = fs::File::create(&tmp)?;
+            let _ = fs::remove_file(&tmp);
+            let mut f = super::create_private_file(&tmp)?;
             f.write_all(MAGIC)?;
             f.write_all(&identity)?;
             f.write_all(digest)?;
