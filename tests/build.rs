@@ -35,6 +35,13 @@ fn main() {
     println!("cargo:rerun-if-changed={}", guests.display());
     println!("cargo:rerun-if-changed={}", guests_v2.display());
 
+    // Tests that act as another user (`setpriv`) need root; elsewhere they are ignored, and
+    // the test summary says so.
+    println!("cargo::rustc-check-cfg=cfg(as_root)");
+    if running_as_root() {
+        println!("cargo:rustc-cfg=as_root");
+    }
+
     ensure_target_installed();
     let mut wasm = build_guests(&guests, &target_dir);
     wasm.extend(build_guests(
@@ -42,6 +49,14 @@ fn main() {
         &repo.join("target").join("guests-v2"),
     ));
     emit(&wasm);
+}
+
+/// Whether this build (and so, normally, the tests it builds) runs as root.
+fn running_as_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|out| out.status.success() && out.stdout.trim_ascii() == b"0")
 }
 
 /// `rustup` does not add targets to an already-installed toolchain on its own, so a fresh

@@ -393,11 +393,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             max_output_bytes,
             max_sessions,
         } => {
-            let mut limits = serve::ServeLimits::default();
-            limits.max_request_bytes = max_request_bytes;
-            limits.max_inflight = max_inflight;
-            limits.max_output_bytes = max_output_bytes;
-            limits.max_sessions = max_sessions;
+            let limits = serve::ServeLimits {
+                max_request_bytes,
+                max_inflight,
+                max_output_bytes,
+                max_sessions,
+            };
             serve::run(config.as_deref(), limits).await
         }
         Command::New(args) => new::run(&args),

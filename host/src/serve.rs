@@ -186,9 +186,9 @@ impl Server {
     {
         let limits = self.limits;
         let (tx, mut rx) = mpsc::unbounded_channel::<String>();
-        let out = Arc::new(Output::new(tx, limits.max_output_bytes));
+        let (out, written) = Output::new(tx, limits.max_output_bytes);
+        let out = Arc::new(out);
         self.notifier.attach(out.clone());
-        let written = out.clone();
         let mut writer = tokio::spawn(async move {
             while let Some(line) = rx.recv().await {
                 let result = async {
@@ -317,7 +317,8 @@ impl Server {
         }
         match session_of(&call) {
             Some(path) => {
-                if let Err(((call, done), e)) = self.queue(path, (call, done)) {
+                if let Err(refused) = self.queue(path, (call, done)) {
+                    let ((call, done), e) = *refused;
                     let response = self.answer(call.id, Err(e));
                     let _ = done.send(response);
                 }
@@ -365,7 +366,7 @@ impl Server {
     /// Queue `job` on the session at `path`, starting its queue (and worker) on first use.
     /// The job is sent while the map is locked, so a worker that finds its queue empty and
     /// removes it cannot lose a job sent meanwhile.
-    fn queue(self: &Arc<Self>, path: PathBuf, job: Job) -> Result<(), (Job, RpcError)> {
+    fn queue(self: &Arc<Self>, path: PathBuf, job: Job) -> Result<(), Box<(Job, RpcError)>> {
         let mut sessions = self.lock_sessions();
         let job = match sessions.get(&path) {
             Some(queue) => match queue.jobs.send(job) {
@@ -388,7 +389,7 @@ impl Server {
             e.data = Some(
                 json!({"kind": "too-many-sessions", "session": path, "limit": self.limits.max_sessions}),
             );
-            return Err((job, e));
+            return Err(Box::new((job, e)));
         }
         let (tx, rx) = mpsc::unbounded_channel::<Job>();
         let serial = self.next_serial.fetch_add(1, Ordering::Relaxed);

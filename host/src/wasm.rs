@@ -30,7 +30,7 @@ mod random;
 mod registry_host;
 mod runtime;
 mod state;
-mod untrusted;
+pub(crate) mod untrusted;
 mod validate;
 
 pub use bindings::instruction_provider::exports::prompt_host::plugin::instructions::{

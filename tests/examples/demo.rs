@@ -13,69 +13,13 @@ use std::path::PathBuf;
 use prompt_host::session::Session;
 use prompt_host::{Facts, Host, HostConfig, RuntimeConfig, StepOptions};
 
-fn deployment() -> String {
-    format!(
-        r#"# The demo deployment: identity + persona, plugins in a parent and a child scope.
-[host]
-# Compiled plugins are cached beside this file, so the command line reuses the demo's.
-cache_dir = "cache"
-
-[prompt]
-persona = "You are a coding agent running on {{{{model}}}}."
-
-[[scope]]
-name = "preset:coder"
-
-[[scope]]
-name = "agent:1"
-parent = "preset:coder"
-
-# Tool guidance and tools for every agent of the coder preset.
-[[plugin]]
-name = "tool-guide"
-wasm = "{tool_guide}"
-scope = "preset:coder"
-
-# A redactor listener for the preset: rewrites the assembled sections after the chain ran.
-[[plugin]]
-name = "redactor"
-wasm = "{redactor}"
-scope = "preset:coder"
-config = {{ words = ["hunter2"] }}
-
-# agent:1's own persona shadows the deployment persona, in agent:1 only.
-[[plugin]]
-name = "persona"
-wasm = "{persona}"
-scope = "agent:1"
-config = {{ text = "You are agent 1, a careful reviewer on {{{{model}}}}. Today is {{{{date}}}}. Never print the password hunter2." }}
-
-[[plugin]]
-name = "clock"
-wasm = "{clock}"
-scope = "agent:1"
-
-# A runtime context from the caller fact `sandbox`.
-[[plugin]]
-name = "runtime-policy"
-wasm = "{runtime_policy}"
-scope = "agent:1"
-"#,
-        tool_guide = env!("GUEST_TOOL_GUIDE"),
-        redactor = env!("GUEST_REDACTOR"),
-        persona = env!("GUEST_PERSONA"),
-        clock = env!("GUEST_CLOCK"),
-        runtime_policy = env!("GUEST_RUNTIME_POLICY"),
-    )
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/demo");
     std::fs::create_dir_all(&dir)?;
     let dir = dir.canonicalize()?;
     let config_path = dir.join("host.toml");
-    std::fs::write(&config_path, deployment())?;
+    std::fs::write(&config_path, prompt_host_tests::demo::deployment())?;
     let config = HostConfig::load(&config_path)?;
     let host = Host::from_config(&config, RuntimeConfig::with_cache_dir(dir.join("cache")))?;
 

@@ -2,5 +2,6 @@
 //! reference deployment defined in [`reference`], and the polyglot test and bench share
 //! [`polyglot`] (the JavaScript and Python example plugins).
 
+pub mod demo;
 pub mod polyglot;
 pub mod reference;

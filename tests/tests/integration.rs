@@ -3,8 +3,14 @@
 //! `integration/x.rs`).
 
 mod integration {
+    mod attacked_cache;
+    mod attacked_grants;
+    mod attacked_logs;
+    mod attacked_processes;
+    mod attacked_serve;
     mod capabilities;
     mod cli;
+    mod cli_details;
     mod cli_support;
     mod conformance_wasm;
     mod containment_cli;

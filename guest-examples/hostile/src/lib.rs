@@ -54,6 +54,9 @@ const MODES: &[&str] = &[
     "say",
     "read_file",
     "write_file",
+    "list_dir",
+    "read_then_trap",
+    "deep_tool",
 ];
 
 /// The name every dynamic entry of this plugin uses.
@@ -166,6 +169,11 @@ impl Hostile {
                 Err(Error::failed(text))
             }
             "read_file" => probe::read_file(self.text("path")),
+            "list_dir" => probe::list_dir(self.text("path")),
+            // Its tool's parameters nest `depth` arrays deep (see `tools`).
+            "deep_tool" => Ok("a tool with deeply nested parameters".to_owned()),
+            // Read, then trap: every call runs in a fresh instance, as after any failure.
+            "read_then_trap" => panic!("{}", probe::read_head(self.text("path"))),
             "write_file" => Ok(probe::write_file(self.text("path"))),
             "random" => Ok(abuse::random_bytes(
                 self.number("bytes", 32 << 20),
@@ -275,7 +283,15 @@ impl Plugin for Hostile {
 
     fn tools(&mut self, _key: &str, _cx: &AssembleContext) -> Result<ToolSet, Error> {
         let text = self.run(None)?;
-        let params = prompt_plugin::serde_json::json!({"type": "object", "properties": {}});
+        let params = if self.mode == "deep_tool" {
+            let mut nested = Value::from(1);
+            for _ in 0..self.number("depth", 125) {
+                nested = Value::Array(vec![nested]);
+            }
+            prompt_plugin::serde_json::json!({"type": "object", "default": nested})
+        } else {
+            prompt_plugin::serde_json::json!({"type": "object", "properties": {}})
+        };
         Ok(ToolSet::new(vec![tool(NAME, text, &params)]))
     }
 

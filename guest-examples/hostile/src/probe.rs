@@ -84,6 +84,30 @@ pub fn read_file(path: &str) -> Result<String, prompt_plugin::Error> {
     }
 }
 
+/// The start of a file's text (what was read, for a test to look at), or why not.
+pub fn read_head(path: &str) -> String {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let head = String::from_utf8_lossy(&bytes[..bytes.len().min(64)]).into_owned();
+            format!("read {path}: {head}")
+        }
+        Err(e) => format!("cannot read {path}: {e}"),
+    }
+}
+
+/// Count a directory's entries (as a careless plugin would list one): the count, or a
+/// failure naming the path.
+pub fn list_dir(path: &str) -> Result<String, prompt_plugin::Error> {
+    let entries = std::fs::read_dir(path)
+        .map_err(|e| prompt_plugin::Error::failed(format!("cannot list {path}: {e}")))?;
+    let mut count = 0usize;
+    for entry in entries {
+        entry.map_err(|e| prompt_plugin::Error::failed(format!("cannot list {path}: {e}")))?;
+        count += 1;
+    }
+    Ok(format!("listed {path}: {count} entries"))
+}
+
 /// Try to change the filesystem at `path`: create and write it, rename it, delete it, make a
 /// directory there. One line per attempt, as `outcome` reports it.
 pub fn write_file(path: &str) -> String {

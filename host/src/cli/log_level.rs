@@ -25,9 +25,51 @@ pub enum LogLevel {
 
 static LEVEL: AtomicU8 = AtomicU8::new(LogLevel::Warn as u8);
 
-/// Set the level for this process (the command line's `--log-level`).
+/// Set the level for this process (the command line's `--log-level`), and show the host's
+/// own messages at that level on stderr too (a cache that cannot be used, a tool an MCP
+/// server sent that was left out, …), as `warning: …`.
 pub fn set(level: LogLevel) {
     LEVEL.store(level as u8, Ordering::Relaxed);
+    static LOGGER: HostLines = HostLines;
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(match level {
+            LogLevel::Error => log::LevelFilter::Error,
+            LogLevel::Warn => log::LevelFilter::Warn,
+            LogLevel::Info => log::LevelFilter::Info,
+            LogLevel::Debug => log::LevelFilter::Debug,
+            LogLevel::Trace => log::LevelFilter::Trace,
+        });
+    }
+}
+
+/// The host's own `log` lines on stderr. Plugin lines reach stderr through the runtime's
+/// sink ([`show`]), so their `prompt_host::plugin` copies are left out here, as are other
+/// crates' lines.
+struct HostLines;
+
+impl log::Log for HostLines {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        let target = metadata.target();
+        target.starts_with("prompt_host")
+            && !target.starts_with("prompt_host::plugin")
+            && metadata.level() as u8 <= LEVEL.load(Ordering::Relaxed)
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if !self.enabled(record.metadata()) {
+            return;
+        }
+        let label = match record.level() {
+            log::Level::Error => "error",
+            log::Level::Warn => "warning",
+            log::Level::Info => "info",
+            log::Level::Debug => "debug",
+            log::Level::Trace => "trace",
+        };
+        super::warn(&format!("{label}: {}", record.args()));
+    }
+
+    fn flush(&self) {}
 }
 
 /// The severity of a plugin line: 1 = error … 5 = trace.

@@ -222,11 +222,24 @@ async fn list_all_tools(
             }
             Err(e) => return Err(list_error(e.to_string())),
         };
-        tools.extend(page.tools.into_iter().map(|t| McpTool {
-            name: t.name.into_owned(),
-            description: t.description.map(|d| d.into_owned()).unwrap_or_default(),
-            input_schema: Value::Object((*t.input_schema).clone()),
-        }));
+        for t in page.tools {
+            let input_schema = Value::Object((*t.input_schema).clone());
+            // An untrusted server's schema deeper than a session log can hold would fail
+            // every step; that one tool is left out, loudly.
+            use crate::session::depth::{too_deep, MAX_TOOL_PARAMETERS_DEPTH};
+            if let Some(at) = too_deep(&input_schema, MAX_TOOL_PARAMETERS_DEPTH) {
+                log::warn!(
+                    "MCP server \"{server}\": tool \"{}\" left out: its inputSchema nests more than {MAX_TOOL_PARAMETERS_DEPTH} levels deep (at {at}), deeper than a session log can hold",
+                    crate::wasm::untrusted::escape(&t.name)
+                );
+                continue;
+            }
+            tools.push(McpTool {
+                name: t.name.into_owned(),
+                description: t.description.map(|d| d.into_owned()).unwrap_or_default(),
+                input_schema,
+            });
+        }
         match page.next_cursor {
             Some(next) => cursor = Some(next),
             None => return Ok(tools),

@@ -15,48 +15,77 @@ use tokio::sync::{mpsc, Notify};
 /// Default of `serve --max-output-bytes`: 16 MiB waiting to be written.
 pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 16 << 20;
 
-/// Lines on their way to the client.
+/// Lines on their way to the client. The writer drains `lines`; it holds only the
+/// [`Pending`] count, so the line channel closes once every sender (the reader, the
+/// notifier, requests still running) is gone.
 pub(crate) struct Output {
     lines: mpsc::UnboundedSender<String>,
-    /// Bytes queued and not yet written.
-    pending: AtomicUsize,
-    budget: usize,
-    /// Raised whenever a write brings `pending` under the budget.
-    drained: Notify,
+    pending: std::sync::Arc<Pending>,
     /// Notifications dropped because the output was over its budget.
     dropped: AtomicU64,
 }
 
+/// The bytes queued and not yet written, against the budget.
+pub(crate) struct Pending {
+    bytes: AtomicUsize,
+    budget: usize,
+    /// Raised whenever a write brings `bytes` under the budget.
+    drained: Notify,
+}
+
+impl Pending {
+    /// Called by the writer once `bytes` (a line and its newline) went out.
+    pub(crate) fn written(&self, bytes: usize) {
+        let before = self.bytes.fetch_sub(bytes, Ordering::AcqRel);
+        if before.saturating_sub(bytes) <= self.budget {
+            self.drained.notify_waiters();
+        }
+    }
+
+    fn over(&self) -> bool {
+        self.bytes.load(Ordering::Acquire) > self.budget
+    }
+}
+
 impl Output {
-    /// An output of `budget` bytes feeding `lines` (read by the writer task).
-    pub(crate) fn new(lines: mpsc::UnboundedSender<String>, budget: usize) -> Self {
-        Self {
-            lines,
-            pending: AtomicUsize::new(0),
+    /// An output of `budget` bytes feeding `lines` (read by the writer task, which reports
+    /// each written line to the returned [`Pending`]).
+    pub(crate) fn new(
+        lines: mpsc::UnboundedSender<String>,
+        budget: usize,
+    ) -> (Self, std::sync::Arc<Pending>) {
+        let pending = std::sync::Arc::new(Pending {
+            bytes: AtomicUsize::new(0),
             budget,
             drained: Notify::new(),
+        });
+        let output = Self {
+            lines,
+            pending: pending.clone(),
             dropped: AtomicU64::new(0),
-        }
+        };
+        (output, pending)
     }
 
     /// Queue a response line (never dropped: its request was taken in).
     pub(crate) fn respond(&self, line: String) {
-        self.pending.fetch_add(line.len() + 1, Ordering::AcqRel);
-        if let Err(unsent) = self.lines.send(line) {
-            // The writer is gone (the client closed its input): nothing will be written.
-            self.pending.fetch_sub(unsent.0.len() + 1, Ordering::AcqRel);
+        let bytes = line.len() + 1;
+        self.pending.bytes.fetch_add(bytes, Ordering::AcqRel);
+        if self.lines.send(line).is_err() {
+            // The writer is gone (the client closed its output): nothing will be written.
+            self.pending.bytes.fetch_sub(bytes, Ordering::AcqRel);
         }
     }
 
     /// Queue a notification, unless the output is over its budget.
     pub(crate) fn notify(&self, line: String) {
-        if self.pending.load(Ordering::Acquire) > self.budget {
+        if self.pending.over() {
             let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
             if dropped.is_power_of_two() {
                 log::warn!(
                     "serve: {dropped} notifications dropped so far: the client is not reading \
                      its output (more than {} bytes wait to be written)",
-                    self.budget
+                    self.pending.budget
                 );
             }
             return;
@@ -70,19 +99,11 @@ impl Output {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    /// Called by the writer once `bytes` (a line and its newline) went out.
-    pub(crate) fn written(&self, bytes: usize) {
-        let before = self.pending.fetch_sub(bytes, Ordering::AcqRel);
-        if before.saturating_sub(bytes) <= self.budget {
-            self.drained.notify_waiters();
-        }
-    }
-
     /// Wait until no more than the budget waits to be written.
     pub(crate) async fn room(&self) {
         loop {
-            let drained = self.drained.notified();
-            if self.pending.load(Ordering::Acquire) <= self.budget {
+            let drained = self.pending.drained.notified();
+            if !self.pending.over() {
                 return;
             }
             drained.await;
@@ -92,7 +113,7 @@ impl Output {
     /// Bytes waiting to be written.
     #[cfg(test)]
     pub(crate) fn pending(&self) -> usize {
-        self.pending.load(Ordering::Acquire)
+        self.pending.bytes.load(Ordering::Acquire)
     }
 }
 
@@ -103,7 +124,8 @@ mod tests {
     #[tokio::test]
     async fn over_the_budget_notifications_drop_and_readers_wait() {
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let output = std::sync::Arc::new(Output::new(tx, 10));
+        let (output, pending) = Output::new(tx, 10);
+        let output = std::sync::Arc::new(output);
         output.respond("0123456789ab".into());
         assert_eq!(output.pending(), 13);
         output.notify("n".into());
@@ -115,7 +137,7 @@ mod tests {
         tokio::task::yield_now().await;
         assert!(!waiting.is_finished());
         let line = rx.recv().await.unwrap();
-        output.written(line.len() + 1);
+        pending.written(line.len() + 1);
         waiting.await.unwrap();
         assert_eq!(output.pending(), 0);
         output.notify("n".into());

@@ -18,6 +18,16 @@ use super::message::ContentBlock;
 /// which refuses a 128th level of arrays and objects.
 pub const MAX_DEPTH: usize = 127;
 
+/// The deepest a tool's parameters may nest: a `request/header` line holds them five levels
+/// down (the event, its data, the header, the tool list, the tool).
+pub const MAX_TOOL_PARAMETERS_DEPTH: usize = MAX_DEPTH - 5;
+
+/// A JSON pointer (inside `value`) to its first container nested more than `limit` levels
+/// deep, if there is one: for refusing a value where it enters, naming where it is too deep.
+pub fn too_deep(value: &Value, limit: usize) -> Option<String> {
+    first_beyond(value, limit).map(|path| pointer(&path))
+}
+
 /// How many path segments an error shows before eliding the rest.
 const SHOWN_SEGMENTS: usize = 12;
 
@@ -255,6 +265,30 @@ mod tests {
             }
             assert!((1..11).contains(&accepted), "{place}: {accepted}");
         }
+    }
+
+    /// Parameters at the limit fit in a `request/header` line; one more level does not.
+    #[test]
+    fn tool_parameters_at_their_limit_fit_in_a_header() {
+        use crate::session::NewEvent;
+        let header = |levels: usize| {
+            let tools = json!([{"name": "t", "parameters": nested(levels)}]);
+            NewEvent::log(
+                "request/header",
+                json!({"reason": "initial", "header": {"tools": tools}}),
+            )
+            .into_event(0, 0)
+        };
+        assert!(check(&header(MAX_TOOL_PARAMETERS_DEPTH)).is_ok());
+        assert!(check(&header(MAX_TOOL_PARAMETERS_DEPTH + 1)).is_err());
+        assert_eq!(
+            too_deep(
+                &nested(MAX_TOOL_PARAMETERS_DEPTH),
+                MAX_TOOL_PARAMETERS_DEPTH
+            ),
+            None
+        );
+        assert!(too_deep(&nested(3), 2).is_some_and(|at| at == "/0/0"));
     }
 
     #[test]

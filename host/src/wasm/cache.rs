@@ -133,22 +133,31 @@ pub(crate) fn engine_fingerprint(engine: &wasmtime::Engine) -> [u8; 32] {
     h.0.finalize().into()
 }
 
+/// An HMAC-SHA256 keyed by `key` over the concatenated `parts`. A key shorter than
+/// SHA-256's 64-byte block is zero-padded to it by HMAC's definition, so padding it here
+/// gives the same MAC and makes keying infallible.
+fn keyed_mac(key: &[u8; 32], parts: &[&[u8]]) -> hmac::Hmac<Sha256> {
+    use hmac::digest::KeyInit;
+    use hmac::Mac;
+    let mut block = [0u8; 64];
+    block[..32].copy_from_slice(key);
+    let mut mac = <hmac::Hmac<Sha256> as KeyInit>::new(&block.into());
+    for part in parts {
+        mac.update(part);
+    }
+    mac
+}
+
+/// HMAC-SHA256 of the concatenated `parts` under `key`.
 pub(crate) fn hmac_sha256(key: &[u8; 32], parts: &[&[u8]]) -> [u8; 32] {
-    let mut ipad = [0x36u8; 64];
-    let mut opad = [0x5cu8; 64];
-    for (i, k) in key.iter().enumerate() {
-        ipad[i] ^= k;
-        opad[i] ^= k;
-    }
-    let mut inner = Sha256::new();
-    inner.update(ipad);
-    for p in parts {
-        inner.update(p);
-    }
-    let mut outer = Sha256::new();
-    outer.update(opad);
-    outer.update(inner.finalize());
-    outer.finalize().into()
+    use hmac::Mac;
+    keyed_mac(key, parts).finalize().into_bytes().into()
+}
+
+/// Whether `tag` is the HMAC-SHA256 of `parts` under `key`, compared in constant time.
+pub(crate) fn hmac_verifies(key: &[u8; 32], parts: &[&[u8]], tag: &[u8]) -> bool {
+    use hmac::Mac;
+    keyed_mac(key, parts).verify_slice(tag).is_ok()
 }
 
 /// The compiled-code cache directory of one runtime.
@@ -291,13 +300,7 @@ impl DiskCache {
         let (sha, rest) = bytes[8..].split_at(32);
         let (fp, rest) = rest.split_at(32);
         let (tag, artifact) = rest.split_at(32);
-        let expected = hmac_sha256(&self.key, &[MAGIC, sha, fp, artifact]);
-        // Not secret-dependent timing in any way that matters here, but cheap to do right.
-        expected
-            .iter()
-            .zip(tag)
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
+        hmac_verifies(&self.key, &[MAGIC, sha, fp, artifact], tag)
     }
 
     /// Store `artifact` for `wasm_sha`, atomically (temp file + rename).

@@ -32,8 +32,15 @@ pub(crate) fn wit_named_text(t: &NamedText) -> wit::NamedText {
 
 /// Parse a tool's parameters: JSON text of an object.
 pub(crate) fn parameters(tool: &str, text: &str) -> Result<serde_json::Value, String> {
+    use crate::session::depth::{too_deep, MAX_TOOL_PARAMETERS_DEPTH};
     match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(v @ serde_json::Value::Object(_)) => Ok(v),
+        // Deeper parameters could not be written to a session log and read back.
+        Ok(v @ serde_json::Value::Object(_)) => match too_deep(&v, MAX_TOOL_PARAMETERS_DEPTH) {
+            None => Ok(v),
+            Some(at) => Err(format!(
+                "tool \"{tool}\": parameters nest more than {MAX_TOOL_PARAMETERS_DEPTH} levels deep (at {at}), deeper than a session log can hold"
+            )),
+        },
         Ok(_) => Err(format!("tool \"{tool}\": parameters must be a JSON object")),
         Err(e) => Err(format!(
             "tool \"{tool}\": parameters are not valid JSON: {e}"

@@ -47,6 +47,9 @@ const ALLOW_BLOCKING_CURRENT_THREAD: bool = false;
 
 type OpenResult = Result<Resource<Descriptor>, ErrorCode>;
 
+/// The preopened directories and their guest paths.
+type Preopens = Vec<(Resource<Descriptor>, String)>;
+
 /// A directory being listed, one entry per call.
 pub(crate) struct Listing {
     entries: cap_primitives::fs::ReadDir,
@@ -55,7 +58,7 @@ pub(crate) struct Listing {
 fn get_directories(
     mut store: StoreContextMut<'_, HostState>,
     (): (),
-) -> wasmtime::Result<(Vec<(Resource<Descriptor>, String)>,)> {
+) -> wasmtime::Result<(Preopens,)> {
     let state = store.data_mut();
     let Some(granted) = state.granted.clone() else {
         return Ok((Vec::new(),));

@@ -59,6 +59,49 @@ impl Deployment {
         run_in(self.dir.path(), self.cache.as_deref(), args, None)
     }
 
+    /// Run, killing the command if it has not ended within `timeout` (`None`: it hung).
+    pub fn run_timed(&self, args: &[&str], timeout: std::time::Duration) -> Option<Run> {
+        let cache = self
+            .cache
+            .clone()
+            .unwrap_or_else(|| self.dir.path().join("cache"));
+        let child = Command::new(bin())
+            .args(args)
+            .env("PROMPT_HOST_CACHE_DIR", cache)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn prompt-host");
+        let pid = child.id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        match rx.recv_timeout(timeout) {
+            Ok(output) => {
+                let Output {
+                    status,
+                    stdout,
+                    stderr,
+                } = output.expect("output");
+                Some(Run {
+                    code: status.code().unwrap_or(-1),
+                    stdout: String::from_utf8_lossy(&stdout).into_owned(),
+                    stderr: String::from_utf8_lossy(&stderr).into_owned(),
+                })
+            }
+            Err(_) => {
+                // SAFETY: kill only sends a signal to the child we started (not yet reaped:
+                // its waiting thread still holds it).
+                unsafe {
+                    libc::kill(pid as libc::pid_t, libc::SIGKILL);
+                }
+                None
+            }
+        }
+    }
+
     /// Run with `input` on stdin.
     pub fn run_with_input(&self, args: &[&str], input: &str) -> Run {
         run_in(self.dir.path(), self.cache.as_deref(), args, Some(input))

@@ -61,6 +61,14 @@ impl Served {
         stdin.flush().expect("flush");
     }
 
+    /// The next response line, as sent.
+    pub fn answer_text(&mut self) -> String {
+        match self.lines.recv_timeout(ANSWER_TIMEOUT) {
+            Ok(line) => line,
+            Err(e) => panic!("no answer ({e:?}); stderr:\n{}", self.stderr()),
+        }
+    }
+
     /// The next response line, parsed.
     pub fn answer(&mut self) -> Value {
         match self.lines.recv_timeout(ANSWER_TIMEOUT) {

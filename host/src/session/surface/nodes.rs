@@ -160,14 +160,13 @@ mod tests {
     fn agrees_with_a_plain_list() {
         let mut nodes = Nodes::default();
         let mut model = Vec::new();
-        let mut seq = 0u64;
         // A fixed pseudo-random walk: appends, single and range replacements.
         let mut x = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..5_000 {
+        for seq in 0..5_000u64 {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            if model.is_empty() || x % 3 == 0 {
+            if model.is_empty() || x.is_multiple_of(3) {
                 nodes.push(seq);
                 model.push(seq);
             } else {
@@ -176,7 +175,6 @@ mod tests {
                 nodes.replace(start, start + span, seq);
                 model_replace(&mut model, start, start + span, seq);
             }
-            seq += 1;
             assert_eq!(nodes.len(), model.len());
         }
         assert!(nodes.iter().eq(model.iter().copied()));

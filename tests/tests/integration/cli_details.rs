@@ -1,0 +1,178 @@
+//! What a new user meets on the command line: `call`'s arguments, the demo's cache, a
+//! render on a terminal, the log line format the README documents, and a suite in which a
+//! test that cannot run says so instead of passing.
+
+use std::path::Path;
+use std::process::Command;
+
+use super::cli_support::{bin, Deployment};
+
+fn call(args: &[&str]) -> std::process::Output {
+    Command::new(bin())
+        .arg("call")
+        .args(args)
+        .env(
+            "PROMPT_HOST_CACHE_DIR",
+            std::env::temp_dir().join("prompt-host-cli-details"),
+        )
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn call_reads_its_assembly_inline_or_from_a_file_before_init_runs() {
+    let listener =
+        r#"{"listener":{"key":"l","steps":[{"push_section":{"name":"added","text":"pushed"}}]}}"#;
+    let inline = r#"{"sections":[{"name":"given","text":"from the command line"}],"contexts":[],"tools":[],"variables":{}}"#;
+    let out = call(&[
+        env!("GUEST_DECLARE"),
+        "on-assemble",
+        "l",
+        "--config",
+        listener,
+        "--assembly",
+        inline,
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("from the command line"), "{stdout}");
+    // A bad value fails before the plugin is even read.
+    let out = call(&[
+        "/no/such/plugin.wasm",
+        "on-assemble",
+        "l",
+        "--assembly",
+        "{not json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--assembly is not JSON"), "{stderr}");
+    assert!(!stderr.contains("/no/such/plugin.wasm"), "{stderr}");
+}
+
+#[test]
+fn call_section_text_of_a_fixed_section_shows_the_stored_text() {
+    let config = r#"{"sections":[{"name":"rules","order":1,"text":"Be brief."}]}"#;
+    let out = call(&[
+        env!("GUEST_DECLARE"),
+        "section-text",
+        "rules",
+        "--config",
+        config,
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("section-text \"rules\": fixed (the host stores its text; an assembly does not call the plugin for it)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\"result\": \"Be brief.\""), "{stdout}");
+}
+
+#[test]
+fn call_without_the_entry_name_is_a_usage_error() {
+    let out = call(&[env!("GUEST_DECLARE"), "section-text"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error: section-text needs the entry's NAME"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_plugins_log_line_has_the_format_the_readme_documents() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    assert!(
+        readme.contains("`plugin \"<name>\" (scope <scope>) <stream>: <line>`"),
+        "README's log line format"
+    );
+    let config = r#"{"mode":"say","in":"section","text":"hello there"}"#;
+    let out = call(&[
+        env!("GUEST_HOSTILE"),
+        "section-text",
+        "hostile",
+        "--scope",
+        "agent:1",
+        "--config",
+        config,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("plugin \"hostile\" (scope agent:1) warn: hello there"),
+        "{stderr}"
+    );
+    assert!(
+        readme.contains("--max-rounds"),
+        "README documents dev --max-rounds"
+    );
+}
+
+#[test]
+fn render_on_a_terminal_ends_its_line_and_piped_gives_the_exact_prompt() {
+    let d =
+        Deployment::new("[prompt]\ninclude_harness_identity = false\npersona = \"One line.\"\n");
+    let piped = d.run(&["render", "--config", d.config().to_str().unwrap()]);
+    assert_eq!(piped.ok(), "One line.");
+    // `script` runs the command on a pseudo-terminal.
+    let command = format!(
+        "PROMPT_HOST_CACHE_DIR={} {} render --config {}",
+        d.path("cache").display(),
+        bin().display(),
+        d.config().display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .expect("script(1) from util-linux");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.ends_with("One line.\r\n"), "{text:?}");
+}
+
+#[test]
+fn the_demo_deployment_caches_beside_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("host.toml");
+    std::fs::write(&path, prompt_host_tests::demo::deployment()).unwrap();
+    let config = prompt_host::HostConfig::load(&path).unwrap();
+    assert_eq!(config.host.cache_dir, Some(dir.path().join("cache")));
+}
+
+/// A test that cannot run must say so: `#[ignore = "why"]`, which the summary shows, or a
+/// failure; never an early `return` after a message nobody sees in a passing run.
+#[test]
+fn no_test_skips_silently() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration");
+    let mut offenders = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let says_skip = line.contains("eprintln!(") && {
+                let window = lines[i..lines.len().min(i + 4)].join(" ").to_lowercase();
+                window.contains("skip")
+            };
+            if says_skip
+                && lines[i..lines.len().min(i + 8)]
+                    .iter()
+                    .any(|l| l.trim() == "return;")
+            {
+                offenders.push(format!("{}:{}", entry.path().display(), i + 1));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "tests that skip silently: {offenders:?}"
+    );
+}
