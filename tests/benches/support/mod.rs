@@ -74,3 +74,20 @@ pub fn rss() -> u64 {
         .expect("resident pages");
     pages * 4096
 }
+
+/// The median of `values` (sorted in place).
+pub fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// A figure of `/proc/<pid>/status` (`VmRSS`, `VmHWM`), in KiB.
+pub fn resident_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok())
+        .expect("a number of kB")
+}
