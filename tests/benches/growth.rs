@@ -105,8 +105,9 @@ fn mb(pid: u32, field: &str) -> f64 {
     support::resident_kib(pid, field) as f64 / 1024.0
 }
 
-/// `serve`'s VmRSS before and after `n` `close_session` calls on distinct paths.
-fn sessions_mb(n: usize) -> (f64, f64) {
+/// `serve`'s VmRSS before and after `n` `close_session` calls on distinct paths, and after
+/// `n` more (memory that is freed does not grow with the second round).
+fn sessions_mb(n: usize) -> (f64, f64, f64) {
     let dir = tempfile::tempdir().expect("dir");
     let mut child = Command::new(cli())
         .arg("serve")
@@ -147,10 +148,13 @@ fn sessions_mb(n: usize) -> (f64, f64) {
     round(1_000, n);
     std::thread::sleep(Duration::from_millis(200));
     let after = mb(pid, "VmRSS");
+    round(1_000 + n, n);
+    std::thread::sleep(Duration::from_millis(200));
+    let again = mb(pid, "VmRSS");
     drop(round);
     drop(stdin);
     let _ = child.wait();
-    (before, after)
+    (before, after, again)
 }
 
 /// The peak resident set of `serve` while `count` answers of `bytes` each go unread for
@@ -224,17 +228,20 @@ fn main() {
         println!("| {n} | {ms:.1} | {:.2} |", ms * 1e3 / (2 * n) as f64);
     }
     println!();
-    println!("## serve: VmRSS after N close_session calls on distinct paths (after 1,000 first)");
-    println!("| N | before MB | after MB |");
-    println!("|---|---|---|");
+    println!("## serve: VmRSS after N close_session calls on distinct paths (after 1,000 first), and after N more");
+    println!("| N | before MB | after N MB | after 2N MB |");
+    println!("|---|---|---|---|");
     let sizes: &[usize] = if quick { &[20_000] } else { &[20_000, 200_000] };
     for &n in sizes {
-        let (before, after) = sessions_mb(n);
-        println!("| {n} | {before:.1} | {after:.1} |");
+        let (before, after, again) = sessions_mb(n);
+        println!("| {n} | {before:.1} | {after:.1} | {again:.1} |");
     }
     println!();
-    println!("## serve: peak VmHWM with 400 unread answers of 500 KB for 3 s");
+    println!("## serve: peak VmHWM with N unread answers of 500 KB for 3 s");
     println!("| answers | peak MB |");
     println!("|---|---|");
-    println!("| 400 | {:.1} |", unread_mb(400, 500_000));
+    let counts: &[usize] = if quick { &[400] } else { &[400, 1_600] };
+    for &count in counts {
+        println!("| {count} | {:.1} |", unread_mb(count, 500_000));
+    }
 }
