@@ -10,6 +10,13 @@
 //! The type is checked on the descriptor, not on the path, so a file swapped between a
 //! check and the open cannot slip through. Symbolic links are followed: a link to a regular
 //! file is a regular file.
+//!
+//! This is the one place the host opens what it did not create: session logs and the
+//! compile cache through [`open_regular`] and [`read_regular`] (the cache's directory and
+//! key also through [`check_private`]), granted directories through [`open_dir`] when a
+//! plugin is loaded, and paths a plugin names beneath them through [`open_beneath`]. None of
+//! them can block, and none can be redirected after its check: each checks the descriptor it
+//! opened.
 
 use std::fmt;
 use std::fs::{File, Metadata, OpenOptions};
@@ -166,6 +173,53 @@ pub fn open_dir(path: &Path) -> io::Result<File> {
         ));
     }
     Ok(dir)
+}
+
+/// What [`open_beneath`] opened.
+#[derive(Debug)]
+pub enum Beneath {
+    /// A directory (for listing and opening beneath).
+    Directory(File),
+    /// A regular file, blocking again for its reads.
+    Regular(File),
+}
+
+/// Open `path` for reading beneath the directory `dir` (a handle, never a path): `..` and
+/// symbolic links cannot lead out of it (cap-std's resolution; `openat2(RESOLVE_BENEATH)`
+/// where the kernel has it), the last component is followed only when `follow` says so, and
+/// the open cannot block (`O_NONBLOCK`, checked on the opened descriptor, like
+/// [`open_regular`]): anything but a directory or a regular file is closed unread and
+/// refused with a [`NotRegularFile`] error naming `path`.
+pub fn open_beneath(dir: &File, path: &Path, follow: bool) -> io::Result<Beneath> {
+    use cap_fs_ext::{
+        FollowSymlinks, OpenOptionsFollowExt, OpenOptionsMaybeDirExt, OpenOptionsSyncExt,
+    };
+    let mut options = cap_primitives::fs::OpenOptions::new();
+    options
+        .read(true)
+        .maybe_dir(true)
+        .nonblock(true)
+        .follow(if follow {
+            FollowSymlinks::Yes
+        } else {
+            FollowSymlinks::No
+        });
+    #[cfg(unix)]
+    {
+        use cap_primitives::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOCTTY);
+    }
+    let file = cap_primitives::fs::open(dir, path, &options)?;
+    let metadata = file.metadata()?;
+    if metadata.is_dir() {
+        return Ok(Beneath::Directory(file));
+    }
+    if !metadata.is_file() {
+        return Err(not_regular_error(path, FileKind::of(&metadata)));
+    }
+    #[cfg(unix)]
+    clear_nonblocking(&file)?;
+    Ok(Beneath::Regular(file))
 }
 
 /// What other users may do with a file the host trusts (its cache directory, its key).

@@ -151,7 +151,6 @@ fn sessions_mb(n: usize) -> (f64, f64, f64) {
     round(1_000 + n, n);
     std::thread::sleep(Duration::from_millis(200));
     let again = mb(pid, "VmRSS");
-    drop(round);
     drop(stdin);
     let _ = child.wait();
     (before, after, again)

@@ -24,9 +24,7 @@
 use std::io;
 use std::path::Path;
 
-use cap_fs_ext::{
-    FollowSymlinks, OpenOptionsFollowExt, OpenOptionsMaybeDirExt, OpenOptionsSyncExt,
-};
+use crate::fsutil::Beneath;
 use wasmtime::component::{Linker, Resource, ResourceType};
 use wasmtime::StoreContextMut;
 use wasmtime_wasi::filesystem::{Dir, File, FsPerms, OpenMode};
@@ -115,71 +113,28 @@ fn open_at(
         return Ok((Err(ErrorCode::NotPermitted),));
     }
     let perms = parent.perms;
-    let mut options = cap_primitives::fs::OpenOptions::new();
-    options.read(true).maybe_dir(true).nonblock(true).follow(
-        if path_flags.contains(PathFlags::SYMLINK_FOLLOW) {
-            FollowSymlinks::Yes
-        } else {
-            FollowSymlinks::No
-        },
-    );
-    #[cfg(unix)]
-    {
-        use cap_primitives::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOCTTY);
-    }
-    let opened = cap_primitives::fs::open(&parent.dir, Path::new(&path), &options)
-        .map_err(Refused::Io)
-        .and_then(|file| checked(file, open_flags));
-    let descriptor = match opened {
-        Ok(Opened::Dir(file)) => Descriptor::Dir(Dir::new(
+    let follow = path_flags.contains(PathFlags::SYMLINK_FOLLOW);
+    let descriptor = match crate::fsutil::open_beneath(&parent.dir, Path::new(&path), follow) {
+        Ok(Beneath::Directory(file)) => Descriptor::Dir(Dir::new(
             file,
             perms,
             OpenMode::READ,
             ALLOW_BLOCKING_CURRENT_THREAD,
         )),
-        Ok(Opened::File(file)) => Descriptor::File(File::new(
+        Ok(Beneath::Regular(_)) if open_flags.contains(OpenFlags::DIRECTORY) => {
+            return Ok((Err(ErrorCode::NotDirectory),))
+        }
+        Ok(Beneath::Regular(file)) => Descriptor::File(File::new(
             file,
             perms,
             OpenMode::READ,
             ALLOW_BLOCKING_CURRENT_THREAD,
         )),
-        Err(Refused::Code(code)) => return Ok((Err(code),)),
-        Err(Refused::Io(e)) => return Ok((Err(code(&e)),)),
+        // A FIFO, a device, a socket: closed unread.
+        Err(e) if crate::fsutil::not_regular(&e).is_some() => return Ok((Err(ErrorCode::Access),)),
+        Err(e) => return Ok((Err(code(&e)),)),
     };
     Ok((Ok(state.table.push(descriptor)?),))
-}
-
-enum Opened {
-    Dir(std::fs::File),
-    File(std::fs::File),
-}
-
-enum Refused {
-    Code(ErrorCode),
-    Io(io::Error),
-}
-
-impl From<io::Error> for Refused {
-    fn from(e: io::Error) -> Self {
-        Self::Io(e)
-    }
-}
-
-/// What was opened, judged on the descriptor: a directory, or a regular file made blocking
-/// again for its reads; anything else is closed unread (`access`).
-fn checked(file: std::fs::File, open_flags: OpenFlags) -> Result<Opened, Refused> {
-    let file_type = file.metadata()?.file_type();
-    if file_type.is_dir() {
-        Ok(Opened::Dir(file))
-    } else if open_flags.contains(OpenFlags::DIRECTORY) {
-        Err(Refused::Code(ErrorCode::NotDirectory))
-    } else if file_type.is_file() {
-        crate::fsutil::clear_nonblocking(&file)?;
-        Ok(Opened::File(file))
-    } else {
-        Err(Refused::Code(ErrorCode::Access))
-    }
 }
 
 /// The WASI error code of an I/O error (wasmtime-wasi's own mapping).
