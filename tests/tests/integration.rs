@@ -24,6 +24,7 @@ mod integration {
     mod mcp_client;
     mod mcp_config;
     mod mcp_prompt;
+    mod outputs_unchanged;
     mod polyglot;
     mod readme_tutorial;
     mod scaffold;
