@@ -5,7 +5,7 @@
 //! `cargo demo` (an alias of `cargo run -p prompt-host-tests --example demo`) builds the
 //! example plugins for wasm32-wasip2 (through this package's build script), writes the
 //! deployment to `target/demo/host.toml`, and runs it. Afterwards the same file works with
-//! the command line, e.g. `cargo run -q -p prompt-host -- inspect --config
+//! the command line, e.g. `cargo run -q -p prompt-host-cli -- inspect --config
 //! target/demo/host.toml --scope agent:1 --fact model=deepseek-v4`.
 
 use std::path::PathBuf;

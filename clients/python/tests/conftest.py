@@ -2,7 +2,7 @@
 validates every message the server sends against ``protocol/prompt-host.schema.json``.
 
 The binary is ``PROMPT_HOST_BIN`` or ``<repo>/target/debug/prompt-host``
-(``cargo build -p prompt-host``); the plugins are in ``PROMPT_HOST_GUESTS`` or
+(``cargo build -p prompt-host-cli``); the plugins are in ``PROMPT_HOST_GUESTS`` or
 ``<repo>/target/guests/wasm32-wasip2/release`` (built by ``cargo test`` or by
 ``cd guest-examples && CARGO_TARGET_DIR=../target/guests cargo build --release --target
 wasm32-wasip2``).
@@ -54,7 +54,7 @@ PARAMS_VALIDATORS = {
 def binary_path() -> Path:
     path = Path(os.environ.get("PROMPT_HOST_BIN") or REPO / "target" / "debug" / "prompt-host")
     if not path.exists():
-        pytest.fail(f"prompt-host binary not found at {path}: run `cargo build -p prompt-host` or set PROMPT_HOST_BIN")
+        pytest.fail(f"prompt-host binary not found at {path}: run `cargo build -p prompt-host-cli` or set PROMPT_HOST_BIN")
     return path
 
 

@@ -2,5 +2,5 @@
 //! run the real binary through `CARGO_BIN_EXE_prompt-host-cli` (same code as `prompt-host`).
 
 fn main() -> std::process::ExitCode {
-    prompt_host::cli::main()
+    prompt_host_cli::main()
 }

@@ -119,7 +119,7 @@ fn the_readme_tutorial_runs_as_written() {
         .collect();
     // What the tutorial must teach, in its own words.
     for step in [
-        "cargo install --path host",
+        "cargo install --locked --path host/cli",
         "prompt-host new hello",
         "cargo build --release --target wasm32-wasip2",
         "prompt-host check ",
@@ -135,7 +135,7 @@ fn the_readme_tutorial_runs_as_written() {
         "the tutorial writes no host.toml"
     );
     // The skipped install line would install the binary the test runs instead.
-    let host_manifest = std::fs::read_to_string(checkout().join("host/Cargo.toml")).unwrap();
+    let host_manifest = std::fs::read_to_string(checkout().join("host/cli/Cargo.toml")).unwrap();
     assert!(host_manifest.contains("name = \"prompt-host\"\npath = \"src/main.rs\""));
 
     let temp = outside_checkout();

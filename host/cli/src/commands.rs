@@ -7,11 +7,11 @@ use std::time::Duration;
 use anyhow::Context;
 
 use super::Target;
-use crate::config::HostConfig;
-use crate::host::{Facts, Host, StepOptions};
-use crate::mcp::McpState;
-use crate::session::Session;
-use crate::wasm::{PluginLog, RuntimeConfig};
+use prompt_host::config::HostConfig;
+use prompt_host::host::{Facts, Host, StepOptions};
+use prompt_host::mcp::McpState;
+use prompt_host::session::Session;
+use prompt_host::wasm::{PluginLog, RuntimeConfig};
 
 /// The runtime settings of a command-line run: the compile cache (overridable with
 /// `PROMPT_HOST_CACHE_DIR`) and plugin warnings/errors echoed to stderr.

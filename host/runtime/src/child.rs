@@ -14,7 +14,7 @@ use std::process::Stdio;
 
 /// Make `command` start a contained child (see the module docs), with no stdin unless the
 /// caller sets one.
-pub(crate) fn contain(command: &mut tokio::process::Command) {
+pub fn contain(command: &mut tokio::process::Command) {
     command.stdin(Stdio::null()).kill_on_drop(true);
     #[cfg(unix)]
     {
@@ -43,7 +43,7 @@ pub(crate) fn contain(command: &mut tokio::process::Command) {
 /// Send `signal` to the process group a contained child leads (the child and everything it
 /// started that stayed in its group).
 #[cfg(unix)]
-pub(crate) fn signal_group(child: &tokio::process::Child, signal: libc::c_int) {
+pub fn signal_group(child: &tokio::process::Child, signal: libc::c_int) {
     if let Some(pid) = child.id() {
         // SAFETY: killpg only sends a signal; the group id is the child's pid, which stays
         // reserved while the child is not reaped.
@@ -54,7 +54,7 @@ pub(crate) fn signal_group(child: &tokio::process::Child, signal: libc::c_int) {
 }
 
 /// Kill a contained child's whole process group now.
-pub(crate) fn kill_group(child: &mut tokio::process::Child) {
+pub fn kill_group(child: &mut tokio::process::Child) {
     #[cfg(unix)]
     signal_group(child, libc::SIGKILL);
     let _ = child.start_kill();

@@ -381,9 +381,9 @@ fn a_second_open_is_refused_while_the_log_is_held() {
 }
 
 /// Release-mode timing of a 100k-event replay; run with
-/// `cargo test --release -p prompt-host --lib replay_100k -- --ignored --nocapture`.
+/// `cargo test --release -p prompt-host-core --lib replay_100k -- --ignored --nocapture`.
 #[test]
-#[ignore = "a timing run for release builds: `cargo test --release -p prompt-host --lib replay_100k -- --ignored --nocapture`"]
+#[ignore = "a timing run for release builds: `cargo test --release -p prompt-host-core --lib replay_100k -- --ignored --nocapture`"]
 fn replay_100k_events() {
     let (_dir, path) = temp_log();
     {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use crate::wasm::{Declaration, DirGrant, Grants, PluginOptions, WasmRuntime};
+use prompt_host::wasm::{Declaration, DirGrant, Grants, PluginOptions, WasmRuntime};
 
 /// Run `check`: a component that cannot be loaded, or whose `init` fails with `config`, is
 /// an error (exit 1); what is known about the file is printed first.

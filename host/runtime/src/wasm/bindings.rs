@@ -6,7 +6,7 @@
 pub mod plugin {
     wasmtime::component::bindgen!({
         world: "prompt-host:plugin/plugin@0.1.0",
-        path: "../wit/0.1.0",
+        path: "../../wit/0.1.0",
         with: {
             "prompt-host:plugin/assembly.assembly": crate::wasm::AssemblyHandle,
         },
@@ -19,7 +19,7 @@ pub mod plugin {
 pub mod instruction_provider {
     wasmtime::component::bindgen!({
         world: "prompt-host:plugin/instruction-provider@0.1.0",
-        path: "../wit/0.1.0",
+        path: "../../wit/0.1.0",
         with: {
             "prompt-host:plugin/types": super::plugin::prompt_host::plugin::types,
             "prompt-host:plugin/log": super::plugin::prompt_host::plugin::log,
@@ -36,7 +36,7 @@ pub mod instruction_provider {
 pub mod plugin_v2 {
     wasmtime::component::bindgen!({
         world: "prompt-host:plugin/plugin@0.2.0",
-        path: ["../wit/0.1.0", "../wit/0.2.0"],
+        path: ["../../wit/0.1.0", "../../wit/0.2.0"],
         with: {
             "prompt-host:plugin/types@0.1.0": super::plugin::prompt_host::plugin::types,
             "prompt-host:plugin/log@0.1.0": super::plugin::prompt_host::plugin::log,
@@ -51,7 +51,7 @@ pub mod plugin_v2 {
 pub mod instruction_provider_v2 {
     wasmtime::component::bindgen!({
         world: "prompt-host:plugin/instruction-provider@0.2.0",
-        path: ["../wit/0.1.0", "../wit/0.2.0"],
+        path: ["../../wit/0.1.0", "../../wit/0.2.0"],
         with: {
             "prompt-host:plugin/types@0.1.0": super::plugin::prompt_host::plugin::types,
             "prompt-host:plugin/log@0.1.0": super::plugin::prompt_host::plugin::log,

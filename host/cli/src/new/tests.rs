@@ -11,8 +11,9 @@ const KINDS: [Kind; 4] = [Kind::Section, Kind::Variable, Kind::Tools, Kind::List
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("host/ lives in the repository")
+        .ancestors()
+        .nth(2)
+        .expect("host/cli/ lives in the repository")
         .to_path_buf()
 }
 

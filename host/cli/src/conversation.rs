@@ -6,8 +6,8 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::commands::print_json;
-use crate::session::conversation::{assistant_event, tool_result_event};
-use crate::session::{request_at, AssistantReply, Session, ToolCall, ToolResult};
+use prompt_host::session::conversation::{assistant_event, tool_result_event};
+use prompt_host::session::{request_at, AssistantReply, Session, ToolCall, ToolResult};
 
 fn open(path: &Path) -> anyhow::Result<Session> {
     let (session, report) = Session::open(path)

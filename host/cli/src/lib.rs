@@ -328,7 +328,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             starts_series,
             users,
         } => {
-            let options = crate::host::StepOptions {
+            let options = prompt_host::host::StepOptions {
                 in_history,
                 starts_series,
                 user_texts: users,
@@ -393,12 +393,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             max_output_bytes,
             max_sessions,
         } => {
-            let limits = serve::ServeLimits {
-                max_request_bytes,
-                max_inflight,
-                max_output_bytes,
-                max_sessions,
-            };
+            let limits = serve::ServeLimits::default()
+                .max_request_bytes(max_request_bytes)
+                .max_inflight(max_inflight)
+                .max_output_bytes(max_output_bytes)
+                .max_sessions(max_sessions);
             serve::run(config.as_deref(), limits).await
         }
         Command::New(args) => new::run(&args),

@@ -8,10 +8,10 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, BufReader, ReadBuf};
 use tokio::sync::mpsc;
 
-use crate::host::Host;
-use crate::serve::{Notifier, Server};
+use prompt_host::host::Host;
+use prompt_host::serve::{Notifier, Server};
 
-pub use crate::serve::{
+pub use prompt_host::serve::{
     ServeLimits, DEFAULT_MAX_INFLIGHT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_REQUEST_BYTES,
     DEFAULT_MAX_SESSIONS,
 };
@@ -24,7 +24,7 @@ pub async fn run(config: Option<&Path>, limits: ServeLimits) -> anyhow::Result<(
     runtime.log_sink = Some(notifier.sink(runtime.log_sink.take()));
     let host = match config {
         Some(path) => super::commands::load_host_with(path, runtime)?,
-        None => Host::new(crate::prompt::PromptConfig::default(), runtime)?,
+        None => Host::new(prompt_host::prompt::PromptConfig::default(), runtime)?,
     };
     let server = Server::with_limits(host, notifier, limits);
     server

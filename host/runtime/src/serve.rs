@@ -89,6 +89,32 @@ pub struct ServeLimits {
     pub max_sessions: usize,
 }
 
+impl ServeLimits {
+    /// With the longest request line set to `bytes`.
+    pub fn max_request_bytes(mut self, bytes: usize) -> Self {
+        self.max_request_bytes = bytes;
+        self
+    }
+
+    /// With at most `n` requests taken in and not yet answered.
+    pub fn max_inflight(mut self, n: usize) -> Self {
+        self.max_inflight = n;
+        self
+    }
+
+    /// With at most `bytes` of answers waiting to be written.
+    pub fn max_output_bytes(mut self, bytes: usize) -> Self {
+        self.max_output_bytes = bytes;
+        self
+    }
+
+    /// With at most `n` session logs open.
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n;
+        self
+    }
+}
+
 impl Default for ServeLimits {
     fn default() -> Self {
         Self {

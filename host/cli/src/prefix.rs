@@ -4,7 +4,7 @@
 use anyhow::Context;
 use serde_json::Value;
 
-use crate::prompt::{render_prompt_within, Assembly, NamedText};
+use prompt_host::prompt::{render_prompt_within, Assembly, NamedText};
 
 /// The previous system prompt contained in `text`; an assembly is rendered within
 /// `max_bytes`.

@@ -3,18 +3,14 @@
 //! The domain core (`prompt`, `session`, `projection`) names no wasmtime type; `wasm` makes
 //! sandboxed components implement the core's provider traits.
 
-pub mod blocking;
-mod child;
-pub mod cli;
+pub mod child;
 pub mod config;
-pub mod fsutil;
 pub mod host;
 pub mod mcp;
-pub mod projection;
-pub mod prompt;
 pub mod serve;
-pub mod session;
 pub mod wasm;
+
+pub use prompt_host_core::{blocking, fsutil, projection, prompt, session};
 
 pub use config::HostConfig;
 pub use host::{Facts, Host, HostError, McpId, McpSpec, PluginId, Rendered, StepOptions};

@@ -111,13 +111,20 @@ struct Inner {
     next_entry: u64,
 }
 
-/// What a fiber asks to register.
-pub(crate) enum Registration {
+/// What a fiber asks to register, as one value (for [`Registry::swap`], which registers a
+/// batch in place of a fiber's entries).
+pub enum Registration {
+    /// A system-prompt section.
     Section(SectionDef),
+    /// A runtime-context section.
     Context(SectionDef),
+    /// A variable and its provider.
     Variable(String, Arc<dyn VariableProvider>),
+    /// Tools, fixed or from a provider.
     Tools(ToolSource),
+    /// A runtime-context suppressor.
     Suppressor,
+    /// An assembly listener.
     Listener(Arc<dyn AssembleListener>, ListenerOptions),
 }
 

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use clap::ValueEnum;
 
-use crate::wasm::PluginLog;
+use prompt_host::wasm::PluginLog;
 
 /// The most detailed plugin output shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
@@ -92,7 +92,7 @@ pub fn show(line: &PluginLog) {
         // The host's own notices are whole sentences naming plugin and scope.
         "skipped" | "quarantined" | "dropped" => super::warn(&format!("warning: {}", line.message)),
         stream => {
-            let scope = crate::wasm::scope_label(line.scope.as_deref());
+            let scope = prompt_host::wasm::scope_label(line.scope.as_deref());
             super::warn(&format!(
                 "plugin \"{}\" ({scope}) {stream}: {}",
                 line.plugin, line.message

@@ -14,7 +14,7 @@ impl Registry {
     /// All or nothing: the new entries are checked against the registry without the old ones
     /// (so a reloaded plugin may declare the same names), and if one is refused nothing
     /// changes. Observers are told once per entry removed and added.
-    pub(crate) fn swap(
+    pub fn swap(
         &self,
         old: FiberId,
         new: &Fiber,

@@ -9,8 +9,8 @@ use anyhow::Context;
 
 use super::commands::{facts, load_ready_host};
 use super::Target;
-use crate::prompt::cache_prefix::{compare, section_spans};
-use crate::prompt::{EntryInfo, EntryKind};
+use prompt_host::prompt::cache_prefix::{compare, section_spans};
+use prompt_host::prompt::{EntryInfo, EntryKind};
 
 /// The largest `--against` file read.
 const MAX_PREVIOUS_BYTES: u64 = 256 << 20;
@@ -187,7 +187,7 @@ pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> 
     }
 
     if let Some(path) = against {
-        let text = crate::fsutil::read_regular_to_string(path, MAX_PREVIOUS_BYTES)?;
+        let text = prompt_host::fsutil::read_regular_to_string(path, MAX_PREVIOUS_BYTES)?;
         let previous = super::prefix::previous_prompt(&text, max_bytes)
             .with_context(|| format!("{} holds no previous prompt", path.display()))?;
         let report = compare(&previous, &prompt, &spans);

@@ -224,7 +224,7 @@ pub fn open_beneath(dir: &File, path: &Path, follow: bool) -> io::Result<Beneath
 
 /// What other users may do with a file the host trusts (its cache directory, its key).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Others {
+pub enum Others {
     /// Nothing beyond reading and searching (a directory others must not write into).
     MayRead,
     /// Nothing at all (a secret).
@@ -235,7 +235,7 @@ pub(crate) enum Others {
 /// user running this process and gives other users no more than `others` allows; else why
 /// not, naming the owner or the mode. Another user who created the host's cache directory
 /// first, or can write into it, could plant code the host would run.
-pub(crate) fn check_private(metadata: &Metadata, others: Others) -> Result<(), String> {
+pub fn check_private(metadata: &Metadata, others: Others) -> Result<(), String> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -282,7 +282,7 @@ fn not_regular_error(path: &Path, kind: FileKind) -> io::Error {
 
 /// Make `file` blocking again (after a non-blocking open).
 #[cfg(unix)]
-pub(crate) fn clear_nonblocking(file: &File) -> io::Result<()> {
+pub fn clear_nonblocking(file: &File) -> io::Result<()> {
     use std::os::unix::io::AsRawFd;
     let fd = file.as_raw_fd();
     // SAFETY: fcntl with F_GETFL/F_SETFL only reads and sets the status flags of `fd`, which

@@ -12,9 +12,9 @@ use std::time::{Duration, SystemTime};
 
 use super::commands::{facts, load_ready_host};
 use super::Target;
-use crate::config::{HostConfig, PluginConfig};
-use crate::host::{Host, PluginId};
-use crate::prompt::cache_prefix::{compare, section_spans};
+use prompt_host::config::{HostConfig, PluginConfig};
+use prompt_host::host::{Host, PluginId};
+use prompt_host::prompt::cache_prefix::{compare, section_spans};
 
 /// Options of `dev` beyond the target.
 pub struct DevOptions {
@@ -311,10 +311,10 @@ enum BuildFailure {
     Stopped(&'static str),
 }
 
-/// Run a build (a contained child: see `crate::child`), keeping the end of its output.
+/// Run a build (a contained child: see `prompt_host::child`), keeping the end of its output.
 async fn run_build(build: &Build, stop: &mut Stop) -> Result<(), BuildFailure> {
     let mut command = tokio::process::Command::new("sh");
-    crate::child::contain(&mut command);
+    prompt_host::child::contain(&mut command);
     command
         .arg("-c")
         .arg(&build.command)
@@ -384,12 +384,12 @@ async fn run_build(build: &Build, stop: &mut Stop) -> Result<(), BuildFailure> {
 /// Stop a build: SIGTERM to its process group, then SIGKILL if it has not ended in a moment.
 async fn stop_build(child: &mut tokio::process::Child) {
     #[cfg(unix)]
-    crate::child::signal_group(child, libc::SIGTERM);
+    prompt_host::child::signal_group(child, libc::SIGTERM);
     if tokio::time::timeout(Duration::from_secs(2), child.wait())
         .await
         .is_err()
     {
-        crate::child::kill_group(child);
+        prompt_host::child::kill_group(child);
         let _ = child.wait().await;
     }
 }

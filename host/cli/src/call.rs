@@ -10,9 +10,9 @@ use std::time::Instant;
 use anyhow::Context;
 use serde_json::json;
 
-use crate::host::{Facts, Host};
-use crate::prompt::{AssembleContext, Assembly, PromptConfig};
-use crate::wasm::{Export, PluginLog, PluginSpec};
+use prompt_host::host::{Facts, Host};
+use prompt_host::prompt::{AssembleContext, Assembly, PromptConfig};
+use prompt_host::wasm::{Export, PluginLog, PluginSpec};
 
 /// What `call` was asked.
 pub struct CallArgs<'a> {
@@ -103,7 +103,7 @@ pub fn run(args: CallArgs<'_>) -> anyhow::Result<()> {
         return print_lines(&mut out, &lines);
     }
     let started = Instant::now();
-    let result = crate::blocking::run_blocking(|| loaded.call(export, name, &ctx, assembly));
+    let result = prompt_host::blocking::run_blocking(|| loaded.call(export, name, &ctx, assembly));
     let took = started.elapsed();
     match result {
         Ok(value) => {
@@ -132,12 +132,12 @@ pub fn run(args: CallArgs<'_>) -> anyhow::Result<()> {
 /// and `context-text` (the export is only called for dynamic entries).
 fn fixed_text(
     host: &Host,
-    loaded: &crate::wasm::LoadedPlugin,
+    loaded: &prompt_host::wasm::LoadedPlugin,
     export: Export,
     name: &str,
     ctx: &AssembleContext,
 ) -> Option<String> {
-    use crate::wasm::Declaration;
+    use prompt_host::wasm::Declaration;
     let fixed = loaded.declarations().iter().any(|d| match (export, d) {
         (
             Export::SectionText,
@@ -176,7 +176,7 @@ fn assembly_from(given: &str) -> anyhow::Result<Assembly> {
     } else {
         let path = Path::new(given);
         (
-            crate::fsutil::read_regular_to_string(path, 64 << 20)?,
+            prompt_host::fsutil::read_regular_to_string(path, 64 << 20)?,
             path.display().to_string(),
         )
     };

@@ -1,0 +1,5 @@
+//! The `prompt-host` binary: see [`prompt_host_cli`].
+
+fn main() -> std::process::ExitCode {
+    prompt_host_cli::main()
+}
