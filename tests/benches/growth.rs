@@ -2,7 +2,7 @@
 //! id checks of a long reply, opening a log of many appends and replacements, `serve`'s
 //! memory after many sessions were opened and closed, and `serve`'s memory while a client
 //! leaves its answers unread. `cargo bench -p prompt-host-tests --bench growth`
-//! (`-- quick` for the smaller sizes only). BENCHMARKS.md §9 has the figures.
+//! (`-- quick` for the smaller sizes only). docs/benchmarks.md §9 has the figures.
 
 mod support;
 
@@ -21,14 +21,7 @@ fn cli() -> &'static str {
 /// A reply of `n` tool calls appended to a log holding one reply of `n` calls already: the
 /// median of `rounds` runs, in milliseconds.
 fn reply_ms(n: usize, rounds: usize) -> f64 {
-    let host = Host::new(
-        PromptConfig::default(),
-        RuntimeConfig {
-            cache_dir: None,
-            ..RuntimeConfig::default()
-        },
-    )
-    .expect("host");
+    let host = Host::new(PromptConfig::default(), RuntimeConfig::without_cache()).expect("host");
     let calls = |from: usize| -> Vec<ToolCall> {
         (from..from + n)
             .map(|i| ToolCall {

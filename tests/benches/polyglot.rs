@@ -8,7 +8,7 @@
 //! a config declaring the same four entries (see [`rust_twin_config`] for what differs). When
 //! a component is missing this skips with a message, unless `PROMPT_HOST_POLYGLOT=1`, which
 //! builds it (as the polyglot test does). `cargo bench -p prompt-host-tests --bench
-//! polyglot`; the figures and their reading are in BENCHMARKS.md.
+//! polyglot`; the figures and their reading are in docs/benchmarks.md.
 
 mod support;
 
@@ -17,8 +17,9 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use prompt_host::policy::PluginSpec;
 use prompt_host::prompt::{render_prompt, AssembleContext, PromptConfig, Registry};
-use prompt_host::wasm::{LoadedPlugin, PluginCode, PluginSpec, RuntimeConfig, WasmRuntime};
+use prompt_host::wasm::{LoadedPlugin, PluginCode, RuntimeConfig, WasmRuntime};
 use prompt_host::Host;
 use prompt_host_tests::polyglot::{self, Example, Freshness};
 use prompt_host_tests::reference::bench_options;
@@ -193,7 +194,7 @@ fn loads(plugin: &Plugin, cache: &Path, f: &mut Figures) {
     let runtime = WasmRuntime::new(RuntimeConfig::with_cache_dir(cache)).expect("runtime");
     let started = Instant::now();
     runtime
-        .compile_file(plugin.label, &plugin.wasm)
+        .compile(plugin.label, &plugin.wasm, None)
         .expect("compile");
     f.compile_ns = started.elapsed().as_nanos() as f64;
     assert_eq!(
@@ -215,7 +216,7 @@ fn loads(plugin: &Plugin, cache: &Path, f: &mut Figures) {
         let runtime = WasmRuntime::new(RuntimeConfig::with_cache_dir(cache)).expect("runtime");
         let started = Instant::now();
         let _code = runtime
-            .compile_file(plugin.label, &plugin.wasm)
+            .compile(plugin.label, &plugin.wasm, None)
             .expect("warm load");
         timed.push(started.elapsed().as_nanos() as f64);
         let stats = runtime.stats();
@@ -251,7 +252,7 @@ fn loads(plugin: &Plugin, cache: &Path, f: &mut Figures) {
         let started = Instant::now();
         let bytes = std::fs::read(&plugin.wasm).expect("component");
         runtime
-            .compile(plugin.label, &bytes)
+            .compile(plugin.label, &bytes, None)
             .expect("warm load by bytes");
         hashed.push(started.elapsed().as_nanos() as f64);
     }
@@ -265,11 +266,11 @@ fn deployed(plugin: &Plugin, cache: &Path) -> (Host, LoadedPlugin) {
     let host = host(cache);
     let code = host
         .runtime()
-        .compile_file(plugin.label, &plugin.wasm)
+        .compile(plugin.label, &plugin.wasm, None)
         .expect("compiled code");
     let loaded = host
         .runtime()
-        .load_code(host.registry(), &plugin.spec(None), &code)
+        .load(host.registry(), &plugin.spec(None), &code)
         .unwrap_or_else(|e| panic!("{}: {e}", plugin.label));
     let assembly = host
         .registry()
@@ -294,7 +295,7 @@ fn spinups(plugins: &[Plugin], caches: &[PathBuf], figures: &mut [Figures]) {
     let codes: Vec<PluginCode> = plugins
         .iter()
         .zip(&runtimes)
-        .map(|(p, r)| r.compile_file(p.label, &p.wasm).expect("compiled code"))
+        .map(|(p, r)| r.compile(p.label, &p.wasm, None).expect("compiled code"))
         .collect();
     let registries: Vec<Arc<Registry>> = plugins
         .iter()
@@ -307,7 +308,7 @@ fn spinups(plugins: &[Plugin], caches: &[PathBuf], figures: &mut [Figures]) {
             let i = (round + k) % plugins.len();
             let started = Instant::now();
             let loaded = runtimes[i]
-                .load_code(&registries[i], &specs[i], &codes[i])
+                .load(&registries[i], &specs[i], &codes[i])
                 .expect("load");
             let elapsed = started.elapsed().as_nanos() as f64;
             drop(loaded);
@@ -382,14 +383,14 @@ fn child_memory(index: usize, cache: &Path) {
     let host = host(cache);
     let code = host
         .runtime()
-        .compile_file(plugin.label, &plugin.wasm)
+        .compile(plugin.label, &plugin.wasm, None)
         .expect("compiled code");
     // One instance first, called once, so what is shared (code, the runtime's first
     // allocations) is resident before the baseline.
     host.bind_scope("agent:0", None).expect("bind");
     let mut keep = vec![host
         .runtime()
-        .load_code(host.registry(), &plugin.spec(Some("agent:0")), &code)
+        .load(host.registry(), &plugin.spec(Some("agent:0")), &code)
         .expect("load")];
     host.registry()
         .assemble_blocking(Some("agent:0"), context())
@@ -400,7 +401,7 @@ fn child_memory(index: usize, cache: &Path) {
         host.bind_scope(&scope, None).expect("bind");
         keep.push(
             host.runtime()
-                .load_code(host.registry(), &plugin.spec(Some(&scope)), &code)
+                .load(host.registry(), &plugin.spec(Some(&scope)), &code)
                 .expect("load"),
         );
         host.registry()
@@ -438,12 +439,12 @@ fn profile_loop(index: usize, what: &str, n: usize) {
             let host = host(&cache);
             let code = host
                 .runtime()
-                .compile_file(plugin.label, &plugin.wasm)
+                .compile(plugin.label, &plugin.wasm, None)
                 .expect("compiled code");
             for _ in 0..n {
                 drop(
                     host.runtime()
-                        .load_code(host.registry(), &plugin.spec(None), &code)
+                        .load(host.registry(), &plugin.spec(None), &code)
                         .expect("load"),
                 );
             }
@@ -453,7 +454,7 @@ fn profile_loop(index: usize, what: &str, n: usize) {
                 let runtime =
                     WasmRuntime::new(RuntimeConfig::with_cache_dir(&cache)).expect("runtime");
                 runtime
-                    .compile_file(plugin.label, &plugin.wasm)
+                    .compile(plugin.label, &plugin.wasm, None)
                     .expect("load");
             }
         }

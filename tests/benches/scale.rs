@@ -31,15 +31,13 @@ fn child(mode: &str) {
     let cache = tempfile::tempdir().expect("cache");
     let reference = Reference::new();
     let registry = Reference::registry(AGENTS);
-    let pooling = (mode == "pooling").then_some(Pooling {
-        max_instances: 4_096,
-        ..Pooling::default()
-    });
-    let runtime = WasmRuntime::new(RuntimeConfig {
-        pooling,
-        ..RuntimeConfig::with_cache_dir(cache.path())
-    })
-    .expect("runtime");
+    let config = RuntimeConfig::with_cache_dir(cache.path());
+    let config = if mode == "pooling" {
+        config.pooling(Pooling::new(4_096))
+    } else {
+        config
+    };
+    let runtime = WasmRuntime::new(config).expect("runtime");
     let code = Code::compile(&runtime, &guests);
     let native = mode == "native";
     let mut keep_w = Vec::new();

@@ -2,7 +2,7 @@
 //! agent scope through Wasm plugins and through native closures, side by side; what a
 //! pass-through listener costs; spinning up an agent scope's plugins; and how a step grows
 //! with 10 → 100 → 1,000 plugins in one scope chain. `cargo bench -p prompt-host-tests
-//! --bench step`; figures and their reading in BENCHMARKS.md.
+//! --bench step`; figures and their reading in docs/benchmarks.md.
 
 mod support;
 
@@ -38,10 +38,7 @@ fn rendered(assembly: &Assembly) -> (String, String, usize) {
 fn runtime(cache: &std::path::Path, pooling: bool) -> WasmRuntime {
     let mut config = RuntimeConfig::with_cache_dir(cache);
     // Room for the growth bench's 1,000 plugins next to everything else.
-    config.pooling = pooling.then_some(Pooling {
-        max_instances: 4_096,
-        ..Pooling::default()
-    });
+    config.pooling = pooling.then_some(Pooling::new(4_096));
     WasmRuntime::new(config).expect("runtime")
 }
 
@@ -303,7 +300,7 @@ fn bench_spinup(c: &mut Criterion, runtimes: &[(&str, &WasmRuntime, &Code)]) {
                     let started = Instant::now();
                     let loaded: Vec<LoadedPlugin> = specs
                         .iter()
-                        .map(|(spec, code)| runtime.load_code(&registry, spec, code).expect("load"))
+                        .map(|(spec, code)| runtime.load(&registry, spec, *code).expect("load"))
                         .collect();
                     total += started.elapsed();
                     drop(black_box(loaded));

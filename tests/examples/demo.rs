@@ -43,10 +43,7 @@ async fn main() -> anyhow::Result<()> {
     let log_path = dir.join("session.jsonl");
     let _ = std::fs::remove_file(&log_path);
     let (mut session, _) = Session::open(&log_path)?;
-    let options = StepOptions {
-        user_texts: vec!["Review the last commit.".into()],
-        ..StepOptions::default()
-    };
+    let options = StepOptions::default().user_texts(vec!["Review the last commit.".into()]);
     let (_, outcome) = host
         .step(&mut session, Some("agent:1"), facts, &options)
         .await?;

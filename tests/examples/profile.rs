@@ -28,10 +28,7 @@ fn main() {
     let mut config = RuntimeConfig::with_cache_dir(cache);
     // `PROFILE_POOLING=1`: the same run with the pooling allocator.
     if std::env::var_os("PROFILE_POOLING").is_some_and(|v| v == "1") {
-        config.pooling = Some(prompt_host::wasm::Pooling {
-            max_instances: 4_096,
-            ..prompt_host::wasm::Pooling::default()
-        });
+        config.pooling = Some(prompt_host::wasm::Pooling::new(4_096));
     }
     let runtime = WasmRuntime::new(config).expect("runtime");
     // `PROFILE_V2=1`: the guests built against contract 0.2.0; `PROFILE_DYNAMIC=1`: every
@@ -124,7 +121,7 @@ fn main() {
                 let mut config = RuntimeConfig::with_cache_dir(&dir);
                 config.epoch_tick = std::time::Duration::from_secs(1);
                 let runtime = WasmRuntime::new(config).expect("runtime");
-                std::hint::black_box(runtime.compile_file("declare", &wasm).expect("compile"));
+                std::hint::black_box(runtime.compile("declare", &wasm, None).expect("compile"));
             }
         }
         "cold-warm" => {

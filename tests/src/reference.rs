@@ -1,4 +1,4 @@
-//! The reference deployment of the benchmarks (BENCHMARKS.md), built once as data and
+//! The reference deployment of the benchmarks (docs/benchmarks.md), built once as data and
 //! installed either through Wasm plugins or through native closures, so the two paths
 //! assemble exactly the same prompt and the sandbox's price is a ratio.
 //!
@@ -16,11 +16,12 @@
 
 use std::sync::Arc;
 
+use prompt_host::policy::{Limits, PluginOptions, PluginSpec};
 use prompt_host::prompt::{
     AssembleContext, Assembly, Fiber, ListenerOptions, Next, PromptConfig, ProviderError, Registry,
     SectionDef, TextSource, ToolSchema, ToolSet, ToolSource,
 };
-use prompt_host::wasm::{Limits, LoadedPlugin, PluginCode, PluginOptions, PluginSpec, WasmRuntime};
+use prompt_host::wasm::{LoadedPlugin, PluginCode, WasmRuntime};
 use serde_json::{json, Value};
 
 /// The parent scope of every agent scope.
@@ -237,7 +238,7 @@ impl PluginDef {
         scope: Option<&str>,
     ) -> LoadedPlugin {
         runtime
-            .load_code(registry, &self.wasm_spec(scope), self.code(code))
+            .load(registry, &self.wasm_spec(scope), self.code(code))
             .unwrap_or_else(|e| panic!("load {}: {e}", self.name))
     }
 
@@ -311,13 +312,7 @@ impl PluginDef {
 /// shared, loaded machines where a descheduled thread must not turn a measurement into a
 /// timeout. (The deadline's bookkeeping costs the same whatever its length.)
 pub fn bench_options() -> PluginOptions {
-    PluginOptions {
-        limits: Limits {
-            call_timeout_ms: 1_000,
-            ..Limits::default()
-        },
-        ..PluginOptions::default()
-    }
+    PluginOptions::default().limits(Limits::default().call_timeout_ms(1_000))
 }
 
 fn native_redactor(
@@ -404,10 +399,10 @@ impl Code {
     pub fn compile(runtime: &WasmRuntime, guests: &Guests) -> Self {
         Self {
             declare: runtime
-                .compile("declare", &guests.declare)
+                .compile("declare", &guests.declare, None)
                 .expect("declare"),
             redactor: runtime
-                .compile("redactor", &guests.redactor)
+                .compile("redactor", &guests.redactor, None)
                 .expect("redactor"),
         }
     }
@@ -612,10 +607,8 @@ impl Reference {
 
     /// The prompt config: identity + a persona referencing a variable.
     pub fn prompt_config() -> PromptConfig {
-        PromptConfig {
-            persona: "You are a coding agent running on {{model}} for {{project}}.".into(),
-            ..PromptConfig::default()
-        }
+        PromptConfig::default()
+            .persona("You are a coding agent running on {{model}} for {{project}}.")
     }
 
     /// The caller facts of a step.

@@ -18,12 +18,14 @@ mod integration {
     mod containment_library;
     mod containment_serve;
     mod dev_loop;
+    mod docs_match_code;
     mod embedding;
     mod guests_built;
     mod hostile_matrix;
     mod mcp_client;
     mod mcp_config;
     mod mcp_prompt;
+    mod module_graph;
     mod outputs_unchanged;
     mod polyglot;
     mod readme_tutorial;

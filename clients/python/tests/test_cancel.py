@@ -16,7 +16,7 @@ import pytest
 from conftest import IDENTITY, Wire, run
 from prompt_host import CANCELLED, AsyncPromptHost, CancelToken, PromptHost, RequestCancelled
 
-#: Generous for a debug build on a loaded 2-core machine; PROTOCOL.md says about 1 ms plus
+#: Generous for a debug build on a loaded 2-core machine; docs/protocol.md says about 1 ms plus
 #: one epoch tick. The measured figures are printed at the end of the run.
 MAX_CANCEL_S = 1.0
 STUCK_FOR_S = 0.3
@@ -121,7 +121,7 @@ def test_sync_cancel_from_another_thread(host: PromptHost, wasm, tmp_path: Path)
 
 
 def test_cancelled_first_step_writes_nothing(host: PromptHost, wasm, tmp_path: Path) -> None:
-    # PROTOCOL.md, Cancellation: "a cancelled step writes nothing to its log"; a new log is
+    # docs/protocol.md, Cancellation: "a cancelled step writes nothing to its log"; a new log is
     # created by the first step that writes to it, and an empty file stays empty.
     calm, stuck = setup_host(host, wasm, "sleep")
     log = tmp_path / "new.jsonl"

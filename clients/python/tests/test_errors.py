@@ -1,4 +1,4 @@
-"""Every error code and ``data.kind`` of PROTOCOL.md that a request can cause, raised as
+"""Every error code and ``data.kind`` of docs/protocol.md that a request can cause, raised as
 `PromptHostError` with the structured fields (``cancelled`` is in test_cancel.py)."""
 
 from __future__ import annotations
@@ -265,7 +265,7 @@ def test_scope_errors(host: PromptHost) -> None:
 
 
 def test_a_root_scope_is_not_rebound_under_a_parent(host: PromptHost, wasm) -> None:
-    # PROTOCOL.md, bind_scope: a scope is bound once; a re-bind is refused with kind `scope`.
+    # docs/protocol.md, bind_scope: a scope is bound once; a re-bind is refused with kind `scope`.
     host.bind_scope("a")
     host.load_plugin("pa", wasm("declare"), scope="a", config={"sections": [{"name": "from-a", "order": 5, "text": "A"}]})
     host.bind_scope("x")

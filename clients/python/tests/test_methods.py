@@ -1,4 +1,4 @@
-"""Every method of PROTOCOL.md through the sync client, every result typed and every message
+"""Every method of docs/protocol.md through the sync client, every result typed and every message
 validated against the schema (the ``wire`` fixture)."""
 
 from __future__ import annotations
@@ -362,7 +362,7 @@ def test_request_without_id_is_not_answered(host: PromptHost, wire: Wire) -> Non
 
 
 def test_any_number_is_an_id(host: PromptHost, wire: Wire) -> None:
-    # PROTOCOL.md: "id is a string or a number"; the answer echoes it (and fits the schema).
+    # docs/protocol.md: "id is a string or a number"; the answer echoes it (and fits the schema).
     host.send_raw(b'{"jsonrpc": "2.0", "id": 1.5, "method": "scopes"}')
     assert wire.wait_for(lambda m: isinstance(m, dict) and m.get("id") == 1.5)["result"] == []
 
@@ -430,7 +430,7 @@ def test_input_closed_answers_in_flight(open_host, wasm) -> None:
 
 
 def test_server_ends_when_its_output_is_closed(bin_path: Path, server_env) -> None:
-    # PROTOCOL.md, Transport: the server ends "when its output is closed": the answer it
+    # docs/protocol.md, Transport: the server ends "when its output is closed": the answer it
     # cannot write stops it, without waiting for more input (its input stays open here).
     proc = subprocess.Popen(
         [str(bin_path), "serve"],

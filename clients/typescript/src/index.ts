@@ -1,7 +1,7 @@
 /**
  * A client for `prompt-host serve`: an LLM agent's system prompt, assembled from sandboxed
  * WebAssembly plugins, over JSON-RPC 2.0 on a child process's stdio. See README.md and the
- * repository's PROTOCOL.md.
+ * repository's docs/protocol.md.
  */
 
 export { DEFAULT_MAX_REQUEST_BYTES, PromptHost, findBinary } from "./client.js";

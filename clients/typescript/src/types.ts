@@ -1,5 +1,5 @@
 /**
- * The protocol's types (PROTOCOL.md, "Types" and each method's result). Every name and key is
+ * The protocol's types (docs/protocol.md, "Types" and each method's result). Every name and key is
  * the wire's: a `Request` is exactly the JSON a model provider is sent.
  */
 

@@ -11,8 +11,9 @@ use anyhow::Context;
 use serde_json::json;
 
 use prompt_host::host::{Facts, Host};
+use prompt_host::policy::PluginSpec;
 use prompt_host::prompt::{AssembleContext, Assembly, PromptConfig};
-use prompt_host::wasm::{Export, PluginLog, PluginSpec};
+use prompt_host::wasm::{Export, PluginLog};
 
 /// What `call` was asked.
 pub struct CallArgs<'a> {

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use prompt_host::wasm::{Declaration, DirGrant, Grants, PluginOptions, WasmRuntime};
+use prompt_host::policy::{DirGrant, Grants, PluginOptions};
+use prompt_host::wasm::{CheckOptions, Declaration, WasmRuntime};
 
 /// Run `check`: a component that cannot be loaded, or whose `init` fails with `config`, is
 /// an error (exit 1); what is known about the file is printed first.
@@ -21,13 +22,14 @@ pub fn run(
     let name = plugin_name(plugin);
     let runtime = WasmRuntime::new(super::commands::runtime_config())?;
     let bytes = runtime.read(&name, plugin)?;
-    let options = PluginOptions {
-        grants,
-        ..PluginOptions::default()
-    };
+    let options = PluginOptions::default().grants(grants);
     let granted = options.grants.describe();
+    let check = CheckOptions::default()
+        .name(name)
+        .config(config.clone())
+        .options(options);
     let report = runtime
-        .check_with_options(&name, &bytes, &config, options)
+        .check(&bytes, &check)
         .with_context(|| format!("{} cannot be loaded", plugin.display()))?;
     let mut out = std::io::stdout().lock();
     let verdict = if report.init_error.is_some() {
@@ -63,16 +65,15 @@ fn grants(dirs: &[String], env: Vec<String>) -> anyhow::Result<Grants> {
     let dirs = dirs
         .iter()
         .map(|text| match text.rsplit_once(':') {
-            Some((host, guest)) if !host.is_empty() => Ok(DirGrant {
-                host: host.into(),
-                guest: guest.to_string(),
-            }),
+            Some((host, guest)) if !host.is_empty() => Ok(DirGrant::new(host, guest)),
             _ => anyhow::bail!("--grant-dir expects HOST:GUEST, got \"{text}\""),
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    Grants { dirs, env }
+    let grants = env.into_iter().fold(Grants::new(), Grants::env);
+    dirs.into_iter()
+        .fold(grants, Grants::dir)
         .resolve(Path::new("."))
-        .map_err(|(key, message)| anyhow::anyhow!("--grant: {key}: {message}"))
+        .map_err(|e| anyhow::anyhow!("--grant: {e}"))
 }
 
 /// The name a file is checked under: its stem (`persona` for `persona.wasm`).

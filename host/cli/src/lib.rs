@@ -33,7 +33,7 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands (the contract external tools use; see README.md).
+/// The subcommands (the contract external tools use; see docs/cli.md).
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print the assembly as JSON: sections, contexts, tools and variables.
@@ -299,21 +299,14 @@ fn closed_stdout(e: &anyhow::Error) -> bool {
     })
 }
 
-/// The whole error chain on one paragraph: `outer: inner: root`. A cause whose text the
-/// outer message already quotes (errors that print their source) is not repeated.
+/// The whole error chain on one paragraph: `outer: inner: root`.
 pub fn chain(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if out.contains(&text) {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(": ");
-        }
-        out.push_str(&text);
-    }
-    out
+    // Library errors display their cause or return it as their source, never both, so
+    // the chain is printed as it is.
+    e.chain()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -328,11 +321,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             starts_series,
             users,
         } => {
-            let options = prompt_host::host::StepOptions {
-                in_history,
-                starts_series,
-                user_texts: users,
-            };
+            let options = prompt_host::host::StepOptions::default()
+                .in_history(in_history)
+                .starts_series(starts_series)
+                .user_texts(users);
             commands::step(&target, &session, options).await
         }
         Command::Inspect { target, against } => inspect::run(&target, against.as_deref()).await,

@@ -1,4 +1,4 @@
-//! `prompt-host serve`: JSON-RPC 2.0 over stdio (see `prompt_host::serve` and PROTOCOL.md).
+//! `prompt-host serve`: JSON-RPC 2.0 over stdio (see `prompt_host::serve` and docs/protocol.md).
 
 use std::io::Read;
 use std::path::Path;

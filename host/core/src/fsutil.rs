@@ -300,6 +300,7 @@ pub fn clear_nonblocking(file: &File) -> io::Result<()> {
 
 /// Why [`read_regular`] read nothing. Every variant names the file.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum ReadError {
     /// The path is not a regular file; nothing was read from it.
     #[error(transparent)]
@@ -313,12 +314,12 @@ pub enum ReadError {
         limit: u64,
     },
     /// Opening or reading failed.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}: {error}", path.display())]
     Io {
         /// The path as given.
         path: PathBuf,
         /// The I/O error.
-        source: io::Error,
+        error: io::Error,
     },
 }
 
@@ -338,7 +339,7 @@ impl ReadError {
 pub fn read_regular(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
     let io_error = |source| ReadError::Io {
         path: path.to_path_buf(),
-        source,
+        error: source,
     };
     let too_large = || ReadError::TooLarge {
         path: path.to_path_buf(),
@@ -369,7 +370,7 @@ pub fn read_regular_to_string(path: &Path, max_bytes: u64) -> Result<String, Rea
     let bytes = read_regular(path, max_bytes)?;
     String::from_utf8(bytes).map_err(|_| ReadError::Io {
         path: path.to_path_buf(),
-        source: io::Error::new(
+        error: io::Error::new(
             io::ErrorKind::InvalidData,
             "stream did not contain valid UTF-8",
         ),
@@ -402,7 +403,8 @@ pub fn read_exact_size(file: &mut File, len: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
 
@@ -467,7 +469,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = read_regular(&dir.path().join("missing"), 10).unwrap_err();
         assert!(
-            matches!(&err, ReadError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound),
+            matches!(&err, ReadError::Io { error: source, .. } if source.kind() == io::ErrorKind::NotFound),
             "{err}"
         );
         assert!(err.to_string().starts_with("cannot read "), "{err}");

@@ -33,8 +33,8 @@ pub use provider::{
     ToolSet, ToolSource, VariableProvider,
 };
 pub use registry::{
-    EntryId, EntryInfo, Fiber, FiberId, ListenerOptions, ObserverId, Owner, Registry, SectionDef,
-    BUILT_IN_OWNER,
+    EntryId, EntryInfo, Fiber, FiberId, ListenerOptions, ObserverId, Owner, Registration, Registry,
+    SectionDef, BUILT_IN_OWNER,
 };
 pub use render::{
     join_context_sections, render_context_sections, render_context_sections_within,

@@ -144,7 +144,7 @@ impl Session {
         let replay = format::replay(path, &bytes)?;
         let io_err = |source| OpenError::Io {
             path: path.to_path_buf(),
-            source,
+            error: source,
         };
         let mut report = OpenReport {
             events: replay.events.len(),
@@ -198,7 +198,7 @@ impl Session {
         let invalid = |source| AppendError::Invalid {
             path: path.clone(),
             seq,
-            source,
+            error: source,
         };
         let event = candidate.into_event(seq, now_ms());
         let plan = self.surface.plan(&event, &self.events).map_err(invalid)?;
@@ -241,7 +241,11 @@ impl Session {
                 }
                 Err(source) => {
                     self.events.truncate(first);
-                    return Err(AppendError::Invalid { path, seq, source });
+                    return Err(AppendError::Invalid {
+                        path,
+                        seq,
+                        error: source,
+                    });
                 }
             }
         }
@@ -265,7 +269,7 @@ impl Session {
             let io = |source| AppendError::Io {
                 path: path.clone(),
                 seq,
-                source,
+                error: source,
             };
             self.file.create().map_err(|e| match e {
                 file::CreateError::Taken => AppendError::CreatedMeanwhile { path: path.clone() },
@@ -280,7 +284,11 @@ impl Session {
         }
         if let Err((source, rolled_back)) = self.file.append(&lines) {
             self.poisoned = !rolled_back;
-            return Err(AppendError::Io { path, seq, source });
+            return Err(AppendError::Io {
+                path,
+                seq,
+                error: source,
+            });
         }
         self.header_pending = false;
         self.syncs += 1;

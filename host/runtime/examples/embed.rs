@@ -14,10 +14,7 @@ use prompt_host::{Facts, Host, PluginSpec, PromptConfig, RuntimeConfig, StepOpti
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
-    let prompt = PromptConfig {
-        persona: "You are a helpful agent on {{model}}.".into(),
-        ..PromptConfig::default()
-    };
+    let prompt = PromptConfig::default().persona("You are a helpful agent on {{model}}.");
     let host = Host::new(
         prompt,
         RuntimeConfig::with_cache_dir(dir.path().join("cache")),
@@ -49,7 +46,7 @@ async fn main() -> anyhow::Result<()> {
             let spec = PluginSpec::new("persona")
                 .scope("agent:7")
                 .config(serde_json::json!({"text": "You are agent 7 on {{model}}."}));
-            Some(host.load_plugin(spec, path.as_ref())?)
+            Some(host.load_plugin(spec, std::path::Path::new(&path))?)
         }
         None => None,
     };
@@ -61,10 +58,7 @@ async fn main() -> anyhow::Result<()> {
     println!("== agent:7\n{}\n", rendered.prompt);
 
     let (mut session, _) = Session::open(dir.path().join("session.jsonl"))?;
-    let options = StepOptions {
-        user_texts: vec!["Hello".into()],
-        ..StepOptions::default()
-    };
+    let options = StepOptions::default().user_texts(vec!["Hello".into()]);
     let (_, outcome) = host
         .step(&mut session, Some("agent:7"), facts, &options)
         .await?;

@@ -12,8 +12,8 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
+pub use crate::policy::OnError;
 use crate::prompt::PromptConfig;
-pub use crate::wasm::OnError;
 
 /// A parsed and validated host.toml.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,11 +66,9 @@ impl PoolingSettings {
     /// The runtime setting: the defaults of [`crate::wasm::Pooling`] with this table's keys.
     pub fn pooling(&self) -> crate::wasm::Pooling {
         let d = crate::wasm::Pooling::default();
-        crate::wasm::Pooling {
-            max_instances: self.max_instances.unwrap_or(d.max_instances),
-            max_memory_bytes: self.max_memory_bytes.unwrap_or(d.max_memory_bytes),
-            keep_resident_bytes: self.keep_resident_bytes.unwrap_or(d.keep_resident_bytes),
-        }
+        crate::wasm::Pooling::new(self.max_instances.unwrap_or(d.max_instances))
+            .max_memory_bytes(self.max_memory_bytes.unwrap_or(d.max_memory_bytes))
+            .keep_resident_bytes(self.keep_resident_bytes.unwrap_or(d.keep_resident_bytes))
     }
 }
 
@@ -112,13 +110,17 @@ pub struct PluginConfig {
     /// Capabilities granted to the plugin (none by default): read-only directories and
     /// environment variables. Host paths are resolved against the file's directory.
     #[serde(default)]
-    pub grants: crate::wasm::Grants,
+    pub grants: crate::policy::Grants,
     /// How `prompt-host dev` rebuilds this plugin (inferred from its project when absent).
     #[serde(default)]
     pub dev: Option<DevSettings>,
     /// If set, the wasm file's sha256 (hex) must match.
     #[serde(default)]
     pub sha256: Option<String>,
+    /// The typed options (`limits`, `on_error`, `quarantine_after`, `grants` resolved),
+    /// parsed once when the file is loaded.
+    #[serde(skip)]
+    pub options: crate::policy::PluginOptions,
 }
 
 /// A plugin's `dev` table: how `prompt-host dev` rebuilds it when its sources change.
@@ -173,14 +175,15 @@ fn default_mcp_timeout_ms() -> u64 {
 
 /// Why a host.toml was refused. Every message names the file.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum ConfigFileError {
     /// The file could not be read (missing, not a regular file, too large).
-    #[error("{path}: cannot read the configuration file: {source}")]
+    #[error("{path}: cannot read the configuration file: {error}")]
     Read {
         /// The file.
         path: String,
         /// Why (the message names the file and the reason).
-        source: crate::fsutil::ReadError,
+        error: crate::fsutil::ReadError,
     },
     /// TOML syntax, an unknown key or a wrong type (the message names key and expectation).
     #[error("{path}: {message}")]
@@ -226,7 +229,7 @@ impl HostConfig {
             crate::fsutil::read_regular_to_string(path, MAX_CONFIG_BYTES).map_err(|source| {
                 ConfigFileError::Read {
                     path: shown.clone(),
-                    source,
+                    error: source,
                 }
             })?;
         let base = path.parent().unwrap_or(Path::new("."));
@@ -292,12 +295,19 @@ impl HostConfig {
                     "expected a non-empty plugin name".into(),
                 ));
             }
-            validate_plugin_options(plugin)
-                .map_err(|(k, m)| invalid(format!("plugin[{i}].{k}"), m))?;
+            let limits =
+                plugin_limits(plugin).map_err(|(k, m)| invalid(format!("plugin[{i}].{k}"), m))?;
             plugin.grants = plugin
                 .grants
                 .resolve(base)
-                .map_err(|(k, m)| invalid(format!("plugin[{i}].grants.{k}"), m))?;
+                .map_err(|e| invalid(format!("plugin[{i}].grants.{}", e.key), e.message))?;
+            let defaults = crate::policy::PluginOptions::default();
+            plugin.options = crate::policy::PluginOptions {
+                limits,
+                on_error: plugin.on_error,
+                quarantine_after: plugin.quarantine_after.unwrap_or(defaults.quarantine_after),
+                grants: plugin.grants.clone(),
+            };
             if let Some(dev) = &mut plugin.dev {
                 dev.watch = dev.watch.iter().map(|p| base.join(p)).collect();
                 dev.dir = Some(base.join(dev.dir.as_deref().unwrap_or(Path::new("."))));
@@ -466,19 +476,19 @@ fn validate_settings(config: &HostConfig) -> Result<(), (String, String)> {
     Ok(())
 }
 
-/// A plugin's `limits` table and `quarantine_after`, checked by key (relative to the
-/// plugin's entry).
-fn validate_plugin_options(plugin: &PluginConfig) -> Result<(), (String, String)> {
+/// A plugin's `limits` table, typed, and its `quarantine_after`, checked by key (relative
+/// to the plugin's entry).
+fn plugin_limits(plugin: &PluginConfig) -> Result<crate::policy::Limits, (String, String)> {
     use serde::Deserialize as _;
-    let limits = crate::wasm::Limits::deserialize(toml::Value::Table(plugin.limits.clone()))
+    let limits = crate::policy::Limits::deserialize(toml::Value::Table(plugin.limits.clone()))
         .map_err(|e| ("limits".to_string(), e.to_string().trim_end().to_string()))?;
     limits
         .validate()
-        .map_err(|(key, message)| (format!("limits.{key}"), message))?;
+        .map_err(|e| (format!("limits.{}", e.key), e.message))?;
     if plugin.quarantine_after == Some(0) {
         return Err(("quarantine_after".into(), "must be at least 1".into()));
     }
-    Ok(())
+    Ok(limits)
 }
 
 /// Scope names unique and non-empty, parents declared, no cycles.

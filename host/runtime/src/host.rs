@@ -7,7 +7,10 @@
 //! let host = Host::new(PromptConfig::default(), RuntimeConfig::default())?;
 //! host.bind_scope("preset:coder", None)?;
 //! host.bind_scope("agent:1", Some("preset:coder"))?;
-//! let plugin = host.load_plugin(PluginSpec::new("persona").scope("agent:1"), "persona.wasm".as_ref())?;
+//! let plugin = host.load_plugin(
+//!     PluginSpec::new("persona").scope("agent:1"),
+//!     std::path::Path::new("persona.wasm"),
+//! )?;
 //! let rendered = host.render(Some("agent:1"), Facts::new().with("model", "m1")).await?;
 //! println!("{}", rendered.prompt);
 //! drop(plugin); // disposes every contribution of the plugin
@@ -20,6 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::config::HostConfig;
+use crate::policy::{Grants, OnError, PluginSpec};
 use crate::projection::step::{run_step, StepInput, StepOutcome};
 use crate::prompt::CancelToken;
 use crate::prompt::{
@@ -28,9 +32,7 @@ use crate::prompt::{
     BUILT_IN_OWNER,
 };
 use crate::session::{AssistantReply, ModelRequest, Session, ToolResult};
-use crate::wasm::{
-    LoadedPlugin, PluginCode, PluginOptions, PluginSpec, RuntimeConfig, WasmRuntime,
-};
+use crate::wasm::{LoadedPlugin, PluginCode, PluginSource, RuntimeConfig, WasmRuntime};
 
 mod compile_files;
 mod error;
@@ -64,6 +66,7 @@ pub struct Rendered {
 
 /// Per-step flags of [`Host::step`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StepOptions {
     /// The route reads later system messages as the effective prompt.
     pub in_history: bool,
@@ -146,13 +149,14 @@ impl Host {
                     .bind_scope_parent(&scope.name, parent)
                     .map_err(|source| HostError::Scope {
                         scope: scope.name.clone(),
-                        source,
+                        error: source,
                     })?;
             }
         }
         let mut code_by_file = compile_files::compile_files(&host, &config.plugins);
-        for (index, plugin) in config.plugins.iter().enumerate() {
-            let options = plugin_options(config, index)?;
+        for plugin in &config.plugins {
+            // Typed and checked when the file was loaded.
+            let options = plugin.options.clone();
             let spec = PluginSpec {
                 name: plugin.name.clone(),
                 scope: plugin.scope.clone(),
@@ -166,17 +170,17 @@ impl Host {
                 Some(Ok(code)) => Ok(code.clone()),
                 _ => match code_by_file.remove(plugin.wasm.as_path()) {
                     Some(result) => result,
-                    None => host.compile_plugin(&plugin.name, &plugin.wasm),
+                    None => host.compile_plugin(&plugin.name, plugin.wasm.as_path()),
                 },
             };
-            let loaded = code.and_then(|code| host.load_plugin_code(spec, &code));
+            let loaded = code.and_then(|code| host.load_plugin(spec, &code));
             match loaded {
                 Ok(loaded) => {
                     host.attach(loaded);
                 }
                 // A plugin that may fail without failing its assemblies may also fail to
                 // start without stopping the deployment.
-                Err(error) if plugin.on_error == crate::wasm::OnError::Skip => {
+                Err(error) if plugin.on_error == OnError::Skip => {
                     host.runtime.announce(
                         &plugin.name,
                         plugin.scope.as_deref(),
@@ -235,7 +239,7 @@ impl Host {
                 {
                     return Err(HostError::Scope {
                         scope: key.to_string(),
-                        source: crate::prompt::ScopeError::Cycle {
+                        error: crate::prompt::ScopeError::Cycle {
                             key: key.to_string(),
                             parent: parent.to_string(),
                         },
@@ -255,7 +259,7 @@ impl Host {
                     .bind_scope_parent(key, parent)
                     .map_err(|source| HostError::Scope {
                         scope: key.to_string(),
-                        source,
+                        error: source,
                     })?;
             }
             Ok(())
@@ -275,48 +279,31 @@ impl Host {
             .map_err(|unknown| HostError::UnknownScope(Box::new(unknown)))
     }
 
-    /// Load a plugin file into `spec.scope`. The returned handle owns its contributions:
-    /// dropping it disposes them. Use [`Host::attach`] to let the host keep it.
-    pub fn load_plugin(&self, spec: PluginSpec, path: &Path) -> Result<LoadedPlugin, HostError> {
-        self.check_scope(spec.scope.as_deref())?;
-        self.runtime
-            .load_file(&self.registry, &spec, path)
-            .map_err(HostError::Wasm)
-    }
-
-    /// The compiled code of a plugin file, for a host that loads the same plugin into many
-    /// scopes (one per agent): [`Host::load_plugin_code`] then only instantiates it, where
-    /// [`Host::load_plugin`] checks the file on every call (its recorded identity, or a read and
-    /// a hash when it changed). `name` is used in errors.
-    pub fn compile_plugin(&self, name: &str, path: &Path) -> Result<PluginCode, HostError> {
-        self.runtime
-            .compile_file(name, path)
-            .map_err(HostError::Wasm)
-    }
-
-    /// Load a plugin from code compiled by [`Host::compile_plugin`] into `spec.scope`; a
-    /// `spec.sha256` pin is checked against the code's hash. The returned handle owns the
-    /// plugin's contributions, as with [`Host::load_plugin`].
-    pub fn load_plugin_code(
+    /// Load a plugin into `spec.scope` from a file, bytes or code compiled before (see
+    /// [`PluginSource`]). The returned handle owns its contributions: dropping it disposes
+    /// them. Use [`Host::attach`] to let the host keep it.
+    pub fn load_plugin<'a>(
         &self,
         spec: PluginSpec,
-        code: &PluginCode,
+        source: impl Into<PluginSource<'a>>,
     ) -> Result<LoadedPlugin, HostError> {
         self.check_scope(spec.scope.as_deref())?;
         self.runtime
-            .load_code(&self.registry, &spec, code)
+            .load(&self.registry, &spec, source.into())
             .map_err(HostError::Wasm)
     }
 
-    /// Load a plugin from bytes (see [`Host::load_plugin`]).
-    pub fn load_plugin_bytes(
+    /// The compiled code of a plugin, for a host that loads the same plugin into many
+    /// scopes (one per agent): [`Host::load_plugin`] with [`PluginSource::Code`] then only
+    /// instantiates it, where a file is checked on every load (its recorded identity, or a
+    /// read and a hash when it changed). `name` is used in errors.
+    pub fn compile_plugin<'a>(
         &self,
-        spec: PluginSpec,
-        wasm: &[u8],
-    ) -> Result<LoadedPlugin, HostError> {
-        self.check_scope(spec.scope.as_deref())?;
+        name: &str,
+        source: impl Into<PluginSource<'a>>,
+    ) -> Result<PluginCode, HostError> {
         self.runtime
-            .load_bytes(&self.registry, &spec, wasm)
+            .compile(name, source.into(), None)
             .map_err(HostError::Wasm)
     }
 
@@ -337,7 +324,7 @@ impl Host {
     }
 
     /// The plugins the host keeps, with what each was granted.
-    pub fn plugin_grants(&self) -> Vec<(PluginId, crate::wasm::Grants)> {
+    pub fn plugin_grants(&self) -> Vec<(PluginId, Grants)> {
         self.lock_plugins()
             .iter()
             .map(|(id, p)| (*id, p.grants().clone()))
@@ -500,25 +487,27 @@ fn shown_path(config: &HostConfig) -> String {
         .unwrap_or_else(|| "host.toml".into())
 }
 
-/// The limits and failure policy of `[[plugin]]` number `index`, checked by key.
-fn plugin_options(config: &HostConfig, index: usize) -> Result<PluginOptions, HostError> {
-    use serde::Deserialize;
-    let plugin = &config.plugins[index];
-    let shown = shown_path(config);
-    let limits = crate::wasm::Limits::deserialize(toml::Value::Table(plugin.limits.clone()))
-        .map_err(|e| {
-            HostError::Config(crate::config::ConfigFileError::Invalid {
-                path: shown,
-                key: format!("plugin[{index}].limits"),
-                message: e.to_string().trim_end().to_string(),
-            })
-        })?;
-    let defaults = PluginOptions::default();
-    Ok(PluginOptions {
-        limits,
-        on_error: plugin.on_error,
-        quarantine_after: plugin.quarantine_after.unwrap_or(defaults.quarantine_after),
-        // Resolved against host.toml's directory when the file was loaded.
-        grants: plugin.grants.clone(),
-    })
+impl StepOptions {
+    /// A step with the user's input `texts`, other flags off.
+    pub fn user(texts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        Self::default().user_texts(texts.into_iter().map(Into::into).collect())
+    }
+
+    /// Sets [`StepOptions::in_history`].
+    pub fn in_history(mut self, value: bool) -> Self {
+        self.in_history = value;
+        self
+    }
+
+    /// Sets [`StepOptions::starts_series`].
+    pub fn starts_series(mut self, value: bool) -> Self {
+        self.starts_series = value;
+        self
+    }
+
+    /// Sets [`StepOptions::user_texts`].
+    pub fn user_texts(mut self, value: Vec<String>) -> Self {
+        self.user_texts = value;
+        self
+    }
 }

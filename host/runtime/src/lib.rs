@@ -7,6 +7,7 @@ pub mod child;
 pub mod config;
 pub mod host;
 pub mod mcp;
+pub mod policy;
 pub mod serve;
 pub mod wasm;
 
@@ -14,5 +15,6 @@ pub use prompt_host_core::{blocking, fsutil, projection, prompt, session};
 
 pub use config::HostConfig;
 pub use host::{Facts, Host, HostError, McpId, McpSpec, PluginId, Rendered, StepOptions};
+pub use policy::PluginSpec;
 pub use prompt::PromptConfig;
-pub use wasm::{LoadedPlugin, PluginCode, PluginSpec, RuntimeConfig, WasmRuntime};
+pub use wasm::{LoadedPlugin, PluginCode, PluginSource, RuntimeConfig, WasmRuntime};

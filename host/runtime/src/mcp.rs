@@ -29,13 +29,14 @@ use std::time::Duration;
 use serde_json::Value;
 use thiserror::Error;
 
-pub use bridge::{to_wit, McpBridge};
+pub use bridge::{server_instructions, McpBridge};
 pub use connection::{McpConnection, McpListener, ReconnectPolicy};
 pub use names::{check_unique_tools, public_tool_name};
 pub use status::{valid_server_name, McpBridgeError, McpState, McpStatus};
 
 /// How to start one MCP server (from a `[[mcp]]` entry of host.toml).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct McpServerSpec {
     /// Server name (`^[A-Za-z0-9_-]{1,32}$`); it prefixes the public tool names.
     pub name: String,
@@ -120,16 +121,17 @@ impl McpEvent {
 
 /// Why one connection attempt or one sync failed. Every message names the server.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum McpError {
     /// The server process could not be started.
-    #[error("mcp-client({server}): cannot start `{command}`: {source}")]
+    #[error("mcp-client({server}): cannot start `{command}`: {error}")]
     Spawn {
         /// The server name.
         server: String,
         /// The program that was run.
         command: String,
         /// The operating-system error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// `initialize` got no answer within the timeout.
     #[error("mcp-client({server}): no answer to initialize within {} ms", timeout.as_millis())]
@@ -181,5 +183,31 @@ fn stderr_suffix(stderr: &str) -> String {
         String::new()
     } else {
         format!("; stderr: {tail}")
+    }
+}
+
+impl McpServerSpec {
+    /// Sets [`McpServerSpec::args`].
+    pub fn args(mut self, value: Vec<String>) -> Self {
+        self.args = value;
+        self
+    }
+
+    /// Sets [`McpServerSpec::env`].
+    pub fn env(mut self, value: BTreeMap<String, String>) -> Self {
+        self.env = value;
+        self
+    }
+
+    /// Sets [`McpServerSpec::timeout`].
+    pub fn timeout(mut self, value: Duration) -> Self {
+        self.timeout = value;
+        self
+    }
+
+    /// Sets [`McpServerSpec::dir`].
+    pub fn dir(mut self, value: impl Into<std::path::PathBuf>) -> Self {
+        self.dir = Some(value.into());
+        self
     }
 }

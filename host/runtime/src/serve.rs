@@ -1,6 +1,6 @@
 //! JSON-RPC 2.0 over lines: the embedding API for agents written in any language. One
 //! request (or batch) per line in; one response per line out, plus notifications the client
-//! subscribed to. PROTOCOL.md specifies every method, and `protocol/prompt-host.schema.json`
+//! subscribed to. docs/protocol.md specifies every method, and `protocol/prompt-host.schema.json`
 //! every message.
 //!
 //! Requests are served concurrently, so a slow assembly does not hold up the others and a
@@ -62,7 +62,7 @@ pub const METHODS: &[&str] = &[
     "$/cancelRequest",
 ];
 
-/// The version of this protocol (PROTOCOL.md).
+/// The version of this protocol (docs/protocol.md).
 pub const PROTOCOL_VERSION: &str = "1.0";
 
 /// Default of `serve --max-inflight`: requests taken in and not yet answered.
@@ -73,7 +73,7 @@ pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 
 /// How much a server takes in and keeps: each bound is what stops a client (or a stuck
 /// one) from growing the server's memory without end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct ServeLimits {
     /// The longest request line, in bytes; a longer one is skipped unread and answered with

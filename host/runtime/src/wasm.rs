@@ -1,64 +1,60 @@
 //! The Wasm runtime: sandboxed components implement the core's provider traits.
 //!
-//! - [`WasmRuntime`]: one engine + linker per host, compiled code cached by sha256 (memory
-//!   and disk), the epoch ticker behind call deadlines.
-//! - [`LoadedPlugin`]: one plugin instance loaded into a scope; owns the fiber with
-//!   everything it declared.
-//! - [`WasmRuntime::check`]: validate a component and report what it declares.
+//! - [`WasmRuntime`]: one engine context and one code cache per host; [`WasmRuntime::load`]
+//!   loads a plugin from a [`PluginSource`] into a scope of a registry,
+//!   [`WasmRuntime::check`] validates one and reports what it declares.
+//! - [`LoadedPlugin`]: one plugin loaded into a scope; owns the fiber with everything it
+//!   declared.
 //!
 //! Fixed texts, tool sets and variable values are stored as host data at `init`; only
 //! dynamic entries call into Wasm, each call under a wall-clock deadline, memory/table
 //! limits, an output-byte budget and optional fuel.
+//!
+//! Inside, the modules point one way: the runtime facade uses the code cache, the engine
+//! context and the plugin; a plugin has a supervisor (its live instance and failure policy,
+//! `quarantine.rs`) whose providers (`providers.rs`) call the instance; an instance runs a
+//! call in a store (`store.rs`) through the bindings of its contract version
+//! (`contract.rs`); the host imports (`imports/`) and the sandbox (`sandbox/`) work on the
+//! store; the leaves — `declare`, `ident`, `failure`, `names`, `digest` — name none of the
+//! others. A test checks that no module imports one that imports it back.
 
 mod answers;
-mod assembly_host;
-pub mod bindings;
 mod cache;
 mod call;
 mod check;
-mod clock;
+mod code;
 mod contract;
 mod convert;
+mod declare;
+mod digest;
+mod engine;
 mod error;
-mod files;
-mod grants;
+mod failure;
+mod ident;
+mod imports;
 mod instance;
-mod limits;
+mod names;
 mod plugin;
 mod providers;
-mod random;
-mod registry_host;
+mod quarantine;
 mod runtime;
-mod state;
-pub(crate) mod untrusted;
+mod sandbox;
+mod settings;
+mod store;
+mod supervisor;
 mod validate;
 
-pub use bindings::instruction_provider::exports::prompt_host::plugin::instructions::{
-    McpServer, McpTool,
-};
 pub use cache::default_cache_dir;
 pub use call::Export;
-pub use check::PluginReport;
-pub use error::{scope_label, WasmError};
-pub use grants::{DirGrant, Grants};
-pub use limits::{Limits, OnError, PluginOptions};
+pub use check::{CheckOptions, PluginReport};
+pub use code::{CacheStats, PluginCode};
+pub use contract::{ServerInstructions, ServerTool, WitVersion, World};
+pub use declare::Declaration;
+pub use digest::sha256_hex;
+pub use error::WasmError;
+pub use ident::{scope_label, LogSink, PluginLog};
 pub use plugin::{LoadedPlugin, PluginHealth};
-pub use registry_host::Declaration;
-pub use runtime::{
-    CacheStats, LogSink, PluginCode, PluginLog, PluginSpec, Pooling, RuntimeConfig, WasmRuntime,
-    WitVersion, World, DEFAULT_MAX_WASM_BYTES,
-};
-pub use state::HostState;
+pub use runtime::{PluginSource, WasmRuntime};
+pub use settings::{Pooling, RuntimeConfig, DEFAULT_MAX_WASM_BYTES};
 
-/// What the `assembly` resource handle designates in the store's table. The assembly itself
-/// lives in the store data for the duration of one `on-assemble` call; the handle only
-/// proves the guest was given it.
-pub struct AssemblyHandle {
-    _private: (),
-}
-
-impl AssemblyHandle {
-    pub(crate) fn new() -> Self {
-        Self { _private: () }
-    }
-}
+pub(crate) use names::escape;

@@ -140,10 +140,15 @@ fn main() {
         }
     }
     let guests = Guests::load();
-    let config = RuntimeConfig {
-        cache_dir: cache.map(Into::into),
-        pooling: pooling.then(Default::default),
-        ..RuntimeConfig::default()
+    let config = RuntimeConfig::without_cache();
+    let config = match cache {
+        Some(dir) => config.cache_dir(dir),
+        None => config,
+    };
+    let config = if pooling {
+        config.pooling(prompt_host::wasm::Pooling::default())
+    } else {
+        config
     };
     let runtime = WasmRuntime::new(config).expect("runtime");
     let runtime_ready = started.elapsed();
@@ -163,7 +168,7 @@ fn main() {
             wasm.clone()
         };
         // What loading a plugin from its file does: hash, fetch or compile, instantiate.
-        let code = runtime.compile(&plugin.name, &wasm).expect("compile");
+        let code = runtime.compile(&plugin.name, &wasm, None).expect("compile");
         let both = Code {
             declare: code.clone(),
             redactor: code,

@@ -78,10 +78,8 @@ fn main() {
     };
     let mut times = Vec::with_capacity(a.steps);
     for i in a.first..a.first + a.warmup + a.steps {
-        let options = StepOptions {
-            user_texts: vec![format!("Request number {i}: review the diff.")],
-            ..StepOptions::default()
-        };
+        let options = StepOptions::default()
+            .user_texts(vec![format!("Request number {i}: review the diff.")]);
         let started = Instant::now();
         let outcome = runtime
             .block_on(host.step(&mut session, Some(&a.scope), facts(), &options))

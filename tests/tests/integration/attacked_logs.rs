@@ -257,10 +257,7 @@ fn tool_parameters_of_any_depth_are_refused_or_read_back() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     for depth in [0usize, 60, 119, 120, 121, 122, 126, 127, 130] {
         let log = dir.path().join(format!("log-{depth}.jsonl"));
-        let prompt = PromptConfig {
-            include_harness_identity: false,
-            ..PromptConfig::default()
-        };
+        let prompt = PromptConfig::default().include_harness_identity(false);
         let host = Host::new(
             prompt,
             RuntimeConfig::with_cache_dir(dir.path().join("cache")),
@@ -270,15 +267,12 @@ fn tool_parameters_of_any_depth_are_refused_or_read_back() {
         let plugin = host
             .load_plugin(
                 PluginSpec::new("deep").config(config),
-                env!("GUEST_HOSTILE").as_ref(),
+                std::path::Path::new(env!("GUEST_HOSTILE")),
             )
             .unwrap();
         host.attach(plugin);
         let (mut session, _) = Session::open(&log).unwrap();
-        let options = StepOptions {
-            user_texts: vec!["hi".into()],
-            ..StepOptions::default()
-        };
+        let options = StepOptions::default().user_texts(vec!["hi".into()]);
         let stepped =
             runtime.block_on(host.step(&mut session, None, prompt_host::Facts::new(), &options));
         drop(session);
@@ -352,14 +346,7 @@ fn a_reply_of_100k_tool_calls_is_checked_and_a_repeated_id_found() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log.jsonl");
     let (mut session, _) = Session::open(&log).unwrap();
-    let host = Host::new(
-        PromptConfig::default(),
-        RuntimeConfig {
-            cache_dir: None,
-            ..RuntimeConfig::default()
-        },
-    )
-    .unwrap();
+    let host = Host::new(PromptConfig::default(), RuntimeConfig::without_cache()).unwrap();
     let calls = |from: usize, n: usize| -> Vec<ToolCall> {
         (from..from + n)
             .map(|i| ToolCall {
@@ -440,19 +427,10 @@ fn a_step_with_5000_user_messages_is_two_durable_writes() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log.jsonl");
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let host = Host::new(
-        PromptConfig::default(),
-        RuntimeConfig {
-            cache_dir: None,
-            ..RuntimeConfig::default()
-        },
-    )
-    .unwrap();
+    let host = Host::new(PromptConfig::default(), RuntimeConfig::without_cache()).unwrap();
     let (mut session, _) = Session::open(&log).unwrap();
-    let options = StepOptions {
-        user_texts: (0..5000).map(|i| format!("message {i}")).collect(),
-        ..StepOptions::default()
-    };
+    let options =
+        StepOptions::default().user_texts((0..5000).map(|i| format!("message {i}")).collect());
     let (_, outcome) = runtime
         .block_on(host.step(&mut session, None, prompt_host::Facts::new(), &options))
         .unwrap();

@@ -1,5 +1,5 @@
 //! What a new user meets on the command line: `call`'s arguments, the demo's cache, a
-//! render on a terminal, the log line format the README documents, and a suite in which a
+//! render on a terminal, the log line format docs/cli.md documents, and a suite in which a
 //! test that cannot run says so instead of passing.
 
 use std::path::Path;
@@ -89,13 +89,13 @@ fn call_without_the_entry_name_is_a_usage_error() {
 }
 
 #[test]
-fn a_plugins_log_line_has_the_format_the_readme_documents() {
+fn a_plugins_log_line_has_the_format_the_cli_reference_documents() {
     let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/cli.md"))
             .unwrap();
     assert!(
         readme.contains("`plugin \"<name>\" (scope <scope>) <stream>: <line>`"),
-        "README's log line format"
+        "docs/cli.md's log line format"
     );
     let config = r#"{"mode":"say","in":"section","text":"hello there"}"#;
     let out = call(&[
@@ -114,7 +114,7 @@ fn a_plugins_log_line_has_the_format_the_readme_documents() {
     );
     assert!(
         readme.contains("--max-rounds"),
-        "README documents dev --max-rounds"
+        "docs/cli.md documents dev --max-rounds"
     );
 }
 

@@ -30,7 +30,7 @@ impl World {
 
     fn load(&mut self, scope: Option<&str>, config: Value) -> Result<LoadedPlugin, WasmError> {
         self.n += 1;
-        self.rt.load_bytes(
+        self.rt.load(
             &self.reg,
             &spec(&format!("p{}", self.n), scope, config),
             &declare(),
@@ -169,10 +169,7 @@ fn case_12_scoped_duplicates_use_the_scoped_wording() {
 
 #[test]
 fn case_15_ordering_and_render() {
-    let mut w = World::new(PromptConfig {
-        persona: "You are DeepSeek Harness.".into(),
-        ..PromptConfig::default()
-    });
+    let mut w = World::new(PromptConfig::default().persona("You are DeepSeek Harness."));
     let _p = w
         .load(
             None,
@@ -299,14 +296,11 @@ fn cases_32_36_tool_order_and_reserved_names() {
         .collect();
     assert_eq!(names, ["alpha", "bravo", "charlie"]);
 
-    let mut w = World::new(PromptConfig {
-        tool_order: Some(vec![
-            "todo_write".into(),
-            "<unlisted-tools>".into(),
-            "bash".into(),
-        ]),
-        ..PromptConfig::default()
-    });
+    let mut w = World::new(PromptConfig::default().tool_order(vec![
+        "todo_write".into(),
+        "<unlisted-tools>".into(),
+        "bash".into(),
+    ]));
     let _a = w.load(None, json!({"tools": [{"schemas": [{"name": "bash"}, {"name": "echo_b"}, {"name": "todo_write"}, {"name": "echo_a"}]}]})).unwrap();
     let names: Vec<_> = assemble(&w.reg, None)
         .tools
@@ -335,10 +329,9 @@ fn cases_32_36_tool_order_and_reserved_names() {
 
 #[test]
 fn case_37_known_names_validate_tool_order() {
-    let mut w = World::new(PromptConfig {
-        tool_order: Some(vec!["basj".into(), "<unlisted-tools>".into()]),
-        ..PromptConfig::default()
-    });
+    let mut w = World::new(
+        PromptConfig::default().tool_order(vec!["basj".into(), "<unlisted-tools>".into()]),
+    );
     let _a = w.load(None, json!({"tools": [{"schemas": [{"name": "read"}], "known_names": ["read", "bash"], "dynamic": true}]})).unwrap();
     let err = w
         .reg

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::hostile_matrix::{cases, declare_amplifier, deployment_toml, Case, Expect};
 use prompt_host::config::HostConfig;
-use prompt_host::wasm::{Limits, PluginOptions};
+use prompt_host::policy::{Limits, PluginOptions};
 use prompt_host::{Facts, Host, PluginSpec, RuntimeConfig};
 
 /// A host with the benign plugin in `agent:ok`.
@@ -24,10 +24,7 @@ fn hostile_spec(case: &Case, scope: &str) -> PluginSpec {
     PluginSpec::new("hostile")
         .scope(scope)
         .config(case.config())
-        .options(PluginOptions {
-            limits,
-            ..PluginOptions::default()
-        })
+        .options(PluginOptions::default().limits(limits))
 }
 
 /// Every case in its own scope; `agent:ok` renders the same bytes after each.
@@ -45,7 +42,10 @@ async fn run_matrix(host: &Host) {
     for (index, case) in cases().into_iter().enumerate() {
         let scope = format!("agent:h{index}");
         host.bind_scope(&scope, None).expect("bind");
-        let loaded = host.load_plugin(hostile_spec(&case, &scope), env!("GUEST_HOSTILE").as_ref());
+        let loaded = host.load_plugin(
+            hostile_spec(&case, &scope),
+            std::path::Path::new(env!("GUEST_HOSTILE")),
+        );
         match (&case.expect, loaded) {
             (Expect::FailsInit, Ok(_)) => panic!("{}: init should fail", case.label()),
             (Expect::FailsInit, Err(e)) => case.assert_error(&e.to_string(), &scope),
@@ -78,7 +78,7 @@ async fn amplification(host: &Host) {
             PluginSpec::new("declare")
                 .scope("agent:amp")
                 .config(declare_amplifier()),
-            env!("GUEST_DECLARE").as_ref(),
+            std::path::Path::new(env!("GUEST_DECLARE")),
         )
         .expect("load");
     let error = host
@@ -125,7 +125,7 @@ async fn printing_init_loaded_from_a_spawned_task() {
             let spec = PluginSpec::new("hostile")
                 .scope("agent:p")
                 .config(json!({"mode": "stdout_spam", "in": "init", "count": 1}));
-            host.load_plugin(spec, env!("GUEST_HOSTILE").as_ref())
+            host.load_plugin(spec, std::path::Path::new(env!("GUEST_HOSTILE")))
                 .map(|p| host.attach(p))
         })
     };

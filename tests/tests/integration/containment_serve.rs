@@ -1,7 +1,7 @@
 //! The hostile matrix through `prompt-host serve`, over its stdio: one server loads every
 //! (mode, phase) pair into a scope of its own, and after each the benign `agent:ok` (from
 //! `serve --config`) must still answer with the same bytes. Also: the declare guest's
-//! amplification, detection times per hostile class (for SECURITY.md), and the server
+//! amplification, detection times per hostile class (for docs/threat-model.md), and the server
 //! itself staying up.
 
 use std::time::{Duration, Instant};
@@ -93,7 +93,7 @@ fn declare_amplification_through_serve() {
 
 /// Detection time of each hostile class, measured from the render request to its error
 /// through `serve` with the default limits (50 ms per call, 1 s for init). Printed for
-/// SECURITY.md; the bound asserted is loose (a shared machine), the figures are what count.
+/// docs/threat-model.md; the bound asserted is loose (a shared machine), the figures are what count.
 #[test]
 fn detection_times_through_serve() {
     let d = Deployment::new(&deployment_toml(None));

@@ -175,7 +175,7 @@ async fn reload_plugin_swaps_in_one_step_or_keeps_the_old_plugin() {
     let id = host.attach(
         host.load_plugin(
             PluginSpec::new("p").config(config),
-            env!("GUEST_DECLARE").as_ref(),
+            std::path::Path::new(env!("GUEST_DECLARE")),
         )
         .unwrap(),
     );

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::cli_support::Deployment;
+use prompt_host::policy::{Limits, PluginOptions};
 use prompt_host::prompt::CancelToken;
 use prompt_host::session::{AssistantReply, Session, ToolCall, ToolResult};
-use prompt_host::wasm::{Limits, PluginOptions};
 use prompt_host::{Facts, Host, PluginSpec, PromptConfig, RuntimeConfig, StepOptions};
 
 const DECLARE: &str = env!("GUEST_DECLARE");
@@ -19,11 +19,9 @@ const PERSONA: &str = env!("GUEST_PERSONA");
 const HOSTILE: &str = env!("GUEST_HOSTILE");
 
 fn host(cache: &Path) -> Host {
-    let prompt = PromptConfig {
-        include_harness_identity: false,
-        persona: "You help on {{model}}.".into(),
-        ..PromptConfig::default()
-    };
+    let prompt = PromptConfig::default()
+        .include_harness_identity(false)
+        .persona("You help on {{model}}.");
     let host = Host::new(prompt, RuntimeConfig::with_cache_dir(cache)).unwrap();
     host.bind_scope("agent:1", None).unwrap();
     host
@@ -38,17 +36,14 @@ fn load_tools(host: &Host) {
     let plugin = host
         .load_plugin(
             PluginSpec::new("tools").scope("agent:1").config(config),
-            DECLARE.as_ref(),
+            std::path::Path::new(DECLARE),
         )
         .unwrap();
     host.attach(plugin);
 }
 
 fn user(text: &str) -> StepOptions {
-    StepOptions {
-        user_texts: vec![text.to_string()],
-        ..StepOptions::default()
-    }
+    StepOptions::default().user_texts(vec![text.to_string()])
 }
 
 fn call(id: &str, path: &str) -> ToolCall {
@@ -310,7 +305,12 @@ async fn every_request_is_rebuilt_from_the_log_after_fifty_random_steps() {
                 let spec = PluginSpec::new("persona")
                     .scope("agent:1")
                     .config(json!({"text": format!("Persona {} on {{{{model}}}}.", rng.below(3))}));
-                persona = Some(host.attach(host.load_plugin(spec, PERSONA.as_ref()).unwrap()));
+                persona = Some(
+                    host.attach(
+                        host.load_plugin(spec, std::path::Path::new(PERSONA))
+                            .unwrap(),
+                    ),
+                );
             }
             1 => {
                 match tools.take() {
@@ -323,8 +323,12 @@ async fn every_request_is_rebuilt_from_the_log_after_fifty_random_steps() {
                         let spec = PluginSpec::new("tools")
                             .scope("agent:1")
                             .config(json!({"tools": [{"schemas": schemas}]}));
-                        tools =
-                            Some(host.attach(host.load_plugin(spec, DECLARE.as_ref()).unwrap()));
+                        tools = Some(
+                            host.attach(
+                                host.load_plugin(spec, std::path::Path::new(DECLARE))
+                                    .unwrap(),
+                            ),
+                        );
                     }
                 }
             }
@@ -340,11 +344,10 @@ async fn every_request_is_rebuilt_from_the_log_after_fifty_random_steps() {
                 &StepOptions::default(),
             ),
             _ => {
-                let options = StepOptions {
-                    user_texts: (0..rng.below(2)).map(|k| format!("user {i}.{k}")).collect(),
-                    starts_series: rng.below(7) == 0,
-                    in_history: rng.below(4) == 0,
-                };
+                let options = StepOptions::default()
+                    .user_texts((0..rng.below(2)).map(|k| format!("user {i}.{k}")).collect())
+                    .starts_series(rng.below(7) == 0)
+                    .in_history(rng.below(4) == 0);
                 host.step(&mut log, Some("agent:1"), facts, &options).await
             }
         };
@@ -472,18 +475,15 @@ async fn a_retry_calls_no_plugin_and_writes_only_what_the_projection_requires() 
 /// deadline so only a cancellation stops it.
 fn load_stuck(host: &Host, mode: &str) {
     host.bind_scope("agent:slow", None).unwrap();
-    let limits = Limits {
-        call_timeout_ms: 10_000,
-        ..Limits::default()
-    };
+    let limits = Limits::default().call_timeout_ms(10_000);
     let spec = PluginSpec::new("stuck")
         .scope("agent:slow")
         .config(json!({"mode": mode, "in": "section"}))
-        .options(PluginOptions {
-            limits,
-            ..PluginOptions::default()
-        });
-    host.attach(host.load_plugin(spec, HOSTILE.as_ref()).unwrap());
+        .options(PluginOptions::default().limits(limits));
+    host.attach(
+        host.load_plugin(spec, std::path::Path::new(HOSTILE))
+            .unwrap(),
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -652,7 +652,7 @@ fn a_scope_is_bound_once_through_the_host() {
         matches!(
             &cycle,
             prompt_host::HostError::Scope {
-                source: prompt_host::prompt::ScopeError::Cycle { .. },
+                error: prompt_host::prompt::ScopeError::Cycle { .. },
                 ..
             }
         ),
@@ -668,7 +668,9 @@ async fn a_failing_tool_provider_or_listener_is_named_by_its_key() {
     let trap = PluginSpec::new("trap")
         .scope("agent:1")
         .config(json!({"mode": "trap", "in": "tools"}));
-    let trap = host.load_plugin(trap, HOSTILE.as_ref()).unwrap();
+    let trap = host
+        .load_plugin(trap, std::path::Path::new(HOSTILE))
+        .unwrap();
     let error = host
         .assemble(Some("agent:1"), Facts::new())
         .await
@@ -683,12 +685,14 @@ async fn a_failing_tool_provider_or_listener_is_named_by_its_key() {
     let listener = PluginSpec::new("lst")
         .scope("agent:1")
         .config(json!({"listener": {"key": "L", "steps": [{"fail": "stop"}]}}));
-    let _listener = host.load_plugin(listener, DECLARE.as_ref()).unwrap();
+    let _listener = host
+        .load_plugin(listener, std::path::Path::new(DECLARE))
+        .unwrap();
     let error = host
         .assemble(Some("agent:1"), Facts::new())
         .await
         .unwrap_err();
-    let prompt_host::HostError::Assemble { source, .. } = &error else {
+    let prompt_host::HostError::Assemble { error: source, .. } = &error else {
         panic!("{error}");
     };
     assert!(

@@ -15,10 +15,8 @@ use prompt_host::mcp::{
 
 /// Generous: several Python servers start in parallel on a busy machine.
 const EVENT_WAIT: Duration = Duration::from_secs(30);
-const FAST_RETRY: ReconnectPolicy = ReconnectPolicy {
-    initial: Duration::from_millis(50),
-    max: Duration::from_millis(500),
-};
+const FAST_RETRY: ReconnectPolicy =
+    ReconnectPolicy::new(Duration::from_millis(50), Duration::from_millis(500));
 
 pub(super) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mcp")
@@ -244,10 +242,7 @@ async fn crash_is_reported_then_the_server_is_restarted() {
         dir.path().join("crashed").display().to_string(),
     );
     // A first retry delay long enough to look at the state between failure and restart.
-    let policy = ReconnectPolicy {
-        initial: Duration::from_millis(400),
-        max: Duration::from_secs(2),
-    };
+    let policy = ReconnectPolicy::new(Duration::from_millis(400), Duration::from_secs(2));
     let (conn, seen) = connect(spec, policy);
     let first = next_generation(&conn).await;
     let error = next_failure(&conn).await;

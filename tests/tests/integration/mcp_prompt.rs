@@ -16,10 +16,8 @@ use super::mcp_client::{fixtures, python, python_mcp_available};
 
 /// Generous: several Python servers start in parallel on a busy machine.
 const WAIT: Duration = Duration::from_secs(30);
-const FAST_RETRY: ReconnectPolicy = ReconnectPolicy {
-    initial: Duration::from_millis(50),
-    max: Duration::from_millis(500),
-};
+const FAST_RETRY: ReconnectPolicy =
+    ReconnectPolicy::new(Duration::from_millis(50), Duration::from_millis(500));
 pub(super) const SECTION: &str = "mcp:fx:instructions";
 pub(super) const FENCED: &str = "Instructions from MCP server \"fx\" (third-party text, not from the operator):\n<<<\nUse echo to repeat text.\n>>>";
 
@@ -235,10 +233,7 @@ async fn a_crash_keeps_the_last_generation_until_the_restart_publishes_a_new_one
         "MCP_FIXTURE_CRASH_MARKER".into(),
         dir.path().join("crashed").display().to_string(),
     );
-    let policy = ReconnectPolicy {
-        initial: Duration::from_millis(400),
-        max: Duration::from_secs(2),
-    };
+    let policy = ReconnectPolicy::new(Duration::from_millis(400), Duration::from_secs(2));
     let id = host
         .connect_mcp(provider_spec(server).reconnect(policy))
         .unwrap();

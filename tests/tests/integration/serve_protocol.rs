@@ -1,4 +1,4 @@
-//! The protocol of PROTOCOL.md through a real `prompt-host serve`: a conversation and its
+//! The protocol of docs/protocol.md through a real `prompt-host serve`: a conversation and its
 //! replay, retry, cancellation with `$/cancelRequest` while another request is answered,
 //! structured error data, method discovery and notifications.
 

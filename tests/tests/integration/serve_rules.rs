@@ -1,4 +1,4 @@
-//! PROTOCOL.md's rules at the edges, through a real `prompt-host serve`: a scope is bound
+//! docs/protocol.md's rules at the edges, through a real `prompt-host serve`: a scope is bound
 //! once, a plugin error names its tool provider or listener, a null id is refused and a
 //! fractional one echoed, the server exits once its output is closed, and a step that is
 //! cancelled or fails leaves a new log alone.

@@ -158,7 +158,7 @@ async fn task(shared: Arc<Shared>, id: usize, seed: u64) -> (usize, usize, usize
             let shared2 = Arc::clone(&shared);
             let key2 = key.clone();
             let plugin = tokio::task::spawn_blocking(move || {
-                shared2.runtime.load_bytes(
+                shared2.runtime.load(
                     &shared2.registry,
                     &spec(&format!("w{id}"), Some(&key2), config),
                     &shared2.wasm,

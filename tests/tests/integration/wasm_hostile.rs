@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::wasm_support::*;
+use prompt_host::policy::{Limits, PluginOptions};
 use prompt_host::prompt::{AssembleContext, AssembleError, ProviderErrorKind, Registry};
-use prompt_host::wasm::{Limits, LoadedPlugin, PluginOptions, WasmError, WasmRuntime};
+use prompt_host::wasm::{LoadedPlugin, WasmError, WasmRuntime};
 
 fn hostile() -> Vec<u8> {
     std::fs::read(env!("GUEST_HOSTILE")).expect("hostile guest")
@@ -18,7 +19,7 @@ fn setup(dir: &std::path::Path) -> (WasmRuntime, std::sync::Arc<Registry>, Loade
     let rt = runtime(dir);
     let reg = registry();
     let good = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec("good", Some("agent:ok"), json!({"sections": [{"name": "good", "order": 1, "text": {"dynamic": "fine ${call}"}}]})),
             &declare(),
@@ -32,7 +33,7 @@ fn load(
     reg: &std::sync::Arc<Registry>,
     config: Value,
 ) -> Result<LoadedPlugin, WasmError> {
-    rt.load_bytes(reg, &spec("hostile", Some("agent:h"), config), &hostile())
+    rt.load(reg, &spec("hostile", Some("agent:h"), config), &hostile())
 }
 
 fn unaffected_scope_still_works(reg: &Registry) {
@@ -62,7 +63,7 @@ fn fail_in_with(
         c.extend(e.clone());
     }
     let _p = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec("hostile", Some("agent:h"), config).options(options),
             &hostile(),
@@ -155,13 +156,7 @@ fn a_memory_bomb_hits_the_memory_limit() {
 fn leaking_handles_hits_the_handle_limit() {
     // A generous deadline, so the handle limit (not the clock) is what stops it even on a
     // loaded machine.
-    let options = PluginOptions {
-        limits: Limits {
-            call_timeout_ms: 5_000,
-            ..Limits::default()
-        },
-        ..PluginOptions::default()
-    };
+    let options = PluginOptions::default().limits(Limits::default().call_timeout_ms(5_000));
     let (err, _) = fail_in_with("section", "handles", json!({}), options);
     assert_eq!(kind(&err), ProviderErrorKind::Limit, "{err}");
 }
@@ -188,7 +183,7 @@ fn log_and_stdout_spam_are_capped_and_the_loop_times_out() {
     let reg = registry();
     for mode in ["log_spam", "stdout_spam", "huge_log"] {
         let p = rt
-            .load_bytes(
+            .load(
                 &reg,
                 &spec(mode, Some("agent:h"), json!({"mode": mode})),
                 &hostile(),

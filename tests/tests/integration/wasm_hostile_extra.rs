@@ -4,13 +4,15 @@
 //! WIT version, and files that are not components at all. Each is contained, named, and the
 //! host keeps serving other scopes; detection times are printed (`--nocapture`).
 
+use prompt_host::wasm::CheckOptions;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use super::wasm_support::*;
+use prompt_host::policy::{Limits, PluginOptions};
 use prompt_host::prompt::{AssembleContext, AssembleError, ProviderErrorKind, Registry};
-use prompt_host::wasm::{Limits, LoadedPlugin, PluginOptions, WasmError, WasmRuntime};
+use prompt_host::wasm::{LoadedPlugin, WasmError, WasmRuntime};
 
 fn hostile() -> Vec<u8> {
     std::fs::read(env!("GUEST_HOSTILE")).expect("hostile guest")
@@ -21,7 +23,7 @@ fn setup(dir: &std::path::Path) -> (WasmRuntime, std::sync::Arc<Registry>, Loade
     let rt = runtime(dir);
     let reg = registry();
     let good = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "good",
@@ -40,11 +42,8 @@ fn load_with(
     config: Value,
     limits: Limits,
 ) -> Result<LoadedPlugin, WasmError> {
-    let options = PluginOptions {
-        limits,
-        ..PluginOptions::default()
-    };
-    rt.load_bytes(
+    let options = PluginOptions::default().limits(limits);
+    rt.load(
         reg,
         &spec("hostile", Some("agent:h"), config).options(options),
         &hostile(),
@@ -101,10 +100,7 @@ fn polling_a_clock_instant_an_hour_ahead_is_cut_at_the_deadline() {
     // In `init` the init deadline applies, and a configured one is honoured.
     let dir = tempfile::tempdir().unwrap();
     let (rt, reg, _good) = setup(dir.path());
-    let limits = Limits {
-        init_timeout_ms: 200,
-        ..Limits::default()
-    };
+    let limits = Limits::default().init_timeout_ms(200);
     // Compile first, so the time measured is the plugin's init alone.
     drop(load_with(&rt, &reg, json!({"mode": "ok"}), Limits::default()).unwrap());
     let started = Instant::now();
@@ -126,11 +122,9 @@ fn polling_a_clock_instant_an_hour_ahead_is_cut_at_the_deadline() {
 fn a_100_mb_string_is_refused_by_the_output_cap_when_memory_allows_it() {
     // With the default 64 MiB memory the string never exists (`a_huge_text_is_refused`);
     // here the plugin may build it and the 1 MiB output cap is what refuses it.
-    let limits = Limits {
-        memory_bytes: 512 << 20,
-        call_timeout_ms: 20_000,
-        ..Limits::default()
-    };
+    let limits = Limits::default()
+        .memory_bytes(512 << 20)
+        .call_timeout_ms(20_000);
     let (err, took) = fail_in("section", "huge_text", json!({}), limits);
     assert_eq!(kind(&err), ProviderErrorKind::Limit, "{err}");
     assert!(err.to_string().contains("output limit"), "{err}");
@@ -214,7 +208,7 @@ fn a_component_built_against_another_wit_version_is_refused_by_name() {
     let wasm = std::fs::read(env!("GUEST_WIT_FUTURE")).expect("wit-future guest");
     let started = Instant::now();
     let err = rt
-        .load_bytes(&reg, &spec("wit-future", Some("agent:h"), json!({})), &wasm)
+        .load(&reg, &spec("wit-future", Some("agent:h"), json!({})), &wasm)
         .unwrap_err();
     eprintln!("wit 0.9.0 refused after {:?}: {err}", started.elapsed());
     assert!(matches!(err, WasmError::WitVersion { .. }), "{err}");
@@ -226,7 +220,7 @@ fn a_component_built_against_another_wit_version_is_refused_by_name() {
         "{msg}"
     );
     assert!(contributed(&assemble(&reg, Some("agent:h"))).is_empty());
-    let err = rt.check(&wasm).unwrap_err();
+    let err = rt.check(&wasm, &CheckOptions::default()).unwrap_err();
     assert!(matches!(err, WasmError::WitVersion { .. }), "{err}");
     unaffected_scope_still_works(&reg);
 }
@@ -256,7 +250,7 @@ fn files_that_are_not_components_fail_the_load_by_name() {
     for (name, bytes) in cases {
         let started = Instant::now();
         let err = rt
-            .load_bytes(
+            .load(
                 &reg,
                 &spec(name, Some("agent:h"), json!({"mode": "ok"})),
                 &bytes,
@@ -297,7 +291,7 @@ fn a_listener_cannot_push_names_with_control_characters() {
     ] {
         let config = json!({"listener": {"key": "l", "steps": [step, {"next": true}]}});
         let plugin = rt
-            .load_bytes(&reg, &spec("pusher", Some("agent:1"), config), &declare())
+            .load(&reg, &spec("pusher", Some("agent:1"), config), &declare())
             .expect("load");
         let err = reg
             .assemble_blocking(Some("agent:1"), AssembleContext::default())

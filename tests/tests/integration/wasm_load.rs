@@ -1,6 +1,7 @@
 //! Loading Wasm plugins: scoping, disposal, compiled-code caching, dynamic providers,
 //! listeners through the resource handle, instruction providers and `check`.
 
+use prompt_host::wasm::CheckOptions;
 use std::time::Instant;
 
 use serde_json::json;
@@ -17,7 +18,7 @@ fn scoped_plugin_contributes_to_its_scope_and_descendants_only() {
     reg.bind_scope_parent("agent:1", "preset:coder").unwrap();
     reg.bind_scope_parent("task:9", "agent:1").unwrap();
     let plugin = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "persona",
@@ -78,7 +79,7 @@ fn dropping_the_handle_disposes() {
     let reg = registry();
     {
         let _p = rt
-            .load_bytes(
+            .load(
                 &reg,
                 &spec(
                     "p",
@@ -101,12 +102,12 @@ fn same_wasm_compiles_once_and_a_second_runtime_reuses_the_disk_cache() {
     let reg = registry();
     let t = Instant::now();
     let a = rt
-        .load_bytes(&reg, &spec("a", Some("agent:1"), json!({})), &wasm)
+        .load(&reg, &spec("a", Some("agent:1"), json!({})), &wasm)
         .unwrap();
     let first = t.elapsed();
     let t = Instant::now();
     let b = rt
-        .load_bytes(&reg, &spec("b", Some("agent:2"), json!({})), &wasm)
+        .load(&reg, &spec("b", Some("agent:2"), json!({})), &wasm)
         .unwrap();
     let second = t.elapsed();
     let s = rt.stats();
@@ -117,9 +118,7 @@ fn same_wasm_compiles_once_and_a_second_runtime_reuses_the_disk_cache() {
     // "Another process": a fresh runtime on the same cache directory.
     let rt2 = runtime(dir.path());
     let t = Instant::now();
-    let _c = rt2
-        .load_bytes(&reg, &spec("c", None, json!({})), &wasm)
-        .unwrap();
+    let _c = rt2.load(&reg, &spec("c", None, json!({})), &wasm).unwrap();
     let third = t.elapsed();
     let s = rt2.stats();
     assert_eq!((s.compiles, s.memory_hits, s.disk_hits), (0, 0, 1), "{s:?}");
@@ -136,9 +135,7 @@ fn same_wasm_compiles_once_and_a_second_runtime_reuses_the_disk_cache() {
         }
     }
     let rt3 = runtime(dir.path());
-    let _d = rt3
-        .load_bytes(&reg, &spec("d", None, json!({})), &wasm)
-        .unwrap();
+    let _d = rt3.load(&reg, &spec("d", None, json!({})), &wasm).unwrap();
     assert_eq!(rt3.stats().compiles, 1);
 }
 
@@ -155,14 +152,14 @@ fn unchanged_files_are_known_by_identity_and_changed_ones_are_hashed_again() {
     // tick could go unseen): let it settle.
     std::thread::sleep(std::time::Duration::from_millis(2_100));
     let first = runtime(&cache);
-    let code = first.compile_file("p", &wasm).unwrap();
+    let code = first.compile("p", &wasm, None).unwrap();
     assert_eq!(code.sha256(), sha256_hex(&declare()));
     let s = first.stats();
     assert_eq!((s.compiles, s.files_unchanged), (1, 0), "{s:?}");
 
     // Another process: the file is known by its identity, its code comes from the disk cache.
     let warm = runtime(&cache);
-    let code = warm.compile_file("p", &wasm).unwrap();
+    let code = warm.compile("p", &wasm, None).unwrap();
     assert_eq!(code.sha256(), sha256_hex(&declare()));
     let s = warm.stats();
     assert_eq!(
@@ -171,13 +168,11 @@ fn unchanged_files_are_known_by_identity_and_changed_ones_are_hashed_again() {
         "{s:?}"
     );
     let reg = registry();
-    let _loaded = warm
-        .load_code(&reg, &spec("p", None, json!({})), &code)
-        .unwrap();
+    let _loaded = warm.load(&reg, &spec("p", None, json!({})), &code).unwrap();
 
     // Settle the artifact, so its identity is recorded by the next warm load too.
     std::thread::sleep(std::time::Duration::from_millis(2_100));
-    runtime(&cache).compile_file("p", &wasm).unwrap();
+    runtime(&cache).compile("p", &wasm, None).unwrap();
     let records = std::fs::read_dir(&cache)
         .unwrap()
         .filter(|e| {
@@ -205,7 +200,7 @@ fn unchanged_files_are_known_by_identity_and_changed_ones_are_hashed_again() {
         }
     }
     let after_tamper = runtime(&cache);
-    after_tamper.compile_file("p", &wasm).unwrap();
+    after_tamper.compile("p", &wasm, None).unwrap();
     let s = after_tamper.stats();
     assert_eq!((s.compiles, s.disk_hits), (1, 0), "{s:?}");
 
@@ -213,7 +208,7 @@ fn unchanged_files_are_known_by_identity_and_changed_ones_are_hashed_again() {
     let redactor = std::fs::read(env!("GUEST_REDACTOR")).unwrap();
     std::fs::write(&wasm, &redactor).unwrap();
     let changed = runtime(&cache);
-    let code = changed.compile_file("p", &wasm).unwrap();
+    let code = changed.compile("p", &wasm, None).unwrap();
     assert_eq!(code.sha256(), sha256_hex(&redactor));
     assert_eq!(changed.stats().files_unchanged, 0);
 }
@@ -229,11 +224,11 @@ fn sha256_pin_is_enforced() {
     let reg = registry();
     let mut s = spec("pinned", None, json!({}));
     s.sha256 = Some("00".repeat(32));
-    let err = rt.load_bytes(&reg, &s, &declare()).unwrap_err();
+    let err = rt.load(&reg, &s, &declare()).unwrap_err();
     assert!(matches!(err, WasmError::PinMismatch { .. }), "{err}");
-    let report = rt.check(&declare()).unwrap();
+    let report = rt.check(&declare(), &CheckOptions::default()).unwrap();
     s.sha256 = Some(report.sha256.clone());
-    rt.load_bytes(&reg, &s, &declare()).unwrap();
+    rt.load(&reg, &s, &declare()).unwrap();
 }
 
 #[test]
@@ -242,7 +237,7 @@ fn registration_is_closed_after_init_and_duplicates_fail_init() {
     let rt = runtime(dir.path());
     let reg = registry();
     let _a = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "a",
@@ -253,7 +248,7 @@ fn registration_is_closed_after_init_and_duplicates_fail_init() {
         )
         .unwrap();
     let err = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "b",
@@ -275,7 +270,7 @@ fn registration_is_closed_after_init_and_duplicates_fail_init() {
     assert_eq!(contributed(&assemble(&reg, Some("agent:1"))), ["dup"]);
 
     let err = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "c",
@@ -298,7 +293,7 @@ fn dynamic_providers_are_called_per_assembly_with_the_context() {
     let rt = runtime(dir.path());
     let reg = registry();
     let _p = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec("d", None, json!({
                 "sections": [{"name": "s", "order": 1, "text": {"dynamic": "call ${call} model=${fact:model}"}}],
@@ -327,7 +322,7 @@ fn err_results_name_plugin_export_and_scope() {
     let rt = runtime(dir.path());
     let reg = registry();
     let _p = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "failing",
@@ -364,7 +359,7 @@ fn listeners_edit_the_assembly_through_the_handle_and_chain() {
     let (rt, log) = runtime_with_log(dir.path());
     let reg = registry();
     let _base = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "base",
@@ -375,7 +370,7 @@ fn listeners_edit_the_assembly_through_the_handle_and_chain() {
         )
         .unwrap();
     let _a = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "a",
@@ -390,7 +385,7 @@ fn listeners_edit_the_assembly_through_the_handle_and_chain() {
         )
         .unwrap();
     let _b = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "b",
@@ -425,7 +420,7 @@ fn a_listener_that_does_not_call_next_short_circuits() {
     let rt = runtime(dir.path());
     let reg = registry();
     let _a = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "a",
@@ -436,7 +431,7 @@ fn a_listener_that_does_not_call_next_short_circuits() {
         )
         .unwrap();
     let _b = rt
-        .load_bytes(&reg, &spec("b", None, json!({"listener": {"key": "b", "steps": [{"push_section": {"name": "never", "text": "x"}}, {"next": true}]}})), &declare())
+        .load(&reg, &spec("b", None, json!({"listener": {"key": "b", "steps": [{"push_section": {"name": "never", "text": "x"}}, {"next": true}]}})), &declare())
         .unwrap();
     let a = assemble(&reg, None);
     assert!(a.sections.is_empty(), "{:?}", a.sections);
@@ -447,19 +442,19 @@ fn check_reports_declarations_and_rejects_bad_files() {
     let dir = tempfile::tempdir().unwrap();
     let rt = runtime(dir.path());
     let wasm = declare();
-    let report = rt.check(&wasm).unwrap();
+    let report = rt.check(&wasm, &CheckOptions::default()).unwrap();
     assert_eq!(report.world, prompt_host::wasm::World::Plugin);
     assert!(report.declarations.is_empty());
     assert_eq!(report.sha256.len(), 64);
 
     let report = rt
-        .check_with_config(&wasm, &json!({
+        .check(&wasm, &CheckOptions::default().config(json!({
             "sections": [{"name": "s", "order": 5, "text": "12345"}, {"name": "d", "order": 6, "text": {"dynamic": "x"}}],
             "variables": [{"name": "v", "value": "x"}],
             "tools": [{"schemas": [{"name": "t"}]}],
             "suppress_runtime_context": true,
             "listener": {"key": "l", "steps": []}
-        }))
+        })))
         .unwrap();
     assert_eq!(report.section_names(), ["s", "d"]);
     assert!(report.declarations.contains(&Declaration::Section {
@@ -484,33 +479,39 @@ fn check_reports_declarations_and_rejects_bad_files() {
         .any(|d| matches!(d, Declaration::Tools { names, .. } if names == &["t"])));
 
     // Not WebAssembly at all.
-    let err = rt.check(b"#!/bin/sh\necho hi\n").unwrap_err();
+    let err = rt
+        .check(b"#!/bin/sh\necho hi\n", &CheckOptions::default())
+        .unwrap_err();
     assert!(matches!(err, WasmError::NotAComponent { .. }), "{err}");
     // A core module.
-    let err = rt.check(b"\0asm\x01\0\0\0").unwrap_err();
+    let err = rt
+        .check(b"\0asm\x01\0\0\0", &CheckOptions::default())
+        .unwrap_err();
     assert!(err.to_string().contains("core WebAssembly module"), "{err}");
     // Truncated.
-    let err = rt.check(&wasm[..wasm.len() / 2]).unwrap_err();
+    let err = rt
+        .check(&wasm[..wasm.len() / 2], &CheckOptions::default())
+        .unwrap_err();
     assert!(matches!(err, WasmError::Invalid { .. }), "{err}");
     // An empty component implements neither world.
-    let err = rt.check(b"\0asm\x0d\0\x01\0").unwrap_err();
+    let err = rt
+        .check(b"\0asm\x0d\0\x01\0", &CheckOptions::default())
+        .unwrap_err();
     assert!(matches!(err, WasmError::WrongWorld { .. }), "{err}");
     assert!(err.to_string().contains("contributor"), "{err}");
 }
 
-fn server(instructions: &str, tools: &[&str]) -> prompt_host::wasm::McpServer {
-    prompt_host::wasm::McpServer {
-        name: "github".into(),
-        instructions: instructions.into(),
-        tools: tools
+fn server(instructions: &str, tools: &[&str]) -> prompt_host::wasm::ServerInstructions {
+    prompt_host::wasm::ServerInstructions::new(
+        "github",
+        instructions,
+        tools
             .iter()
-            .map(|t| prompt_host::wasm::McpTool {
-                name: t.to_string(),
-                description: format!("{t} tool"),
-                input_schema: "{\"type\":\"object\"}".into(),
+            .map(|t| {
+                prompt_host::wasm::ServerTool::new(*t, format!("{t} tool"), "{\"type\":\"object\"}")
             })
             .collect(),
-    }
+    )
 }
 
 #[test]
@@ -520,11 +521,11 @@ fn instruction_providers_publish_generations_that_replace_each_other() {
     let reg = registry();
     let wasm = std::fs::read(env!("GUEST_MCP_INSTRUCTIONS")).unwrap();
     assert_eq!(
-        rt.check(&wasm).unwrap().world,
+        rt.check(&wasm, &CheckOptions::default()).unwrap().world,
         prompt_host::wasm::World::InstructionProvider
     );
     let p = rt
-        .load_bytes(&reg, &spec("mcp:github", Some("agent:1"), json!({})), &wasm)
+        .load(&reg, &spec("mcp:github", Some("agent:1"), json!({})), &wasm)
         .unwrap();
     assert!(p.is_instruction_provider());
 
@@ -575,7 +576,7 @@ fn instruction_providers_publish_generations_that_replace_each_other() {
 
     // A plugin-world component has no publish.
     let plain = rt
-        .load_bytes(&reg, &spec("plain", None, json!({})), &declare())
+        .load(&reg, &spec("plain", None, json!({})), &declare())
         .unwrap();
     assert!(matches!(
         plain.publish(&server("x", &[])),
@@ -608,7 +609,7 @@ fn host_loads_compiled_code_into_many_scopes() {
         .map(|i| {
             let scope = format!("agent:{i}");
             host.bind_scope(&scope, Some("preset:coder")).unwrap();
-            host.load_plugin_code(spec("guide", Some(&scope), config.clone()), &code)
+            host.load_plugin(spec("guide", Some(&scope), config.clone()), &code)
                 .unwrap()
         })
         .collect();
@@ -624,10 +625,7 @@ fn host_loads_compiled_code_into_many_scopes() {
 
     let mut pinned = spec("guide", Some("agent:0"), config);
     pinned.sha256 = Some("00".repeat(32));
-    let error = host
-        .load_plugin_code(pinned, &code)
-        .unwrap_err()
-        .to_string();
+    let error = host.load_plugin(pinned, &code).unwrap_err().to_string();
     assert!(
         error.contains("plugin \"guide\"") && error.contains("sha256"),
         "{error}"
@@ -739,7 +737,7 @@ fn a_listener_finds_sections_in_the_host_and_edits_them_by_position() {
     let (rt, log) = runtime_with_log(dir.path());
     let reg = registry();
     let _base = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "base",
@@ -758,7 +756,7 @@ fn a_listener_finds_sections_in_the_host_and_edits_them_by_position() {
         )
         .unwrap();
     let _editor = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "editor",
@@ -801,7 +799,7 @@ fn a_listener_finds_sections_in_the_host_and_edits_them_by_position() {
     // Writing by position changes exactly that section.
     let at = position("s2");
     let _writer = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "writer",
@@ -834,7 +832,7 @@ fn the_redactor_rewrites_only_the_sections_that_contain_a_word() {
     let rt = runtime(dir.path());
     let reg = registry();
     let _base = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "base",
@@ -853,7 +851,7 @@ fn the_redactor_rewrites_only_the_sections_that_contain_a_word() {
         .unwrap();
     let redactor = std::fs::read(env!("GUEST_REDACTOR")).unwrap();
     let _redactor = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "redactor",
@@ -881,7 +879,7 @@ fn the_redactor_rewrites_only_the_sections_that_contain_a_word() {
     assert_eq!(a.contexts[0].text, "ctx [redacted]");
 
     let bad = rt
-        .load_bytes(&reg, &spec("bad", None, json!({"words": [""]})), &redactor)
+        .load(&reg, &spec("bad", None, json!({"words": [""]})), &redactor)
         .expect_err("an empty word is refused")
         .to_string();
     assert!(
@@ -925,7 +923,7 @@ fn a_listener_replaces_all_sections_and_contexts() {
     let rt = runtime(dir.path());
     let reg = registry();
     let _replacer = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "replacer",
@@ -968,7 +966,7 @@ fn a_shared_instance_sees_every_assembly_context() {
     reg.bind_scope_parent("agent:1", "preset:coder").unwrap();
     reg.bind_scope_parent("agent:2", "preset:coder").unwrap();
     let _shared = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "shared",

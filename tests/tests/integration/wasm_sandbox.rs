@@ -4,8 +4,8 @@
 use serde_json::json;
 
 use super::wasm_support::*;
+use prompt_host::policy::{Limits, OnError, PluginOptions};
 use prompt_host::prompt::{AssembleContext, AssembleError, ProviderErrorKind};
-use prompt_host::wasm::{Limits, OnError, PluginOptions};
 
 fn provider_kind(err: &AssembleError) -> ProviderErrorKind {
     match err {
@@ -21,7 +21,7 @@ fn a_huge_dynamic_text_fails_with_a_limit_error_and_other_scopes_still_assemble(
     let reg = registry();
     let big = "x".repeat(2 << 20);
     let _p = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "big",
@@ -53,7 +53,7 @@ fn oversized_static_declarations_fail_init() {
     let reg = registry();
     let big = "y".repeat(2 << 20);
     let err = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "bigstatic",
@@ -77,17 +77,11 @@ fn a_memory_limit_hit_is_reported_as_such() {
     let dir = tempfile::tempdir().unwrap();
     let rt = runtime(dir.path());
     let reg = registry();
-    let options = PluginOptions {
-        limits: Limits {
-            memory_bytes: 4 << 20,
-            ..Limits::default()
-        },
-        ..PluginOptions::default()
-    };
+    let options = PluginOptions::default().limits(Limits::default().memory_bytes(4 << 20));
     // Receiving an 8 MiB config needs more than 4 MiB of linear memory.
     let big = "z".repeat(8 << 20);
     let err = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "hungry",
@@ -109,13 +103,11 @@ fn skip_policy_drops_contributions_and_quarantines_after_repeated_failures() {
     let dir = tempfile::tempdir().unwrap();
     let rt = runtime(dir.path());
     let reg = registry();
-    let options = PluginOptions {
-        on_error: OnError::Skip,
-        quarantine_after: 3,
-        ..PluginOptions::default()
-    };
+    let options = PluginOptions::default()
+        .on_error(OnError::Skip)
+        .quarantine_after(3);
     let p = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "flaky",
@@ -157,7 +149,7 @@ fn listener_failures_fail_loudly_or_pass_through_under_skip() {
     let rt = runtime(dir.path());
     let reg = registry();
     let _inner = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "inner",
@@ -169,7 +161,7 @@ fn listener_failures_fail_loudly_or_pass_through_under_skip() {
         )
         .unwrap();
     let fail = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "outer",
@@ -191,12 +183,9 @@ fn listener_failures_fail_loudly_or_pass_through_under_skip() {
     assert!(msg.contains("listener broke"), "{msg}");
     drop(fail);
 
-    let options = PluginOptions {
-        on_error: OnError::Skip,
-        ..PluginOptions::default()
-    };
+    let options = PluginOptions::default().on_error(OnError::Skip);
     let _skip = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "outer2",
@@ -220,7 +209,7 @@ fn an_inner_listener_failure_cannot_be_swallowed_by_an_outer_one() {
     let rt = runtime(dir.path());
     let reg = registry();
     let _outer = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "outer",
@@ -231,7 +220,7 @@ fn an_inner_listener_failure_cannot_be_swallowed_by_an_outer_one() {
         )
         .unwrap();
     let _inner = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec(
                 "inner",
@@ -253,21 +242,18 @@ fn a_call_past_its_deadline_is_interrupted_and_reported_as_a_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let rt = runtime(dir.path());
     let reg = registry();
-    let options = PluginOptions {
-        limits: Limits {
-            init_timeout_ms: 2,
-            max_output_bytes: 64 << 20,
-            ..Limits::default()
-        },
-        ..PluginOptions::default()
-    };
+    let options = PluginOptions::default().limits(
+        Limits::default()
+            .init_timeout_ms(2)
+            .max_output_bytes(64 << 20),
+    );
     // Parsing ~2 MB of config JSON and declaring 20 000 sections takes well over 2 ms.
     let sections: Vec<_> = (0..20_000)
         .map(|i| json!({"name": format!("s{i}"), "order": i, "text": "some text here"}))
         .collect();
     let started = std::time::Instant::now();
     let err = rt
-        .load_bytes(
+        .load(
             &reg,
             &spec("slow", Some("agent:1"), json!({"sections": sections})).options(options),
             &declare(),

@@ -4,8 +4,9 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use prompt_host::policy::PluginSpec;
 use prompt_host::prompt::{render_prompt, AssembleContext, Assembly, PromptConfig, Registry};
-use prompt_host::wasm::{PluginLog, PluginSpec, RuntimeConfig, WasmRuntime};
+use prompt_host::wasm::{PluginLog, RuntimeConfig, WasmRuntime};
 
 /// A runtime whose compiled-code cache lives in `dir`.
 pub fn runtime(dir: &Path) -> WasmRuntime {
@@ -16,12 +17,9 @@ pub fn runtime(dir: &Path) -> WasmRuntime {
 pub fn runtime_with_log(dir: &Path) -> (WasmRuntime, Arc<Mutex<Vec<PluginLog>>>) {
     let lines = Arc::new(Mutex::new(Vec::new()));
     let sink = lines.clone();
-    let config = RuntimeConfig {
-        log_sink: Some(Arc::new(move |l: &PluginLog| {
-            sink.lock().unwrap().push(l.clone());
-        })),
-        ..RuntimeConfig::with_cache_dir(dir)
-    };
+    let config = RuntimeConfig::with_cache_dir(dir).log_sink(Arc::new(move |l: &PluginLog| {
+        sink.lock().unwrap().push(l.clone());
+    }));
     (WasmRuntime::new(config).expect("runtime"), lines)
 }
 

@@ -7,15 +7,13 @@ use std::path::Path;
 use serde_json::json;
 
 use super::cli_support::Deployment;
+use prompt_host::policy::{Limits, PluginOptions};
 use prompt_host::prompt::CancelToken;
 use prompt_host::wasm::{PluginLog, WitVersion};
 use prompt_host::{Facts, Host, PluginSpec, PromptConfig, RuntimeConfig};
 
 fn host(cache: &Path) -> Host {
-    let prompt = PromptConfig {
-        include_harness_identity: false,
-        ..PromptConfig::default()
-    };
+    let prompt = PromptConfig::default().include_harness_identity(false);
     let host = Host::new(prompt, RuntimeConfig::with_cache_dir(cache)).unwrap();
     for scope in ["v1", "v2", "v3"] {
         host.bind_scope(scope, None).unwrap();
@@ -27,7 +25,7 @@ fn load(host: &Host, name: &str, scope: &str, wasm: &str, config: serde_json::Va
     let plugin = host
         .load_plugin(
             PluginSpec::new(name).scope(scope).config(config),
-            wasm.as_ref(),
+            std::path::Path::new(wasm),
         )
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     host.attach(plugin);
@@ -125,7 +123,11 @@ fn check_names_each_version() {
     let rt = prompt_host::wasm::WasmRuntime::new(RuntimeConfig::with_cache_dir(d.path("cache")))
         .unwrap();
     let code = rt
-        .compile_file("probe", env!("GUEST_ANSWERS_PROBE").as_ref())
+        .compile(
+            "probe",
+            std::path::Path::new(env!("GUEST_ANSWERS_PROBE")),
+            None,
+        )
         .unwrap();
     assert_eq!(code.wit_version(), WitVersion::V0_2_0);
 }
@@ -199,26 +201,17 @@ async fn a_0_2_0_plugin_sees_the_cancellation() {
     let dir = tempfile::tempdir().unwrap();
     let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::<PluginLog>::new()));
     let sink = lines.clone();
-    let runtime = RuntimeConfig {
-        log_sink: Some(std::sync::Arc::new(move |l: &PluginLog| {
-            sink.lock().unwrap().push(l.clone())
-        })),
-        ..RuntimeConfig::with_cache_dir(dir.path())
-    };
+    let runtime = RuntimeConfig::with_cache_dir(dir.path()).log_sink(std::sync::Arc::new(
+        move |l: &PluginLog| sink.lock().unwrap().push(l.clone()),
+    ));
     let host = Host::new(PromptConfig::default(), runtime).unwrap();
     host.bind_scope("v2", None).unwrap();
     let spec = PluginSpec::new("waiter")
         .scope("v2")
         .config(json!("wait-for-cancel"))
-        .options(prompt_host::wasm::PluginOptions {
-            limits: prompt_host::wasm::Limits {
-                call_timeout_ms: 10_000,
-                ..Default::default()
-            },
-            ..Default::default()
-        });
+        .options(PluginOptions::default().limits(Limits::default().call_timeout_ms(10_000)));
     host.attach(
-        host.load_plugin(spec, env!("GUEST_ANSWERS_PROBE").as_ref())
+        host.load_plugin(spec, std::path::Path::new(env!("GUEST_ANSWERS_PROBE")))
             .unwrap(),
     );
     let token = CancelToken::new();
@@ -245,12 +238,10 @@ async fn a_0_2_0_plugin_sees_the_cancellation() {
 fn logging_host(cache: &Path) -> (Host, std::sync::Arc<std::sync::Mutex<Vec<PluginLog>>>) {
     let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::<PluginLog>::new()));
     let sink = lines.clone();
-    let runtime = RuntimeConfig {
-        log_sink: Some(std::sync::Arc::new(move |l: &PluginLog| {
+    let runtime =
+        RuntimeConfig::with_cache_dir(cache).log_sink(std::sync::Arc::new(move |l: &PluginLog| {
             sink.lock().unwrap().push(l.clone())
-        })),
-        ..RuntimeConfig::with_cache_dir(cache)
-    };
+        }));
     let host = Host::new(PromptConfig::default(), runtime).unwrap();
     host.bind_scope("v2", None).unwrap();
     host.bind_scope("v2:child", Some("v2")).unwrap();

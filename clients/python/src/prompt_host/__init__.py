@@ -2,7 +2,7 @@
 sandboxed WebAssembly plugins, over JSON-RPC 2.0 on a child process's stdio.
 
 `PromptHost` is the synchronous client, `AsyncPromptHost` the asyncio one; both expose every
-method of PROTOCOL.md with typed results, raise `PromptHostError` (with the structured
+method of docs/protocol.md with typed results, raise `PromptHostError` (with the structured
 fields of the error) and `RequestCancelled`, and deliver notifications.
 """
 

@@ -1,4 +1,4 @@
-"""The protocol's types (PROTOCOL.md, "Types" and each method's result).
+"""The protocol's types (docs/protocol.md, "Types" and each method's result).
 
 Wire payloads that go on to a model provider (`Request`, `Message`, `WireToolCall`,
 `WireTool`) are TypedDicts: plain ``dict`` objects, ready to be sent as they are. Method

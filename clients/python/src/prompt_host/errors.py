@@ -1,5 +1,5 @@
 """Errors: a JSON-RPC error response becomes a `PromptHostError` carrying the structured
-fields of ``error.data`` (PROTOCOL.md, "Errors"); a cancelled request a `RequestCancelled`.
+fields of ``error.data`` (docs/protocol.md, "Errors"); a cancelled request a `RequestCancelled`.
 """
 
 from __future__ import annotations

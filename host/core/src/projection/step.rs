@@ -122,7 +122,7 @@ pub fn run_step(session: &mut Session, input: &StepInput<'_>) -> Result<StepOutc
     crate::session::depth::check(&probe).map_err(|source| AppendError::Invalid {
         path: session.path_buf(),
         seq: next_seq,
-        source,
+        error: source,
     })?;
 
     let start = match input.retry_of {

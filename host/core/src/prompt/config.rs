@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 /// The `[prompt]` table of host.toml.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
 pub struct PromptConfig {
     /// Register `harness:identity` at order -100.
     pub include_harness_identity: bool,
@@ -41,5 +42,49 @@ impl Default for PromptConfig {
             max_prompt_bytes: DEFAULT_MAX_PROMPT_BYTES,
             max_context_bytes: DEFAULT_MAX_CONTEXT_BYTES,
         }
+    }
+}
+
+impl PromptConfig {
+    /// Sets [`PromptConfig::include_harness_identity`].
+    pub fn include_harness_identity(mut self, value: bool) -> Self {
+        self.include_harness_identity = value;
+        self
+    }
+
+    /// Sets [`PromptConfig::identity`].
+    pub fn identity(mut self, value: impl Into<String>) -> Self {
+        self.identity = Some(value.into());
+        self
+    }
+
+    /// Sets [`PromptConfig::include_runtime_context`].
+    pub fn include_runtime_context(mut self, value: bool) -> Self {
+        self.include_runtime_context = value;
+        self
+    }
+
+    /// Sets [`PromptConfig::persona`].
+    pub fn persona(mut self, value: impl Into<String>) -> Self {
+        self.persona = value.into();
+        self
+    }
+
+    /// Sets [`PromptConfig::tool_order`].
+    pub fn tool_order(mut self, value: Vec<String>) -> Self {
+        self.tool_order = Some(value);
+        self
+    }
+
+    /// Sets [`PromptConfig::max_prompt_bytes`].
+    pub fn max_prompt_bytes(mut self, value: usize) -> Self {
+        self.max_prompt_bytes = value;
+        self
+    }
+
+    /// Sets [`PromptConfig::max_context_bytes`].
+    pub fn max_context_bytes(mut self, value: usize) -> Self {
+        self.max_context_bytes = value;
+        self
     }
 }

@@ -48,6 +48,7 @@ impl fmt::Display for EntryKind {
 
 /// Registration errors. Nothing is registered and no observer is notified.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RegisterError {
     /// A section or context order is NaN or infinite.
     #[error("prompt {kind} \"{name}\" order must be a finite number")]
@@ -90,6 +91,7 @@ fn duplicate_text(kind: EntryKind, name: &str, scoped: bool) -> String {
 
 /// Load-time configuration errors.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// An entry (the rest marker included) appears twice in `tool_order`.
     #[error("toolOrder lists \"{0}\" more than once")]
@@ -103,6 +105,7 @@ pub enum ConfigError {
 
 /// Scope binding errors. Every text starts with `scope:`.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ScopeError {
     /// `key` already has a parent.
     #[error("scope: scope key is already bound to a parent; re-linking requires the binding returned by the original bind")]
@@ -124,6 +127,7 @@ pub enum ScopeError {
 
 /// Assembly-time errors, in the order they are checked.
 #[derive(Debug, Clone, Error, PartialEq)]
+#[non_exhaustive]
 pub enum AssembleError {
     /// More than one effective complete section; names in sorted section order.
     #[error("multiple complete prompt sections are active: {}", json_quoted(names))]

@@ -111,8 +111,9 @@ struct Inner {
     next_entry: u64,
 }
 
-/// What a fiber asks to register, as one value (for [`Registry::swap`], which registers a
-/// batch in place of a fiber's entries).
+/// What a fiber asks to register, as one value ([`Fiber::register`], and [`Registry::swap`],
+/// which registers a batch in place of a fiber's entries).
+#[derive(Clone)]
 pub enum Registration {
     /// A system-prompt section.
     Section(SectionDef),

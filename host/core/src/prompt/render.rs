@@ -24,6 +24,7 @@ pub use budget::{Budget, Budgeted};
 
 /// Render-time errors; `Display` is the exact text of the TypeScript DeepSeek Harness.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RenderError {
     /// A `{{` that does not start a complete simple group while a `}}` follows it.
     #[error("malformed prompt variable reference at \"{excerpt}…\" in {kind} \"{owner}\" (references are complete simple {{{{name}}}} groups)")]
@@ -82,6 +83,40 @@ pub enum RenderError {
         /// The section or context name.
         owner: String,
     },
+}
+
+impl RenderError {
+    /// The section or context the error is in: its kind and name.
+    pub fn entry(&self) -> (EntryKind, &str) {
+        match self {
+            Self::MalformedAt { kind, owner, .. }
+            | Self::MalformedName { kind, owner, .. }
+            | Self::Unknown { kind, owner, .. }
+            | Self::NoValue { kind, owner, .. }
+            | Self::OverBudget { kind, owner, .. } => (*kind, owner),
+        }
+    }
+
+    /// The registered variable the error is about: the one without a value, or the one
+    /// that contributes most to a rendering over its budget. An unknown or malformed
+    /// reference names no registered variable.
+    pub fn variable(&self) -> Option<&str> {
+        match self {
+            Self::NoValue { reference, .. } => Some(reference),
+            Self::OverBudget { variable, .. } => {
+                variable.as_ref().map(|(name, _, _)| name.as_str())
+            }
+            Self::MalformedAt { .. } | Self::MalformedName { .. } | Self::Unknown { .. } => None,
+        }
+    }
+
+    /// The reference as written, when the error is about one (unknown, or without a value).
+    pub fn reference(&self) -> Option<&str> {
+        match self {
+            Self::Unknown { reference, .. } | Self::NoValue { reference, .. } => Some(reference),
+            _ => None,
+        }
+    }
 }
 
 /// The system prompt: interpolated sections, empty ones dropped, joined with `\n\n`.

@@ -70,6 +70,7 @@ pub struct ToolResult {
 
 /// Why a reply or result was refused. Nothing was written.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum ConversationError {
     /// A reply with no text, no reasoning and no tool call.
     #[error("an assistant message needs text, reasoning or at least one tool call")]

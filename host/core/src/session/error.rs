@@ -9,6 +9,7 @@ use crate::fsutil::FileKind;
 
 /// Why one event is refused (at append time, or while replaying a log).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum EventError {
     /// An unknown event type without the `ignorable` marker: skipping it could rebuild a
     /// wrong session, so it is refused.
@@ -176,14 +177,15 @@ fn join(seqs: &[u64]) -> String {
 
 /// Why a session log could not be opened.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum OpenError {
     /// Reading, creating or truncating the file failed.
-    #[error("session log {path}: {source}")]
+    #[error("session log {path}: {error}")]
     Io {
         /// The log path.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The path is a FIFO, a device, a directory…: nothing was read from it or written.
     #[error("session log {path} is {kind}, not a regular file")]
@@ -227,39 +229,40 @@ pub enum OpenError {
         path: PathBuf,
     },
     /// A complete line is not a valid event.
-    #[error("session log {path}, line {line}: {source}")]
+    #[error("session log {path}, line {line}: {error}")]
     Line {
         /// The log path.
         path: PathBuf,
         /// 1-based line number.
         line: usize,
         /// Why the line is refused.
-        source: EventError,
+        error: EventError,
     },
 }
 
 /// Why an append was refused. A refused append changes neither the file nor the session.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum AppendError {
     /// The candidate event is invalid against the current log and surface.
-    #[error("session log {path}: event at seq {seq} refused: {source}")]
+    #[error("session log {path}: event at seq {seq} refused: {error}")]
     Invalid {
         /// The log path.
         path: PathBuf,
         /// The seq the event would have had.
         seq: u64,
         /// Why it was refused.
-        source: EventError,
+        error: EventError,
     },
     /// Writing or syncing failed; the partial write was rolled back.
-    #[error("session log {path}: writing event at seq {seq} failed: {source}")]
+    #[error("session log {path}: writing event at seq {seq} failed: {error}")]
     Io {
         /// The log path.
         path: PathBuf,
         /// The seq the event would have had.
         seq: u64,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The log did not exist when this session opened it, and another process created a
     /// file at its path before the first append (it holds it, or wrote to it): that file is
@@ -282,7 +285,7 @@ impl AppendError {
     /// The validation error, when the event itself was refused.
     pub fn event_error(&self) -> Option<&EventError> {
         match self {
-            Self::Invalid { source, .. } => Some(source),
+            Self::Invalid { error: source, .. } => Some(source),
             _ => None,
         }
     }

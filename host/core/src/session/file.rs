@@ -46,7 +46,7 @@ impl LogFile {
     pub(crate) fn open(path: &Path) -> Result<(Self, Vec<u8>), OpenError> {
         let io_err = |source| OpenError::Io {
             path: path.to_path_buf(),
-            source,
+            error: source,
         };
         // O_APPEND: every write lands at the end even if the offset was disturbed.
         let (mut file, _) =
@@ -167,7 +167,7 @@ fn open_error(path: &Path, e: io::Error) -> OpenError {
         },
         None => OpenError::Io {
             path: path.to_path_buf(),
-            source: e,
+            error: e,
         },
     }
 }

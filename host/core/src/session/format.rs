@@ -157,7 +157,7 @@ pub(crate) fn replay(path: &Path, bytes: &[u8]) -> Result<Replay, OpenError> {
         move |source| OpenError::Line {
             path: path.to_path_buf(),
             line,
-            source,
+            error: source,
         }
     };
     for line in lines {

@@ -16,6 +16,7 @@ use crate::prompt::ToolSchema;
 
 /// Why a request could not be rebuilt.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum ReplayError {
     /// The log has no completed step of that number.
     #[error("session log {path} has no completed step {step}; completed steps: {}", completed_steps(*completed))]

@@ -10,6 +10,7 @@ use crate::wasm::WasmError;
 
 /// A failure of a [`crate::Host`] operation.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum HostError {
     /// host.toml was refused.
     #[error(transparent)]
@@ -21,12 +22,12 @@ pub enum HostError {
     #[error(transparent)]
     Register(RegisterError),
     /// A scope binding was refused.
-    #[error("bind_scope \"{scope}\": {source}")]
+    #[error("bind_scope \"{scope}\": {error}")]
     Scope {
         /// The key being bound.
         scope: String,
         /// The core's refusal, with its exact `scope:` text.
-        source: ScopeError,
+        error: ScopeError,
     },
     /// The scope is bound already: a scope is bound once, as a root or under one parent, so
     /// a second `bind_scope` is refused whatever it asks for; nothing changed.
@@ -61,20 +62,20 @@ pub enum HostError {
     #[error(transparent)]
     Mcp(#[from] McpBridgeError),
     /// The assembly failed.
-    #[error("assembly for scope \"{scope}\" failed: {source}")]
+    #[error("assembly for scope \"{scope}\" failed: {error}")]
     Assemble {
         /// The scope assembled for (`global` when none).
         scope: String,
         /// What failed (boxed: it is the largest error and would bloat every `Result`).
-        source: Box<AssembleError>,
+        error: Box<AssembleError>,
     },
     /// Rendering failed.
-    #[error("rendering for scope \"{scope}\" failed: {source}{}{}", blamed(blame), hint.as_deref().unwrap_or(""))]
+    #[error("rendering for scope \"{scope}\" failed: {error}{}{}", blamed(blame), hint.as_deref().unwrap_or(""))]
     Render {
         /// The scope rendered for.
         scope: String,
         /// What failed (boxed, like `Assemble`'s).
-        source: Box<RenderError>,
+        error: Box<RenderError>,
         /// Who registered the entries the error names (none when a listener made them).
         blame: Vec<Blame>,
         /// What to do about it, when the host knows (a missing caller fact).
@@ -82,23 +83,23 @@ pub enum HostError {
     },
     /// An assistant reply or tool result was refused, or a step was taken while tool calls
     /// were open. Nothing was written.
-    #[error("session log {path}: {source}")]
+    #[error("session log {path}: {error}")]
     Conversation {
         /// The log file.
         path: String,
         /// What is wrong.
-        source: crate::session::ConversationError,
+        error: crate::session::ConversationError,
     },
     /// A past request could not be rebuilt.
     #[error(transparent)]
     Replay(crate::session::ReplayError),
     /// Writing the step to the session log failed.
-    #[error("session log {path}: {source}")]
+    #[error("session log {path}: {error}")]
     Session {
         /// The log file.
         path: String,
         /// What failed.
-        source: AppendError,
+        error: AppendError,
     },
 }
 

@@ -10,7 +10,8 @@ use tokio::sync::watch;
 
 use super::{Host, HostError};
 use crate::mcp::{McpBridge, McpBridgeError, McpServerSpec, McpStatus, ReconnectPolicy};
-use crate::wasm::{LoadedPlugin, PluginOptions, PluginSpec};
+use crate::policy::{PluginOptions, PluginSpec};
+use crate::wasm::LoadedPlugin;
 
 /// Identifies an MCP server the host keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -19,6 +20,7 @@ pub struct McpId(pub u64);
 /// How to connect one MCP server: the server, where its contributions go, and which
 /// instruction-provider plugin decides what they are.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct McpSpec {
     /// How to start the server.
     pub server: McpServerSpec,
@@ -56,6 +58,12 @@ impl McpSpec {
     /// Hand `config` to the provider's `init`.
     pub fn config(mut self, config: serde_json::Value) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Load the provider plugin with these limits and failure policy.
+    pub fn options(mut self, options: PluginOptions) -> Self {
+        self.options = options;
         self
     }
 

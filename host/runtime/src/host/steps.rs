@@ -18,7 +18,7 @@ impl Host {
         guard.disarm();
         result.map_err(|source| HostError::Assemble {
             scope: scope_label(scope),
-            source: Box::new(source),
+            error: Box::new(source),
         })
     }
 
@@ -56,7 +56,7 @@ impl Host {
             scope: scope_label(scope),
             blame: self.blame(&source, scope),
             hint: self.hint(&source, scope),
-            source: Box::new(source),
+            error: Box::new(source),
         }
     }
 
@@ -83,24 +83,18 @@ impl Host {
     /// Who registered the section or context a render error names, and the variable a
     /// budget error names; an entry a listener made has no owner and is left out.
     fn blame(&self, error: &RenderError, scope: Option<&str>) -> Vec<Blame> {
-        let (kind, owner, variable) = match error {
-            RenderError::MalformedAt { kind, owner, .. }
-            | RenderError::MalformedName { kind, owner, .. }
-            | RenderError::Unknown { kind, owner, .. }
-            | RenderError::NoValue { kind, owner, .. } => (*kind, owner, None),
-            RenderError::OverBudget {
-                kind,
-                owner,
-                variable,
-                ..
-            } => (*kind, owner, variable.as_ref().map(|(name, _, _)| name)),
+        let (kind, owner) = error.entry();
+        // Blamed: the entry, and the variable that pushed it over its budget.
+        let variable = match error {
+            RenderError::OverBudget { .. } => error.variable(),
+            _ => None,
         };
         std::iter::once((kind, owner))
             .chain(variable.map(|name| (EntryKind::Variable, name)))
             .filter_map(|(kind, name)| {
                 Some(Blame {
                     kind,
-                    name: name.clone(),
+                    name: name.to_string(),
                     owner: self.registry.owner_of(kind, name, scope)?,
                 })
             })
@@ -156,10 +150,7 @@ impl Host {
             }
         }
         let rendered = self.render_assembly(assembly, scope)?;
-        let retry = StepOptions {
-            user_texts: Vec::new(),
-            ..options.clone()
-        };
+        let retry = options.clone().user_texts(Vec::new());
         self.commit_step(
             session,
             scope,
@@ -183,7 +174,7 @@ impl Host {
         if signal.is_some_and(CancelToken::is_cancelled) {
             return Err(HostError::Assemble {
                 scope: scope_label(scope),
-                source: Box::new(crate::prompt::AssembleError::Cancelled(
+                error: Box::new(crate::prompt::AssembleError::Cancelled(
                     "the caller cancelled the step before it was written".into(),
                 )),
             });
@@ -200,7 +191,7 @@ impl Host {
         };
         let outcome = run_step(session, &input).map_err(|source| HostError::Session {
             path: session.path().display().to_string(),
-            source,
+            error: source,
         })?;
         Ok((rendered, outcome))
     }
@@ -254,7 +245,7 @@ fn check_no_open_calls(session: &Session) -> Result<(), HostError> {
 fn conversation_error(session: &Session, source: crate::session::ConversationError) -> HostError {
     HostError::Conversation {
         path: session.path().display().to_string(),
-        source,
+        error: source,
     }
 }
 
@@ -264,6 +255,6 @@ fn append(session: &mut Session, event: crate::session::NewEvent) -> Result<u64,
         .map(|e| e.seq)
         .map_err(|source| HostError::Session {
             path: session.path().display().to_string(),
-            source,
+            error: source,
         })
 }

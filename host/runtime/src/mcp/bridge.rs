@@ -24,7 +24,7 @@ use tokio::time::Instant;
 
 use super::status::{label, valid_server_name, McpBridgeError, McpState, McpStatus};
 use super::{McpConnection, McpEvent, McpServerSpec, McpSnapshot, ReconnectPolicy};
-use crate::wasm::{LoadedPlugin, McpServer, McpTool};
+use crate::wasm::{LoadedPlugin, ServerInstructions, ServerTool};
 
 /// Beyond the server's timeout, how long the first generation may take to be published
 /// (the rest of `tools/list`, process start-up on a loaded machine, and the plugin call).
@@ -204,21 +204,25 @@ impl std::fmt::Debug for McpBridge {
     }
 }
 
-/// The WIT record of one generation; tool schemas travel as JSON text.
-pub fn to_wit(snapshot: &McpSnapshot) -> McpServer {
-    McpServer {
-        name: snapshot.server.clone(),
-        instructions: snapshot.instructions.clone(),
-        tools: snapshot
-            .tools
-            .iter()
-            .map(|tool| McpTool {
-                name: tool.name.clone(),
-                description: tool.description.clone(),
-                input_schema: tool.input_schema.to_string(),
-            })
-            .collect(),
-    }
+/// What the instruction provider's `publish` receives for one generation; tool schemas
+/// travel as JSON text.
+pub fn server_instructions(snapshot: &McpSnapshot) -> ServerInstructions {
+    let tools = snapshot
+        .tools
+        .iter()
+        .map(|tool| {
+            ServerTool::new(
+                tool.name.clone(),
+                tool.description.clone(),
+                tool.input_schema.to_string(),
+            )
+        })
+        .collect();
+    ServerInstructions::new(
+        snapshot.server.clone(),
+        snapshot.instructions.clone(),
+        tools,
+    )
 }
 
 /// The bridge's task: handle the connection's events one at a time, in order.
@@ -270,7 +274,7 @@ async fn publish(
 ) -> Result<(), String> {
     let where_ = label(&snapshot.server, plugin.scope());
     let generation = snapshot.generation;
-    let record = to_wit(snapshot);
+    let record = server_instructions(snapshot);
     let (plugin, closed) = (plugin.clone(), closed.clone());
     let joined = tokio::task::spawn_blocking(move || {
         let result = crate::blocking::allow_blocking(|| plugin.publish(&record));

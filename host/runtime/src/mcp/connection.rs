@@ -26,6 +26,7 @@ pub type McpListener = Arc<dyn Fn(McpEvent) + Send + Sync>;
 /// up for at least `max` starts the sequence over, so a server that crashes once reconnects
 /// fast while one that crashes on every start is not respawned in a tight loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ReconnectPolicy {
     /// The first delay after a failure.
     pub initial: Duration,
@@ -36,10 +37,7 @@ pub struct ReconnectPolicy {
 impl Default for ReconnectPolicy {
     /// 100 ms doubling to 5 s.
     fn default() -> Self {
-        ReconnectPolicy {
-            initial: Duration::from_millis(100),
-            max: Duration::from_secs(5),
-        }
+        ReconnectPolicy::new(Duration::from_millis(100), Duration::from_secs(5))
     }
 }
 
@@ -248,4 +246,11 @@ async fn run_session(
 /// Resolves when a stop was requested (or the connection handle is gone).
 async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|stopped| *stopped).await;
+}
+
+impl ReconnectPolicy {
+    /// Delays from `initial`, doubling up to `max`.
+    pub const fn new(initial: Duration, max: Duration) -> Self {
+        Self { initial, max }
+    }
 }

@@ -82,7 +82,7 @@ impl Session {
             .map_err(|source| McpError::Spawn {
                 server: spec.name.clone(),
                 command: spec.command.clone(),
-                source,
+                error: source,
             })?;
         let stderr = StderrTail::capture(child.stderr.take());
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
@@ -230,7 +230,7 @@ async fn list_all_tools(
             if let Some(at) = too_deep(&input_schema, MAX_TOOL_PARAMETERS_DEPTH) {
                 log::warn!(
                     "MCP server \"{server}\": tool \"{}\" left out: its inputSchema nests more than {MAX_TOOL_PARAMETERS_DEPTH} levels deep (at {at}), deeper than a session log can hold",
-                    crate::wasm::untrusted::escape(&t.name)
+                    crate::wasm::escape(&t.name)
                 );
                 continue;
             }

@@ -82,6 +82,7 @@ pub(super) fn label(server: &str, scope: Option<&str>) -> String {
 
 /// Why a bridge could not be started. Every message names the server and the scope.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum McpBridgeError {
     /// The server name does not match `^[A-Za-z0-9_-]{1,32}$`.
     #[error("{}: expected a server name matching ^[A-Za-z0-9_-]{{1,32}}$", label(.server, .scope.as_deref()))]

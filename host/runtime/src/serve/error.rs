@@ -119,13 +119,16 @@ fn host_error_data(e: &HostError) -> Value {
         }
         HostError::Mcp(_) => "mcp",
         HostError::UnknownPlugin { .. } => "unknown-plugin",
-        HostError::Assemble { scope, source } => {
+        HostError::Assemble {
+            scope,
+            error: source,
+        } => {
             put("scope", Some(scope));
             assemble_fields(source, &mut put)
         }
         HostError::Render {
             scope,
-            source,
+            error: source,
             blame,
             ..
         } => {
@@ -178,7 +181,7 @@ fn wasm_fields(e: &WasmError, put: &mut impl FnMut(&str, Option<&str>)) {
         | WasmError::WrongWorld { plugin, .. }
         | WasmError::PinMismatch { plugin, .. }
         | WasmError::Unsupported { plugin, .. } => put("plugin", Some(plugin)),
-        WasmError::Cache { .. } => {}
+        WasmError::Cache { .. } | WasmError::Runtime { .. } => {}
     }
 }
 
@@ -210,26 +213,12 @@ fn assemble_fields(e: &AssembleError, put: &mut impl FnMut(&str, Option<&str>)) 
 }
 
 fn render_names(e: &RenderError) -> (EntryKind, &str, Option<&str>) {
-    match e {
-        RenderError::MalformedAt { kind, owner, .. }
-        | RenderError::MalformedName { kind, owner, .. }
-        | RenderError::Unknown { kind, owner, .. }
-        | RenderError::NoValue { kind, owner, .. } => {
-            let variable = match e {
-                RenderError::Unknown { reference, .. } | RenderError::NoValue { reference, .. } => {
-                    Some(reference.as_str())
-                }
-                _ => None,
-            };
-            (*kind, owner, variable)
-        }
-        RenderError::OverBudget {
-            kind,
-            owner,
-            variable,
-            ..
-        } => (*kind, owner, variable.as_ref().map(|(n, _, _)| n.as_str())),
-    }
+    let (kind, owner) = e.entry();
+    let variable = match e {
+        RenderError::OverBudget { .. } => e.variable(),
+        _ => e.reference(),
+    };
+    (kind, owner, variable)
 }
 
 /// The data key an entry's name goes under.

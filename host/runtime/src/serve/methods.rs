@@ -1,5 +1,5 @@
 //! The methods: each parses its params, calls the [`Host`], and shapes the result (see
-//! PROTOCOL.md for every result and error).
+//! docs/protocol.md for every result and error).
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -11,10 +11,10 @@ use super::params::{self, parse};
 use super::{RpcError, Server, METHODS, PROTOCOL_VERSION};
 use crate::host::{Host, PluginId, Rendered, StepOptions};
 use crate::mcp::{McpState, McpStatus};
+use crate::policy::{PluginOptions, PluginSpec};
 use crate::projection::step::StepOutcome;
 use crate::prompt::CancelToken;
 use crate::session::{AssistantReply, Session, ToolResult};
-use crate::wasm::{PluginOptions, PluginSpec};
 
 /// What a session's queue keeps between its requests: the open log, and the newest step's
 /// rendering (what `retry` re-uses).
@@ -253,7 +253,7 @@ fn load_plugin(host: &Host, p: params::LoadPlugin) -> Result<Value, RpcError> {
     let limits = p.limits.unwrap_or_default();
     limits
         .validate()
-        .map_err(|(key, message)| RpcError::params(format!("limits.{key}: {message}")))?;
+        .map_err(|e| RpcError::params(format!("limits.{e}")))?;
     if p.quarantine_after == Some(0) {
         return Err(RpcError::params("quarantine_after: must be at least 1"));
     }
@@ -261,7 +261,7 @@ fn load_plugin(host: &Host, p: params::LoadPlugin) -> Result<Value, RpcError> {
         .grants
         .unwrap_or_default()
         .resolve(std::path::Path::new("."))
-        .map_err(|(key, message)| RpcError::params(format!("grants.{key}: {message}")))?;
+        .map_err(|e| RpcError::params(format!("grants.{e}")))?;
     let defaults = PluginOptions::default();
     let spec = PluginSpec {
         name: p.name,

@@ -1,4 +1,4 @@
-//! The params of each method, as PROTOCOL.md documents them. Unknown keys are refused, so a
+//! The params of each method, as docs/protocol.md documents them. Unknown keys are refused, so a
 //! typo is an error instead of a silently ignored option.
 
 use std::path::PathBuf;
@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::RpcError;
 use crate::host::Facts;
+use crate::policy::{Limits, OnError};
 use crate::session::ToolCall;
-use crate::wasm::{Limits, OnError};
 
 /// Deserialize `params` as `T`, or an `invalid params` error naming what is wrong.
 pub(super) fn parse<T: for<'de> Deserialize<'de>>(params: Value) -> Result<T, RpcError> {
@@ -50,7 +50,7 @@ pub(super) struct LoadPlugin {
     #[serde(default)]
     pub quarantine_after: Option<u32>,
     #[serde(default)]
-    pub grants: Option<crate::wasm::Grants>,
+    pub grants: Option<crate::policy::Grants>,
     #[serde(default)]
     pub sha256: Option<String>,
 }

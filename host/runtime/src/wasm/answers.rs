@@ -9,7 +9,7 @@
 use std::sync::{Mutex, PoisonError};
 
 use super::contract::Answer;
-use super::instance::CallFailure;
+use super::failure::CallFailure;
 use crate::prompt::{AssembleContext, ProviderErrorKind};
 
 /// One entry's last answer.

@@ -13,6 +13,7 @@
 //! that finds the file unchanged skips both hashes.
 
 mod identity;
+mod keyed;
 mod mapped;
 
 use std::fs::{self, Metadata};
@@ -21,6 +22,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
+
+use super::digest::{hex, sha256};
+use keyed::create_private_dir;
+pub(crate) use keyed::{create_private_file, hmac_sha256, hmac_verifies};
 
 use super::error::WasmError;
 pub(crate) use identity::FileIdentity;
@@ -98,16 +103,6 @@ fn user_id() -> u32 {
     0
 }
 
-/// sha256 of `bytes`.
-pub fn sha256(bytes: &[u8]) -> [u8; 32] {
-    Sha256::digest(bytes).into()
-}
-
-/// Lower-case hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Feeds `Hash` output into sha256, so the engine fingerprint is stable across processes
 /// (std's `DefaultHasher` is not promised to be).
 struct ShaHasher(Sha256);
@@ -131,33 +126,6 @@ pub(crate) fn engine_fingerprint(engine: &wasmtime::Engine) -> [u8; 32] {
     engine.precompile_compatibility_hash().hash(&mut h);
     env!("CARGO_PKG_VERSION").hash(&mut h);
     h.0.finalize().into()
-}
-
-/// An HMAC-SHA256 keyed by `key` over the concatenated `parts`. A key shorter than
-/// SHA-256's 64-byte block is zero-padded to it by HMAC's definition, so padding it here
-/// gives the same MAC and makes keying infallible.
-fn keyed_mac(key: &[u8; 32], parts: &[&[u8]]) -> hmac::Hmac<Sha256> {
-    use hmac::digest::KeyInit;
-    use hmac::Mac;
-    let mut block = [0u8; 64];
-    block[..32].copy_from_slice(key);
-    let mut mac = <hmac::Hmac<Sha256> as KeyInit>::new(&block.into());
-    for part in parts {
-        mac.update(part);
-    }
-    mac
-}
-
-/// HMAC-SHA256 of the concatenated `parts` under `key`.
-pub(crate) fn hmac_sha256(key: &[u8; 32], parts: &[&[u8]]) -> [u8; 32] {
-    use hmac::Mac;
-    keyed_mac(key, parts).finalize().into_bytes().into()
-}
-
-/// Whether `tag` is the HMAC-SHA256 of `parts` under `key`, compared in constant time.
-pub(crate) fn hmac_verifies(key: &[u8; 32], parts: &[&[u8]], tag: &[u8]) -> bool {
-    use hmac::Mac;
-    keyed_mac(key, parts).verify_slice(tag).is_ok()
 }
 
 /// The compiled-code cache directory of one runtime.
@@ -324,31 +292,6 @@ impl DiskCache {
         }
         fs::rename(&tmp, &path)
     }
-}
-
-/// Create `dir` (and missing parents) readable by this user only; an existing one is left
-/// as it is (and judged by [`DiskCache::open`]).
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir)
-}
-
-/// Open a new file at `path` for writing, private to this user, failing if one exists.
-pub(crate) fn create_private_file(path: &Path) -> std::io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(path)
 }
 
 /// The cache's secret key: read (a regular file of this user's that nobody else may read,

@@ -3,15 +3,13 @@
 
 use serde_json::{json, Value};
 
+use super::declare::{EntryFactory, TextKind};
 use super::plugin::LoadedPlugin;
-use super::providers::{TextKind, WasmListener, WasmText, WasmTools, WasmVariable};
-use crate::prompt::{
-    AssembleContext, AssembleListener, Assembly, Next, ProviderError, TextProvider, ToolProvider,
-    VariableProvider,
-};
+use crate::prompt::{AssembleContext, Assembly, Next, ProviderError};
 
 /// An export `call` can run after `init`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Export {
     /// `section-text NAME`.
     SectionText,
@@ -50,17 +48,19 @@ impl LoadedPlugin {
         ctx: &AssembleContext,
         mut assembly: Assembly,
     ) -> Result<Value, ProviderError> {
+        // The same providers an assembly would use for these entries.
         let cell = self.cell().clone();
         Ok(match export {
-            Export::SectionText => json!(WasmText::new(cell, TextKind::Section, name).text(ctx)?),
-            Export::ContextText => json!(WasmText::new(cell, TextKind::Context, name).text(ctx)?),
-            Export::Variable => json!(WasmVariable::new(cell, name).value(ctx)?),
+            Export::SectionText => json!(cell.text(TextKind::Section, name).text(ctx)?),
+            Export::ContextText => json!(cell.text(TextKind::Context, name).text(ctx)?),
+            Export::Variable => json!(cell.variable(name).value(ctx)?),
             Export::Tools => {
-                let set = WasmTools::new(cell, name).tools(ctx)?;
+                let set = cell.tools(name).tools(ctx)?;
                 json!({"tools": set.schemas, "known_names": set.known_names})
             }
             Export::OnAssemble => {
-                WasmListener::new(cell, name).on_assemble(&mut assembly, ctx, &mut Next::done())?;
+                cell.listener(name)
+                    .on_assemble(&mut assembly, ctx, &mut Next::done())?;
                 assembly.to_json()
             }
         })

@@ -2,32 +2,34 @@
 
 use serde::Serialize;
 
+use super::contract::{WitVersion, World};
+use super::declare::Declaration;
 use super::error::WasmError;
-use super::limits::PluginOptions;
-use super::plugin::PluginCell;
-use super::registry_host::Declaration;
-use super::runtime::{WasmRuntime, World};
+use super::plugin::LoadedPlugin;
+use super::runtime::{PluginSource, WasmRuntime};
+use crate::policy::PluginOptions;
 
-/// What `check` found.
+/// What `check` found: the world and contract version, the digest and size, and what
+/// `init` declared (or why it failed).
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct PluginReport {
-    /// The world the component implements.
+    /// The world implemented.
     pub world: World,
     /// The contract version it was built against.
-    pub version: super::runtime::WitVersion,
-    /// Lower-case hex sha256 of the file (the value for a `sha256` pin).
+    pub version: WitVersion,
+    /// Lower-case hex sha256 of the component.
     pub sha256: String,
-    /// Size of the file in bytes.
+    /// Its size in bytes (0 when checked from compiled code).
     pub wasm_bytes: usize,
-    /// What `init` declared with the given config, in declaration order.
+    /// What `init` declared (empty when it failed).
     pub declarations: Vec<Declaration>,
-    /// Why `init` failed with the given config, if it did (the component itself is valid;
-    /// many plugins need a config).
+    /// Why `init` failed, naming the plugin and the export, if it did.
     pub init_error: Option<String>,
 }
 
 impl PluginReport {
-    /// The declared section names.
+    /// The names of the declared sections, in declaration order.
     pub fn section_names(&self) -> Vec<&str> {
         self.declarations
             .iter()
@@ -39,51 +41,73 @@ impl PluginReport {
     }
 }
 
+/// How to check a plugin: the name used in messages, the config handed to `init`, and the
+/// options (limits, grants) it runs under.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CheckOptions {
+    /// The plugin's name in messages (default `check`).
+    pub name: String,
+    /// Handed to `init` (default `{}`).
+    pub config: serde_json::Value,
+    /// Limits and grants.
+    pub options: PluginOptions,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        Self {
+            name: "check".into(),
+            config: serde_json::json!({}),
+            options: PluginOptions::default(),
+        }
+    }
+}
+
+impl CheckOptions {
+    /// Name the plugin `name` in messages.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Hand `config` to `init`.
+    pub fn config(mut self, config: serde_json::Value) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Run under `options`.
+    pub fn options(mut self, options: PluginOptions) -> Self {
+        self.options = options;
+        self
+    }
+}
+
 impl WasmRuntime {
-    /// Validate `wasm` (a component of world `plugin` or `instruction-provider` at
-    /// prompt-host:plugin@0.1.0) and run its `init` with `{}` in isolation to list what it
-    /// declares.
-    pub fn check(&self, wasm: &[u8]) -> Result<PluginReport, WasmError> {
-        self.check_with_config(wasm, &serde_json::json!({}))
-    }
-
-    /// [`WasmRuntime::check`] with a given config.
-    pub fn check_with_config(
+    /// Compile the component (validating it) and run its `init` on its own, with
+    /// declarations buffered: nothing reaches any registry. A failing `init` is reported in
+    /// [`PluginReport::init_error`], not as an error.
+    pub fn check<'a>(
         &self,
-        wasm: &[u8],
-        config: &serde_json::Value,
+        source: impl Into<PluginSource<'a>>,
+        check: &CheckOptions,
     ) -> Result<PluginReport, WasmError> {
-        self.check_named("check", wasm, config)
-    }
-
-    /// [`WasmRuntime::check_with_config`] under plugin name `name` (used in every message).
-    pub fn check_named(
-        &self,
-        name: &str,
-        wasm: &[u8],
-        config: &serde_json::Value,
-    ) -> Result<PluginReport, WasmError> {
-        self.check_with_options(name, wasm, config, PluginOptions::default())
-    }
-
-    /// [`WasmRuntime::check_named`] with options (limits, and grants `init` runs with).
-    pub fn check_with_options(
-        &self,
-        name: &str,
-        wasm: &[u8],
-        config: &serde_json::Value,
-        options: PluginOptions,
-    ) -> Result<PluginReport, WasmError> {
-        let compiled = self.prepare(name, wasm)?;
-        let world = compiled.world;
-        let version = compiled.version;
-        let sha256 = compiled.sha256.clone();
-        let (declarations, init_error) = match PluginCell::probe(
-            name,
-            self.inner().clone(),
+        let source = source.into();
+        let wasm_bytes = match source {
+            PluginSource::Bytes(wasm) => wasm.len(),
+            PluginSource::Path(path) => std::fs::metadata(path).map_or(0, |m| m.len() as usize),
+            PluginSource::Code(_) => 0,
+        };
+        let code = self.compile(&check.name, source, None)?;
+        let compiled = code.compiled().clone();
+        let name = &check.name;
+        let (declarations, init_error) = match LoadedPlugin::probe(
+            self.engine_ctx().clone(),
             compiled,
-            config.to_string(),
-            options,
+            name,
+            check.config.to_string(),
+            check.options.clone(),
         ) {
             Ok(d) => (d, None),
             Err(f) => (
@@ -92,10 +116,10 @@ impl WasmRuntime {
             ),
         };
         Ok(PluginReport {
-            world,
-            version,
-            sha256,
-            wasm_bytes: wasm.len(),
+            world: code.world(),
+            version: code.wit_version(),
+            sha256: code.sha256().to_string(),
+            wasm_bytes,
             declarations,
             init_error,
         })

@@ -1,39 +1,76 @@
-//! The exports of a plugin instance, whatever contract version it was built against. One
-//! module per version holds that version's glue (`v0_1`, `v0_2`); the rest of the runtime
-//! calls through [`Bindings`] and sees one shape: a dynamic answer is a value or, from
-//! 0.2.0 on, "unchanged".
+//! The plugin contract as the runtime sees it, whatever version a component was built against.
+//!
+//! Each version owns its `bindgen!`, its pre-instantiation and its exports ([`v0_1`],
+//! [`v0_2`]; the generated bindings stay private to them). The rest of the runtime names
+//! only what is here: the [`World`] and [`WitVersion`] a component implements ([`detect`]),
+//! its [`Pre`], the [`Bindings`] of an instance, and a dynamic entry's [`Answer`]. The host
+//! imports implement the WIT interfaces through [`wit`], which 0.2.0 shares with 0.1.0.
 
-use wasmtime::component::Resource;
-use wasmtime::Store;
-
-use super::bindings::instruction_provider::exports::prompt_host::plugin::instructions::McpServer;
-use super::bindings::plugin::prompt_host::plugin::types::{AssembleContext, PluginError, ToolSet};
-use super::runtime::{Pre, WitVersion};
-use super::state::HostState;
-use super::AssemblyHandle;
-
+mod types;
 mod v0_1;
 mod v0_2;
 
-/// What one export call returned: `wasmtime`'s error is a trap, the inner one the plugin's.
-pub(crate) type Wr<T> = wasmtime::Result<Result<T, PluginError>>;
+use wasmtime::component::{HasSelf, InstancePre, Linker, Resource};
+use wasmtime::Store;
 
-/// A dynamic entry's answer.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Answer<T> {
-    /// The value for this assembly.
-    Value(T),
-    /// The same value as this instance's previous answer for the entry (0.2.0 only).
-    Unchanged,
+use super::failure::CallFailure;
+use super::store::StoreData;
+use crate::prompt::ProviderErrorKind;
+
+pub(crate) use types::{detect, Answer, AssemblyHandle};
+pub use types::{ServerInstructions, ServerTool, WitVersion, World};
+pub(crate) use v0_1::Wr;
+
+/// The WIT interfaces the host implements (0.2.0 imports 0.1.0's, plus `control`).
+pub(crate) mod wit {
+    pub(crate) use super::v0_1::bindings::plugin::prompt_host::plugin::{
+        assembly, log, registry, types,
+    };
+    pub(crate) use super::v0_2::bindings::plugin::prompt_host::plugin0_2_0::control;
 }
 
-impl<T> Answer<T> {
-    /// Bytes the answer hands to the host, by `size` of a value.
-    pub(crate) fn bytes(&self, size: impl FnOnce(&T) -> usize) -> usize {
-        match self {
-            Self::Value(v) => size(v),
-            Self::Unchanged => 0,
-        }
+use wit::types::{AssembleContext, PluginError, ToolSet};
+
+/// The pre-instantiation of a component, by contract version (and, inside, by world).
+pub(crate) enum Pre {
+    V0_1(v0_1::Pre),
+    V0_2(v0_2::Pre),
+}
+
+impl Pre {
+    /// The pre-instantiation of a component of `world` and `version`.
+    pub(crate) fn new(
+        world: World,
+        version: WitVersion,
+        pre: InstancePre<StoreData>,
+    ) -> wasmtime::Result<Self> {
+        Ok(match version {
+            WitVersion::V0_1_0 => Self::V0_1(v0_1::Pre::new(world, pre)?),
+            WitVersion::V0_2_0 => Self::V0_2(v0_2::Pre::new(world, pre)?),
+        })
+    }
+}
+
+/// Link the plugin imports of every contract version (0.2.0 adds `control` to 0.1.0's).
+pub(crate) fn add_to_linker(linker: &mut Linker<StoreData>) -> wasmtime::Result<()> {
+    v0_1::bindings::plugin::Plugin::add_to_linker::<StoreData, HasSelf<StoreData>>(linker, |s| s)?;
+    v0_2::bindings::plugin::prompt_host::plugin0_2_0::control::add_to_linker::<
+        StoreData,
+        HasSelf<StoreData>,
+    >(linker, |s| s)
+}
+
+/// The `err` case of a WIT result, classified.
+pub(crate) fn plugin_error(e: PluginError) -> CallFailure {
+    match e {
+        PluginError::InvalidInput(m) => CallFailure {
+            kind: ProviderErrorKind::InvalidInput,
+            message: format!("invalid input: {}", super::names::escape(&m)),
+        },
+        PluginError::Failed(m) => CallFailure {
+            kind: ProviderErrorKind::Failed,
+            message: format!("failed: {}", super::names::escape(&m)),
+        },
     }
 }
 
@@ -45,16 +82,10 @@ pub(crate) enum Bindings {
 
 impl Bindings {
     /// Instantiate `pre` in `store`.
-    pub(crate) fn instantiate(pre: &Pre, store: &mut Store<HostState>) -> wasmtime::Result<Self> {
+    pub(crate) fn instantiate(pre: &Pre, store: &mut Store<StoreData>) -> wasmtime::Result<Self> {
         Ok(match pre {
-            Pre::Plugin(pre) => Self::V0_1(v0_1::Exports::Plugin(pre.instantiate(store)?)),
-            Pre::Instructions(pre) => {
-                Self::V0_1(v0_1::Exports::Instructions(pre.instantiate(store)?))
-            }
-            Pre::PluginV2(pre) => Self::V0_2(v0_2::Exports::Plugin(pre.instantiate(store)?)),
-            Pre::InstructionsV2(pre) => {
-                Self::V0_2(v0_2::Exports::Instructions(pre.instantiate(store)?))
-            }
+            Pre::V0_1(pre) => Self::V0_1(pre.instantiate(store)?),
+            Pre::V0_2(pre) => Self::V0_2(pre.instantiate(store)?),
         })
     }
 
@@ -66,7 +97,7 @@ impl Bindings {
         }
     }
 
-    pub(crate) fn init(&self, s: &mut Store<HostState>, config: &str) -> Wr<()> {
+    pub(crate) fn init(&self, s: &mut Store<StoreData>, config: &str) -> Wr<()> {
         match self {
             Self::V0_1(e) => e.init(s, config),
             Self::V0_2(e) => e.init(s, config),
@@ -75,7 +106,7 @@ impl Bindings {
 
     pub(crate) fn section_text(
         &self,
-        s: &mut Store<HostState>,
+        s: &mut Store<StoreData>,
         name: &str,
         ctx: Option<&AssembleContext>,
     ) -> Wr<Answer<String>> {
@@ -87,7 +118,7 @@ impl Bindings {
 
     pub(crate) fn context_text(
         &self,
-        s: &mut Store<HostState>,
+        s: &mut Store<StoreData>,
         name: &str,
         ctx: Option<&AssembleContext>,
     ) -> Wr<Answer<String>> {
@@ -99,7 +130,7 @@ impl Bindings {
 
     pub(crate) fn variable(
         &self,
-        s: &mut Store<HostState>,
+        s: &mut Store<StoreData>,
         name: &str,
         ctx: Option<&AssembleContext>,
     ) -> Wr<Answer<Option<String>>> {
@@ -111,7 +142,7 @@ impl Bindings {
 
     pub(crate) fn tools(
         &self,
-        s: &mut Store<HostState>,
+        s: &mut Store<StoreData>,
         key: &str,
         ctx: Option<&AssembleContext>,
     ) -> Wr<Answer<ToolSet>> {
@@ -123,7 +154,7 @@ impl Bindings {
 
     pub(crate) fn on_assemble(
         &self,
-        s: &mut Store<HostState>,
+        s: &mut Store<StoreData>,
         key: &str,
         handle: Resource<AssemblyHandle>,
         ctx: Option<&AssembleContext>,
@@ -135,7 +166,7 @@ impl Bindings {
     }
 
     /// `instructions.publish`; a trap-like error for a plugin-world instance.
-    pub(crate) fn publish(&self, s: &mut Store<HostState>, server: &McpServer) -> Wr<()> {
+    pub(crate) fn publish(&self, s: &mut Store<StoreData>, server: &ServerInstructions) -> Wr<()> {
         match self {
             Self::V0_1(e) => e.publish(s, server),
             Self::V0_2(e) => e.publish(s, server),

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::bindings::plugin::prompt_host::plugin::types as wit;
+use super::contract::wit::types as wit;
 use crate::prompt::{AssembleContext, NamedText, ToolSchema, ToolSet};
 
 /// The core context as the WIT record.
@@ -50,7 +50,7 @@ pub(crate) fn parameters(tool: &str, text: &str) -> Result<serde_json::Value, St
 
 /// A WIT tool schema as the core's.
 pub(crate) fn tool_schema(t: wit::ToolSchema) -> Result<ToolSchema, String> {
-    super::validate::declared_name("tool", &t.name)?;
+    super::names::declared_name("tool", &t.name)?;
     let parameters = parameters(&t.name, &t.parameters)?;
     Ok(ToolSchema {
         name: t.name,
@@ -74,7 +74,7 @@ impl ParsedParameters {
         let mut schemas = Vec::with_capacity(set.schemas.len());
         let mut seen = Vec::with_capacity(set.schemas.len());
         for (i, t) in set.schemas.into_iter().enumerate() {
-            super::validate::declared_name("tool", &t.name)?;
+            super::names::declared_name("tool", &t.name)?;
             let parsed = match self.last.get(i) {
                 Some((text, value)) if *text == t.parameters => Arc::clone(value),
                 _ => Arc::new(parameters(&t.name, &t.parameters)?),

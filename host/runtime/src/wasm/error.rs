@@ -5,17 +5,21 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-/// A failure to load, check or initialise a Wasm plugin.
+use super::ident::scope_label;
+
+/// A failure to load, check or initialise a Wasm plugin. Each message is whole: a cause is
+/// part of it, not also returned as the error's source.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum WasmError {
     /// The plugin file could not be read: missing, not a regular file (a FIFO, a device, a
     /// directory), or larger than `max_wasm_bytes`. The message names the file and why.
-    #[error("plugin \"{plugin}\": {source}")]
+    #[error("plugin \"{plugin}\": {error}")]
     Read {
         /// Plugin name.
         plugin: String,
         /// Why.
-        source: crate::fsutil::ReadError,
+        error: crate::fsutil::ReadError,
     },
     /// The bytes are not a WebAssembly component (empty, another format, or a core module).
     #[error("plugin \"{plugin}\": not a WebAssembly component: {reason}")]
@@ -88,18 +92,21 @@ pub enum WasmError {
         export: String,
         /// The scope, if any.
         scope: Option<String>,
+        /// What kind of failure it was.
+        kind: crate::prompt::ProviderErrorKind,
         /// What happened.
         message: String,
     },
-    /// A declaration the plugin made was refused when committed (publish generations).
-    #[error("plugin \"{plugin}\" ({}): {message}", scope_label(scope.as_deref()))]
+    /// A declaration the plugin made was refused when committed (a reload's, or a published
+    /// generation's).
+    #[error("plugin \"{plugin}\" ({}): {error}", scope_label(scope.as_deref()))]
     Register {
         /// Plugin name.
         plugin: String,
         /// The scope, if any.
         scope: Option<String>,
-        /// The registry's message.
-        message: String,
+        /// What the registry refused.
+        error: crate::prompt::RegisterError,
     },
     /// The plugin does not export what the operation needs (e.g. `publish`).
     #[error("plugin \"{plugin}\": {message}")]
@@ -107,6 +114,12 @@ pub enum WasmError {
         /// Plugin name.
         plugin: String,
         /// What is missing.
+        message: String,
+    },
+    /// The Wasm runtime itself could not be built (the engine, the linker, the ticker).
+    #[error("cannot build the Wasm runtime: {message}")]
+    Runtime {
+        /// What failed.
         message: String,
     },
     /// The compiled-code cache directory could not be used.
@@ -119,11 +132,12 @@ pub enum WasmError {
     },
 }
 
-/// `scope agent:1` or `global`, as used in every plugin error message.
-pub fn scope_label(scope: Option<&str>) -> String {
-    match scope {
-        Some(s) => format!("scope {s}"),
-        None => "global".to_string(),
+impl WasmError {
+    /// The error of building the runtime.
+    pub(crate) fn runtime(e: impl std::fmt::Display) -> Self {
+        Self::Runtime {
+            message: e.to_string(),
+        }
     }
 }
 

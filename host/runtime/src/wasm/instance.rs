@@ -3,94 +3,62 @@
 //! a failure is classified (trap, timeout, limit, `err` result).
 
 use std::sync::{Arc, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-use super::bindings::plugin::prompt_host::plugin::types::{AssembleContext, PluginError};
-pub(crate) use super::contract::Bindings;
-use super::limits::Limits;
-use super::plugin::PluginCell;
-use super::runtime::{Compiled, RuntimeInner};
-use super::state::{HostState, Ident};
-use super::untrusted::escape;
-use crate::prompt::{ProviderError, ProviderErrorKind};
-
-/// A failed call, classified.
-#[derive(Debug, Clone)]
-pub(crate) struct CallFailure {
-    pub(crate) kind: ProviderErrorKind,
-    pub(crate) message: String,
-}
-
-impl CallFailure {
-    /// Whether the instance must not be entered again (anything but an `err` result).
-    pub(crate) fn poisons(&self) -> bool {
-        !matches!(
-            self.kind,
-            ProviderErrorKind::InvalidInput | ProviderErrorKind::Failed
-        )
-    }
-
-    /// As a provider error whose message names plugin, export and scope.
-    pub(crate) fn provider_error(&self, ident: &Ident, export: &'static str) -> ProviderError {
-        ProviderError::new(
-            self.kind.clone(),
-            format!(
-                "plugin \"{}\" export \"{export}\" ({}): {}",
-                ident.plugin,
-                ident.scope_label(),
-                self.message
-            ),
-        )
-        .with_export(export)
-    }
-}
-
-/// The `err` case of a WIT result, classified.
-pub(crate) fn plugin_error(e: PluginError) -> CallFailure {
-    match e {
-        PluginError::InvalidInput(m) => CallFailure {
-            kind: ProviderErrorKind::InvalidInput,
-            message: format!("invalid input: {}", escape(&m)),
-        },
-        PluginError::Failed(m) => CallFailure {
-            kind: ProviderErrorKind::Failed,
-            message: format!("failed: {}", escape(&m)),
-        },
-    }
-}
+use super::code::Compiled;
+use super::contract::wit::types::{AssembleContext, PluginError};
+use super::contract::{plugin_error, Bindings, WitVersion};
+use super::declare::{EntryFactory, Registration};
+use super::engine::EngineCtx;
+use super::failure::CallFailure;
+use super::ident::Ident;
+use super::names::escape;
+use super::sandbox::grants::Granted;
+use super::store::StoreData;
+use crate::policy::Limits;
+use crate::prompt::ProviderErrorKind;
 
 /// One live instance.
 pub(crate) struct Instance {
     /// Unique in the process: what a remembered answer belongs to.
     pub(crate) id: u64,
-    pub(crate) store: Store<HostState>,
+    pub(crate) store: Store<StoreData>,
     pub(crate) bindings: Bindings,
     fuel: Option<u64>,
     /// The context this instance was sent last (see `context_arg`).
     last_context: Option<crate::prompt::AssembleContext>,
+    /// The signal of the context of the next call (set by `context_arg`).
+    signal: Option<crate::prompt::CancelToken>,
 }
 
 impl Instance {
     /// Instantiate `compiled` in a fresh store (from its `InstancePre`: no compilation).
     pub(crate) fn new(
-        runtime: &RuntimeInner,
+        engine: &EngineCtx,
         compiled: &Compiled,
         ident: Ident,
         limits: Arc<Limits>,
-        cell: Weak<PluginCell>,
+        granted: Arc<Granted>,
+        factory: Weak<dyn EntryFactory>,
     ) -> Result<Self, CallFailure> {
-        let fuel = runtime.fuel.then(|| limits.fuel.unwrap_or(u64::MAX));
+        let fuel = engine.fuel.then(|| limits.fuel.unwrap_or(u64::MAX));
         // Instantiation is mostly host work (memory setup, data segments); give it at least
         // a second even when the plugin's own init budget is tighter.
         let init_timeout = limits.init_timeout().max(Duration::from_secs(1));
-        let state = HostState::new(ident, limits, cell, runtime.log_sink.clone());
-        let mut store = Store::new(&runtime.engine, state);
+        let state = StoreData::new(
+            ident,
+            limits,
+            Some(granted),
+            factory,
+            engine.log_sink.clone(),
+        );
+        let mut store = Store::new(&engine.engine, state);
         store.limiter(|s| &mut s.limiter);
         // Plugins of contract 0.2.0 can see a cancellation (`control.cancelled`) and stop on
         // their own; give them two milliseconds before interrupting.
-        if matches!(compiled.version, super::runtime::WitVersion::V0_2_0) {
+        if compiled.version == WitVersion::V0_2_0 {
             store.data_mut().cancel_grace = Duration::from_millis(2);
         }
         store.epoch_deadline_callback(|mut ctx| {
@@ -106,12 +74,11 @@ impl Instance {
             store.set_fuel(fuel).map_err(|e| failure(&mut store, &e))?;
         }
         // Instantiation may run start functions (guest code): bound it too.
-        store.data_mut().deadline = Some(Instant::now() + init_timeout);
-        store.data_mut().timeout = init_timeout;
+        store.data_mut().begin_call(init_timeout, None);
         store.set_epoch_deadline(1);
         let bindings = Bindings::instantiate(&compiled.pre, &mut store)
             .map_err(|e| failure(&mut store, &e))?;
-        store.data_mut().deadline = None;
+        store.data_mut().call.end();
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(Self {
             id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
@@ -119,19 +86,33 @@ impl Instance {
             bindings,
             fuel,
             last_context: None,
+            signal: None,
         })
+    }
+
+    /// Run `f` with declarations accepted through `window` (opened here, closed again after
+    /// `f` whatever happened); what `f` returned, and the window with what was declared.
+    pub(crate) fn with_registration<R>(
+        &mut self,
+        window: Registration,
+        f: impl FnOnce(&mut Self) -> R,
+    ) -> (R, Registration) {
+        self.store.data_mut().registration = window;
+        let result = f(self);
+        let window = std::mem::take(&mut self.store.data_mut().registration);
+        (result, window)
     }
 
     /// Whether the instance can answer "unchanged" (contract 0.2.0): its answers are then
     /// worth remembering.
     pub(crate) fn answers_unchanged(&self) -> bool {
-        self.bindings.version() >= super::runtime::WitVersion::V0_2_0
+        self.bindings.version() >= WitVersion::V0_2_0
     }
 
     /// Whether the call that just ran asked the host to keep its answer until the context
     /// changes (`control.keep-until-context-changes`, contract 0.2.0).
     pub(crate) fn keeps_answer(&self) -> bool {
-        self.store.data().keep_answer
+        self.store.data().call.keep_answer
     }
 
     /// The `option<assemble-context>` argument of the next call: `none` when `ctx` is the
@@ -143,8 +124,9 @@ impl Instance {
         &mut self,
         ctx: &crate::prompt::AssembleContext,
     ) -> Option<AssembleContext> {
-        // The signal travels with every call; the guest sees only chain and facts.
-        self.store.data_mut().signal = ctx.signal.clone();
+        // The signal travels with every call (see `call`); the guest sees only chain and
+        // facts.
+        self.signal = ctx.signal.clone();
         if self.last_context.as_ref() == Some(ctx) {
             return None;
         }
@@ -157,21 +139,11 @@ impl Instance {
     pub(crate) fn call<T>(
         &mut self,
         timeout: Duration,
-        f: impl FnOnce(&Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<T, PluginError>>,
+        f: impl FnOnce(&Bindings, &mut Store<StoreData>) -> wasmtime::Result<Result<T, PluginError>>,
         size: impl FnOnce(&T) -> usize,
     ) -> Result<T, CallFailure> {
-        {
-            let state = self.store.data_mut();
-            state.deadline = Some(Instant::now() + timeout);
-            state.timeout = timeout;
-            state.timed_out = false;
-            state.cancelled = false;
-            state.cancel_seen = None;
-            state.call_bytes = 0;
-            state.keep_answer = false;
-            state.over_budget = None;
-            state.limiter.hit = None;
-        }
+        let signal = self.signal.take();
+        self.store.data_mut().begin_call(timeout, signal);
         if let Some(fuel) = self.fuel {
             self.store
                 .set_fuel(fuel)
@@ -180,13 +152,12 @@ impl Instance {
         self.store.set_epoch_deadline(1);
         let result = f(&self.bindings, &mut self.store);
         let state = self.store.data_mut();
-        state.deadline = None;
-        state.signal = None;
-        state.flush_output();
+        state.call.end();
+        state.output.flush();
         match result {
             Ok(Ok(value)) => {
                 let state = self.store.data_mut();
-                let bytes = size(&value).saturating_add(state.call_bytes);
+                let bytes = size(&value).saturating_add(state.call.bytes);
                 if bytes > state.limits.max_output_bytes {
                     return Err(CallFailure {
                         kind: ProviderErrorKind::Limit,
@@ -205,19 +176,19 @@ impl Instance {
 }
 
 /// Classify an engine error raised by a call, using what the store observed.
-fn failure(store: &mut Store<HostState>, err: &wasmtime::Error) -> CallFailure {
-    store.data_mut().flush_output();
+fn failure(store: &mut Store<StoreData>, err: &wasmtime::Error) -> CallFailure {
+    store.data_mut().output.flush();
     let state = store.data_mut();
-    if state.cancelled {
+    if state.call.cancelled {
         return CallFailure {
             kind: ProviderErrorKind::Cancelled,
             message: "cancelled by the caller".to_string(),
         };
     }
-    if state.timed_out || matches!(err.downcast_ref::<Trap>(), Some(Trap::Interrupt)) {
+    if state.call.timed_out || matches!(err.downcast_ref::<Trap>(), Some(Trap::Interrupt)) {
         return CallFailure {
             kind: ProviderErrorKind::Timeout,
-            message: format!("deadline of {} ms exceeded", state.timeout.as_millis()),
+            message: format!("deadline of {} ms exceeded", state.call.timeout.as_millis()),
         };
     }
     if let Some(hit) = state.limiter.hit.clone() {
@@ -226,13 +197,13 @@ fn failure(store: &mut Store<HostState>, err: &wasmtime::Error) -> CallFailure {
             message: hit,
         };
     }
-    if let Some(msg) = state.over_budget.clone() {
+    if let Some(msg) = state.call.over_budget.clone() {
         return CallFailure {
             kind: ProviderErrorKind::Limit,
             message: msg,
         };
     }
-    let stderr = state.take_last_stderr();
+    let stderr = state.output.take_last_stderr();
     let with_stderr = |m: String| match &stderr {
         Some(line) => format!("{m} (stderr: {line})"),
         None => m,
@@ -284,9 +255,7 @@ fn root_message(err: &wasmtime::Error) -> String {
             log::debug!(target: "prompt_host::plugin", "{}", escape(&text));
             continue;
         }
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
+        parts.push(text);
     }
     parts.reverse();
     escape(&parts.join(": ")).into_owned()

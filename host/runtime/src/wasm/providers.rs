@@ -1,29 +1,45 @@
-//! The core's provider traits, implemented by calls into a plugin instance. Only dynamic
-//! entries get one of these; fixed texts, tool sets and variable values are host data.
+//! The core's provider traits, implemented by calls into a plugin instance, and the
+//! `on-assemble` call a listener makes. Only dynamic entries get one of these; fixed texts,
+//! tool sets and variable values are host data. The supervisor is the plugin's
+//! [`EntryFactory`]: the registry imports ask it for these providers.
 
 use std::sync::{Arc, Mutex};
 
+use wasmtime::component::Resource;
+
 use super::answers::LastAnswer;
-use super::contract::Answer;
+use super::contract::{Answer, AssemblyHandle};
 use super::convert;
-use super::plugin::PluginCell;
+use super::declare::{EntryFactory, TextKind};
+use super::failure::CallFailure;
+use super::store::ListenerFrame;
+use super::supervisor::Supervisor;
 use crate::prompt::{
-    AssembleContext, AssembleListener, Assembly, Next, ProviderError, TextProvider, ToolProvider,
-    ToolSet, VariableProvider,
+    AssembleContext, AssembleListener, Assembly, Next, ProviderError, ProviderErrorKind,
+    TextProvider, ToolProvider, ToolSet, VariableProvider,
 };
 
-/// Which text export a dynamic text entry calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TextKind {
-    /// `section-text`.
-    Section,
-    /// `context-text`.
-    Context,
+impl EntryFactory for Supervisor {
+    fn text(self: Arc<Self>, kind: TextKind, name: &str) -> Arc<dyn TextProvider> {
+        Arc::new(WasmText::new(self, kind, name))
+    }
+
+    fn variable(self: Arc<Self>, name: &str) -> Arc<dyn VariableProvider> {
+        Arc::new(WasmVariable::new(self, name))
+    }
+
+    fn tools(self: Arc<Self>, key: &str) -> Arc<dyn ToolProvider> {
+        Arc::new(WasmTools::new(self, key))
+    }
+
+    fn listener(self: Arc<Self>, key: &str) -> Arc<dyn AssembleListener> {
+        Arc::new(WasmListener::new(self, key))
+    }
 }
 
 /// A dynamic section or context text.
 pub(crate) struct WasmText {
-    cell: Arc<PluginCell>,
+    cell: Arc<Supervisor>,
     kind: TextKind,
     name: String,
     /// `section-text "name"`, for failure bookkeeping (formatted once, not per call).
@@ -33,23 +49,13 @@ pub(crate) struct WasmText {
 }
 
 impl WasmText {
-    pub(crate) fn new(cell: Arc<PluginCell>, kind: TextKind, name: &str) -> Self {
+    pub(crate) fn new(cell: Arc<Supervisor>, kind: TextKind, name: &str) -> Self {
         Self {
             cell,
             kind,
             name: name.to_string(),
             entry: format!("{} \"{name}\"", kind.export()),
             last: LastAnswer::default(),
-        }
-    }
-}
-
-impl TextKind {
-    /// The export this kind of text calls.
-    fn export(self) -> &'static str {
-        match self {
-            TextKind::Section => "section-text",
-            TextKind::Context => "context-text",
         }
     }
 }
@@ -81,7 +87,7 @@ impl TextProvider for WasmText {
 
 /// A dynamic variable.
 pub(crate) struct WasmVariable {
-    cell: Arc<PluginCell>,
+    cell: Arc<Supervisor>,
     name: String,
     /// `variable "name"`, for failure bookkeeping.
     entry: String,
@@ -90,7 +96,7 @@ pub(crate) struct WasmVariable {
 }
 
 impl WasmVariable {
-    pub(crate) fn new(cell: Arc<PluginCell>, name: &str) -> Self {
+    pub(crate) fn new(cell: Arc<Supervisor>, name: &str) -> Self {
         Self {
             cell,
             name: name.to_string(),
@@ -124,7 +130,7 @@ impl VariableProvider for WasmVariable {
 
 /// A dynamic tool provider.
 pub(crate) struct WasmTools {
-    cell: Arc<PluginCell>,
+    cell: Arc<Supervisor>,
     key: String,
     /// `tools "key"`, for failure bookkeeping.
     entry: String,
@@ -135,7 +141,7 @@ pub(crate) struct WasmTools {
 }
 
 impl WasmTools {
-    pub(crate) fn new(cell: Arc<PluginCell>, key: &str) -> Self {
+    pub(crate) fn new(cell: Arc<Supervisor>, key: &str) -> Self {
         Self {
             cell,
             key: key.to_string(),
@@ -169,11 +175,8 @@ impl ToolProvider for WasmTools {
             })?;
             let keep = keep.then_some(ctx);
             let fail = |message: String| {
-                super::instance::CallFailure {
-                    kind: crate::prompt::ProviderErrorKind::InvalidInput,
-                    message,
-                }
-                .provider_error(&self.cell.ident, "tools")
+                CallFailure::new(ProviderErrorKind::InvalidInput, message)
+                    .provider_error(&self.cell.ident, "tools")
             };
             let set = match answer {
                 Answer::Unchanged => {
@@ -202,16 +205,16 @@ impl ToolProvider for WasmTools {
     }
 }
 
-/// A plugin's assembly listener. See `assembly_host.rs` for the handle it receives.
+/// A plugin's assembly listener. See `imports/assembly.rs` for the handle it receives.
 pub(crate) struct WasmListener {
-    cell: Arc<PluginCell>,
+    cell: Arc<Supervisor>,
     key: String,
     /// `on-assemble "key"`, for failure bookkeeping.
     entry: String,
 }
 
 impl WasmListener {
-    pub(crate) fn new(cell: Arc<PluginCell>, key: &str) -> Self {
+    pub(crate) fn new(cell: Arc<Supervisor>, key: &str) -> Self {
         Self {
             cell,
             key: key.to_string(),
@@ -234,7 +237,7 @@ impl AssembleListener for WasmListener {
         }
         // Under `skip`, keep what we need to drop this plugin's changes if it fails.
         let before = skip.then(|| assembly.clone());
-        let result = super::assembly_host::run_listener(&self.cell, &self.key, assembly, ctx, next);
+        let result = run_listener(&self.cell, &self.key, assembly, ctx, next);
         let entry = &self.entry;
         match result {
             Ok(()) => {
@@ -243,7 +246,7 @@ impl AssembleListener for WasmListener {
             }
             Err(ListenerFailure::Inner(e)) => Err(e),
             Err(ListenerFailure::Own { error, after_next }) => {
-                let cancelled = error.kind == crate::prompt::ProviderErrorKind::Cancelled;
+                let cancelled = error.kind == ProviderErrorKind::Cancelled;
                 let Some(before) = before.filter(|_| !cancelled) else {
                     return Err(error);
                 };
@@ -277,4 +280,57 @@ pub(crate) enum ListenerFailure {
         error: ProviderError,
         after_next: Option<Box<Assembly>>,
     },
+}
+
+/// Run one `on-assemble` call of `cell`'s listener `key` on `assembly`: the assembly and
+/// the continuation move into the store data for the call (see `imports/assembly.rs`) and
+/// back, whatever happens.
+fn run_listener(
+    cell: &Supervisor,
+    key: &str,
+    assembly: &mut Assembly,
+    ctx: &AssembleContext,
+    next: &mut Next,
+) -> Result<(), ListenerFailure> {
+    let timeout = cell.limits.call_timeout();
+    let snapshot_after_next = cell.skips();
+    let mut frame_in = Some(ListenerFrame {
+        assembly: std::mem::take(assembly),
+        next: std::mem::replace(next, Next::done()),
+        inner_error: None,
+        after_next: None,
+        snapshot_after_next,
+    });
+    let mut frame_out = None;
+    let result = cell.with_instance("on-assemble", |inst| {
+        let state = inst.store.data_mut();
+        state.frame = frame_in.take();
+        let handle = state.table.push(AssemblyHandle::new()).map_err(|e| {
+            CallFailure::new(ProviderErrorKind::Limit, format!("resource table: {e}"))
+        })?;
+        let borrowed = Resource::<AssemblyHandle>::new_borrow(handle.rep());
+        let wctx = inst.context_arg(ctx);
+        let result = inst.call(
+            timeout,
+            |b, s| b.on_assemble(s, key, borrowed, wctx.as_ref()),
+            |_| 0,
+        );
+        let state = inst.store.data_mut();
+        let _ = state.table.delete(handle);
+        frame_out = state.frame.take();
+        result
+    });
+    // Hand the assembly and the continuation back to the core, whatever happened.
+    let (inner_error, after_next) = match frame_out.or(frame_in) {
+        Some(frame) => {
+            *assembly = frame.assembly;
+            *next = frame.next;
+            (frame.inner_error, frame.after_next)
+        }
+        None => (None, None),
+    };
+    if let Some(e) = inner_error {
+        return Err(ListenerFailure::Inner(e));
+    }
+    result.map_err(|error| ListenerFailure::Own { error, after_next })
 }

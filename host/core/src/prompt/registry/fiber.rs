@@ -52,7 +52,8 @@ impl Fiber {
         &self.registry
     }
 
-    fn register(&self, registration: Registration) -> Result<EntryId, RegisterError> {
+    /// Register one entry of any kind (what a batch of [`Registration`]s holds, one by one).
+    pub fn register(&self, registration: Registration) -> Result<EntryId, RegisterError> {
         self.registry
             .register(self.id, &self.owner, self.scope.as_ref(), registration)
     }

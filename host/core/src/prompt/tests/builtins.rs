@@ -92,12 +92,9 @@ fn case05_runtime_context_off() {
 fn case06_missing_rest_entry() {
     let text = "toolOrder must contain the \"<unlisted-tools>\" rest entry (where unlisted tools are inserted)";
     for order in [vec![], vec!["bash".to_string(), "todo_write".to_string()]] {
-        let e = Registry::new(PromptConfig {
-            tool_order: Some(order),
-            ..PromptConfig::default()
-        })
-        .err()
-        .unwrap();
+        let e = Registry::new(PromptConfig::default().tool_order(order))
+            .err()
+            .unwrap();
         assert_eq!(e.to_string(), text);
     }
 }
@@ -105,13 +102,10 @@ fn case06_missing_rest_entry() {
 #[test]
 fn case07_duplicate_entries() {
     let make = |v: &[&str]| {
-        Registry::new(PromptConfig {
-            tool_order: Some(v.iter().map(|s| s.to_string()).collect()),
-            ..PromptConfig::default()
-        })
-        .err()
-        .unwrap()
-        .to_string()
+        Registry::new(PromptConfig::default().tool_order(v.iter().map(|s| s.to_string()).collect()))
+            .err()
+            .unwrap()
+            .to_string()
     };
     assert_eq!(
         make(&["bash", "bash", TOOL_ORDER_REST]),

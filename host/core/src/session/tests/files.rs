@@ -95,7 +95,7 @@ fn a_missing_log_in_a_missing_directory_is_refused_at_open() {
     let path = dir.path().join("nowhere").join("s.jsonl");
     let err = Session::open(&path).unwrap_err();
     assert!(
-        matches!(&err, OpenError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound),
+        matches!(&err, OpenError::Io { error: source, .. } if source.kind() == std::io::ErrorKind::NotFound),
         "{err}"
     );
 }

@@ -19,7 +19,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::hmac_sha256;
+use super::keyed::{create_private_file, hmac_sha256, hmac_verifies};
 
 /// How long a file must have gone unmodified before its identity is recorded.
 pub(crate) const SETTLE: Duration = Duration::from_secs(2);
@@ -109,7 +109,7 @@ impl IdentityRecord<'_> {
         if identity != now.to_bytes() {
             return None;
         }
-        let same = super::hmac_verifies(self.key, &[MAGIC, self.subject, identity, &digest], tag);
+        let same = hmac_verifies(self.key, &[MAGIC, self.subject, identity, &digest], tag);
         same.then_some(digest)
     }
 
@@ -129,7 +129,7 @@ impl IdentityRecord<'_> {
         let tmp = record.with_extension(format!("{}.tmp", std::process::id()));
         {
             let _ = fs::remove_file(&tmp);
-            let mut f = super::create_private_file(&tmp)?;
+            let mut f = create_private_file(&tmp)?;
             f.write_all(MAGIC)?;
             f.write_all(&identity)?;
             f.write_all(digest)?;
@@ -139,7 +139,8 @@ impl IdentityRecord<'_> {
     }
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
 

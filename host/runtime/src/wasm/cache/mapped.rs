@@ -19,80 +19,29 @@
 use std::fs::File;
 use std::io;
 
-/// The bytes of a file, mapped (Unix) or read (elsewhere).
+/// The bytes of a file, mapped read-only (private).
 pub(crate) struct Mapped {
-    #[cfg(unix)]
-    map: Option<(std::ptr::NonNull<libc::c_void>, usize)>,
-    #[cfg(not(unix))]
-    bytes: Vec<u8>,
+    /// `None` for an empty file (a zero-length mapping is refused by the kernel).
+    map: Option<memmap2::Mmap>,
 }
-
-// SAFETY: the mapping is private and read-only; nothing in this process writes to it, and it
-// is unmapped only on drop, when no reference into it can remain.
-unsafe impl Send for Mapped {}
-unsafe impl Sync for Mapped {}
 
 impl Mapped {
     /// The `len` bytes of `file` (its size as just taken from the same descriptor).
-    #[cfg(unix)]
     pub(crate) fn of(file: &mut File, len: u64) -> io::Result<Self> {
-        use std::os::fd::AsRawFd;
         if len == 0 {
             return Ok(Self { map: None });
         }
         let len = usize::try_from(len)
             .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "file too large to map"))?;
-        // SAFETY: a fresh private read-only mapping of an open regular file; the pointer is
-        // checked before use and unmapped exactly once, on drop.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_PRIVATE,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let ptr = std::ptr::NonNull::new(ptr).ok_or_else(|| io::Error::other("mmap gave null"))?;
-        Ok(Self {
-            map: Some((ptr, len)),
-        })
-    }
-
-    /// The `len` bytes of `file`, read (no mapping on this platform).
-    #[cfg(not(unix))]
-    pub(crate) fn of(file: &mut File, len: u64) -> io::Result<Self> {
-        Ok(Self {
-            bytes: crate::fsutil::read_exact_size(file, len)?,
-        })
+        // SAFETY: a private read-only mapping of a regular file of the cache directory, which
+        // belongs to this user and only this host writes, by rename (never in place; see the
+        // module docs). The mapping lives only until wasmtime has copied the code out of it.
+        let map = unsafe { memmap2::MmapOptions::new().len(len).map(&*file)? };
+        Ok(Self { map: Some(map) })
     }
 
     /// The file's bytes.
     pub(crate) fn bytes(&self) -> &[u8] {
-        #[cfg(unix)]
-        match self.map {
-            // SAFETY: `len` bytes mapped readable at `ptr` until `self` is dropped.
-            Some((ptr, len)) => unsafe { std::slice::from_raw_parts(ptr.as_ptr().cast(), len) },
-            None => &[],
-        }
-        #[cfg(not(unix))]
-        &self.bytes
-    }
-}
-
-#[cfg(unix)]
-impl Drop for Mapped {
-    fn drop(&mut self) {
-        if let Some((ptr, len)) = self.map.take() {
-            // SAFETY: the mapping made in `of`, unmapped once; no borrow of `bytes` outlives
-            // `self`.
-            unsafe {
-                libc::munmap(ptr.as_ptr(), len);
-            }
-        }
+        self.map.as_deref().unwrap_or(&[])
     }
 }

@@ -1,15 +1,89 @@
-//! Contract 0.1.0: `contributor@0.1.0` always answers with a value.
+//! Contract 0.1.0: `contributor@0.1.0` always answers with a value. Its bindings are the
+//! WIT interfaces the host implements for every version (see [`super::wit`]).
 
-use wasmtime::component::Resource;
+use wasmtime::component::{InstancePre, Resource};
 use wasmtime::Store;
 
-use super::{Answer, Wr};
-use crate::wasm::bindings::instruction_provider::exports::prompt_host::plugin::instructions::McpServer;
-use crate::wasm::bindings::instruction_provider::InstructionProvider;
-use crate::wasm::bindings::plugin::prompt_host::plugin::types::{AssembleContext, ToolSet};
-use crate::wasm::bindings::plugin::Plugin;
-use crate::wasm::state::HostState;
-use crate::wasm::AssemblyHandle;
+use super::types::{Answer, AssemblyHandle, ServerInstructions, World};
+use crate::wasm::store::StoreData;
+use bindings::instruction_provider::exports::prompt_host::plugin::instructions;
+use bindings::instruction_provider::{InstructionProvider, InstructionProviderPre};
+use bindings::plugin::prompt_host::plugin::types::{AssembleContext, PluginError, ToolSet};
+use bindings::plugin::{Plugin, PluginPre};
+
+/// What one export call returned: `wasmtime`'s error is a trap, the inner one the plugin's.
+pub(crate) type Wr<T> = wasmtime::Result<Result<T, PluginError>>;
+
+/// Host bindings generated from `wit/0.1.0` (and nothing else).
+pub mod bindings {
+    /// The `plugin` world of 0.1.0: every prompt contributor.
+    pub mod plugin {
+        wasmtime::component::bindgen!({
+            world: "prompt-host:plugin/plugin@0.1.0",
+            path: "../../wit/0.1.0",
+            with: {
+                "prompt-host:plugin/assembly.assembly": crate::wasm::contract::types::AssemblyHandle,
+            },
+            imports: { default: trappable },
+        });
+    }
+
+    /// The `instruction-provider` world of 0.1.0: a plugin that also publishes MCP server
+    /// instructions.
+    pub mod instruction_provider {
+        wasmtime::component::bindgen!({
+            world: "prompt-host:plugin/instruction-provider@0.1.0",
+            path: "../../wit/0.1.0",
+            with: {
+                "prompt-host:plugin/types": super::plugin::prompt_host::plugin::types,
+                "prompt-host:plugin/log": super::plugin::prompt_host::plugin::log,
+                "prompt-host:plugin/registry": super::plugin::prompt_host::plugin::registry,
+                "prompt-host:plugin/assembly": super::plugin::prompt_host::plugin::assembly,
+                "prompt-host:plugin/contributor": super::plugin::exports::prompt_host::plugin::contributor,
+            },
+            imports: { default: trappable },
+        });
+    }
+}
+
+/// A 0.1.0 component's pre-instantiation, by world.
+pub(crate) enum Pre {
+    Plugin(PluginPre<StoreData>),
+    Instructions(InstructionProviderPre<StoreData>),
+}
+
+impl Pre {
+    pub(super) fn new(world: World, pre: InstancePre<StoreData>) -> wasmtime::Result<Self> {
+        Ok(match world {
+            World::Plugin => Self::Plugin(PluginPre::new(pre)?),
+            World::InstructionProvider => Self::Instructions(InstructionProviderPre::new(pre)?),
+        })
+    }
+
+    pub(super) fn instantiate(&self, store: &mut Store<StoreData>) -> wasmtime::Result<Exports> {
+        Ok(match self {
+            Self::Plugin(pre) => Exports::Plugin(pre.instantiate(store)?),
+            Self::Instructions(pre) => Exports::Instructions(pre.instantiate(store)?),
+        })
+    }
+}
+
+/// The record `publish` takes.
+fn wit_server(server: &ServerInstructions) -> instructions::McpServer {
+    instructions::McpServer {
+        name: server.name.clone(),
+        instructions: server.instructions.clone(),
+        tools: server
+            .tools
+            .iter()
+            .map(|t| instructions::McpTool {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                input_schema: t.input_schema.clone(),
+            })
+            .collect(),
+    }
+}
 
 /// A 0.1.0 instance's exports, by world.
 pub(crate) enum Exports {
@@ -39,13 +113,13 @@ fn value<T>(r: Wr<T>) -> Wr<Answer<T>> {
 }
 
 impl Exports {
-    pub(super) fn init(&self, s: &mut Store<HostState>, config: &str) -> Wr<()> {
+    pub(super) fn init(&self, s: &mut Store<StoreData>, config: &str) -> Wr<()> {
         contributor!(self, |g| g.call_init(s, config))
     }
 
     pub(super) fn section_text(
         &self,
-        s: &mut Store<HostState>,
+        s: &mut Store<StoreData>,
         name: &str,
         ctx: Option<&AssembleContext>,
     ) -> Wr<Answer<String>> {
@@ -54,7 +128,7 @@ impl Exports {
 
     pub(super) fn context_text(
         &self,
-        s: &mut Store<HostState>,
+        s: &mut Store<StoreData>,
         name: &str,
         ctx: Option<&AssembleContext>,
     ) -> Wr<Answer<String>> {
@@ -63,7 +137,7 @@ impl Exports {
 
     pub(super) fn variable(
         &self,
-        s: &mut Store<HostState>,
+        s: &mut Store<StoreData>,
         name: &str,
         ctx: Option<&AssembleContext>,
     ) -> Wr<Answer<Option<String>>> {
@@ -72,7 +146,7 @@ impl Exports {
 
     pub(super) fn tools(
         &self,
-        s: &mut Store<HostState>,
+        s: &mut Store<StoreData>,
         key: &str,
         ctx: Option<&AssembleContext>,
     ) -> Wr<Answer<ToolSet>> {
@@ -81,7 +155,7 @@ impl Exports {
 
     pub(super) fn on_assemble(
         &self,
-        s: &mut Store<HostState>,
+        s: &mut Store<StoreData>,
         key: &str,
         handle: Resource<AssemblyHandle>,
         ctx: Option<&AssembleContext>,
@@ -89,11 +163,11 @@ impl Exports {
         contributor!(self, |g| g.call_on_assemble(s, key, handle, ctx))
     }
 
-    pub(super) fn publish(&self, s: &mut Store<HostState>, server: &McpServer) -> Wr<()> {
+    pub(super) fn publish(&self, s: &mut Store<StoreData>, server: &ServerInstructions) -> Wr<()> {
         match self {
-            Exports::Instructions(ip) => {
-                ip.prompt_host_plugin_instructions().call_publish(s, server)
-            }
+            Exports::Instructions(ip) => ip
+                .prompt_host_plugin_instructions()
+                .call_publish(s, &wit_server(server)),
             Exports::Plugin(_) => Err(wasmtime::Error::msg("publish on a plugin-world instance")),
         }
     }

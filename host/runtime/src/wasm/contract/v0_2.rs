@@ -2,18 +2,76 @@
 //! `control` (is the running call cancelled?). Its other imports are 0.1.0's, served by the
 //! same host code.
 
-use wasmtime::component::Resource;
+use wasmtime::component::{InstancePre, Resource};
 use wasmtime::Store;
 
-use super::{Answer, Wr};
-use crate::wasm::bindings::instruction_provider::exports::prompt_host::plugin::instructions::McpServer;
-use crate::wasm::bindings::instruction_provider_v2::exports::prompt_host::plugin0_1_0::instructions;
-use crate::wasm::bindings::instruction_provider_v2::InstructionProvider;
-use crate::wasm::bindings::plugin::prompt_host::plugin::types::{AssembleContext, ToolSet};
-use crate::wasm::bindings::plugin_v2::prompt_host::plugin0_2_0::control;
-use crate::wasm::bindings::plugin_v2::Plugin;
-use crate::wasm::state::HostState;
-use crate::wasm::AssemblyHandle;
+use super::types::{Answer, AssemblyHandle, ServerInstructions, World};
+use super::v0_1::bindings::plugin::prompt_host::plugin::types::{AssembleContext, ToolSet};
+use super::v0_1::Wr;
+use crate::wasm::store::StoreData;
+use bindings::instruction_provider::exports::prompt_host::plugin0_1_0::instructions;
+use bindings::instruction_provider::{InstructionProvider, InstructionProviderPre};
+use bindings::plugin::{Plugin, PluginPre};
+
+/// Host bindings generated from `wit/0.2.0` (mapped onto 0.1.0's for the interfaces it
+/// imports unchanged: one host implementation serves both).
+pub mod bindings {
+    /// The `plugin` world of 0.2.0: `contributor@0.2.0` (answers may be "unchanged") and the
+    /// `control` import.
+    pub mod plugin {
+        wasmtime::component::bindgen!({
+            world: "prompt-host:plugin/plugin@0.2.0",
+            path: ["../../wit/0.1.0", "../../wit/0.2.0"],
+            with: {
+                "prompt-host:plugin/types@0.1.0": crate::wasm::contract::v0_1::bindings::plugin::prompt_host::plugin::types,
+                "prompt-host:plugin/log@0.1.0": crate::wasm::contract::v0_1::bindings::plugin::prompt_host::plugin::log,
+                "prompt-host:plugin/registry@0.1.0": crate::wasm::contract::v0_1::bindings::plugin::prompt_host::plugin::registry,
+                "prompt-host:plugin/assembly@0.1.0": crate::wasm::contract::v0_1::bindings::plugin::prompt_host::plugin::assembly,
+            },
+            imports: { default: trappable },
+        });
+    }
+
+    /// The `instruction-provider` world of 0.2.0.
+    pub mod instruction_provider {
+        wasmtime::component::bindgen!({
+            world: "prompt-host:plugin/instruction-provider@0.2.0",
+            path: ["../../wit/0.1.0", "../../wit/0.2.0"],
+            with: {
+                "prompt-host:plugin/types@0.1.0": crate::wasm::contract::v0_1::bindings::plugin::prompt_host::plugin::types,
+                "prompt-host:plugin/log@0.1.0": crate::wasm::contract::v0_1::bindings::plugin::prompt_host::plugin::log,
+                "prompt-host:plugin/registry@0.1.0": crate::wasm::contract::v0_1::bindings::plugin::prompt_host::plugin::registry,
+                "prompt-host:plugin/assembly@0.1.0": crate::wasm::contract::v0_1::bindings::plugin::prompt_host::plugin::assembly,
+                "prompt-host:plugin/control@0.2.0": super::plugin::prompt_host::plugin0_2_0::control,
+                "prompt-host:plugin/contributor@0.2.0": super::plugin::exports::prompt_host::plugin0_2_0::contributor,
+                "prompt-host:plugin/instructions@0.1.0": crate::wasm::contract::v0_1::bindings::instruction_provider::exports::prompt_host::plugin::instructions,
+            },
+            imports: { default: trappable },
+        });
+    }
+}
+
+/// A 0.2.0 component's pre-instantiation, by world.
+pub(crate) enum Pre {
+    Plugin(PluginPre<StoreData>),
+    Instructions(InstructionProviderPre<StoreData>),
+}
+
+impl Pre {
+    pub(super) fn new(world: World, pre: InstancePre<StoreData>) -> wasmtime::Result<Self> {
+        Ok(match world {
+            World::Plugin => Self::Plugin(PluginPre::new(pre)?),
+            World::InstructionProvider => Self::Instructions(InstructionProviderPre::new(pre)?),
+        })
+    }
+
+    pub(super) fn instantiate(&self, store: &mut Store<StoreData>) -> wasmtime::Result<Exports> {
+        Ok(match self {
+            Self::Plugin(pre) => Exports::Plugin(pre.instantiate(store)?),
+            Self::Instructions(pre) => Exports::Instructions(pre.instantiate(store)?),
+        })
+    }
+}
 
 /// A 0.2.0 instance's exports, by world.
 pub(crate) enum Exports {
@@ -82,19 +140,17 @@ macro_rules! answers {
     };
 }
 
-answers!(crate::wasm::bindings::plugin_v2::exports::prompt_host::plugin0_2_0::contributor);
-answers!(
-    crate::wasm::bindings::instruction_provider_v2::exports::prompt_host::plugin0_2_0::contributor
-);
+answers!(bindings::plugin::exports::prompt_host::plugin0_2_0::contributor);
+answers!(bindings::instruction_provider::exports::prompt_host::plugin0_2_0::contributor);
 
 impl Exports {
-    pub(super) fn init(&self, s: &mut Store<HostState>, config: &str) -> Wr<()> {
+    pub(super) fn init(&self, s: &mut Store<StoreData>, config: &str) -> Wr<()> {
         contributor!(self, |g| g.call_init(s, config))
     }
 
     pub(super) fn section_text(
         &self,
-        s: &mut Store<HostState>,
+        s: &mut Store<StoreData>,
         name: &str,
         ctx: Option<&AssembleContext>,
     ) -> Wr<Answer<String>> {
@@ -103,7 +159,7 @@ impl Exports {
 
     pub(super) fn context_text(
         &self,
-        s: &mut Store<HostState>,
+        s: &mut Store<StoreData>,
         name: &str,
         ctx: Option<&AssembleContext>,
     ) -> Wr<Answer<String>> {
@@ -112,7 +168,7 @@ impl Exports {
 
     pub(super) fn variable(
         &self,
-        s: &mut Store<HostState>,
+        s: &mut Store<StoreData>,
         name: &str,
         ctx: Option<&AssembleContext>,
     ) -> Wr<Answer<Option<String>>> {
@@ -121,7 +177,7 @@ impl Exports {
 
     pub(super) fn tools(
         &self,
-        s: &mut Store<HostState>,
+        s: &mut Store<StoreData>,
         key: &str,
         ctx: Option<&AssembleContext>,
     ) -> Wr<Answer<ToolSet>> {
@@ -130,7 +186,7 @@ impl Exports {
 
     pub(super) fn on_assemble(
         &self,
-        s: &mut Store<HostState>,
+        s: &mut Store<StoreData>,
         key: &str,
         handle: Resource<AssemblyHandle>,
         ctx: Option<&AssembleContext>,
@@ -138,7 +194,7 @@ impl Exports {
         contributor!(self, |g| g.call_on_assemble(s, key, handle, ctx))
     }
 
-    pub(super) fn publish(&self, s: &mut Store<HostState>, server: &McpServer) -> Wr<()> {
+    pub(super) fn publish(&self, s: &mut Store<StoreData>, server: &ServerInstructions) -> Wr<()> {
         match self {
             Exports::Instructions(ip) => ip
                 .prompt_host_plugin0_1_0_instructions()
@@ -148,8 +204,8 @@ impl Exports {
     }
 }
 
-/// The same record, in the 0.2.0 world's own bindings of `instructions@0.1.0`.
-fn mcp_server(server: &McpServer) -> instructions::McpServer {
+/// The record `publish` takes, in the 0.2.0 world's own bindings of `instructions@0.1.0`.
+fn mcp_server(server: &ServerInstructions) -> instructions::McpServer {
     instructions::McpServer {
         name: server.name.clone(),
         instructions: server.instructions.clone(),
@@ -162,17 +218,5 @@ fn mcp_server(server: &McpServer) -> instructions::McpServer {
                 input_schema: t.input_schema.clone(),
             })
             .collect(),
-    }
-}
-
-impl control::Host for HostState {
-    fn cancelled(&mut self) -> wasmtime::Result<bool> {
-        Ok(self.signal.as_ref().is_some_and(|s| s.is_cancelled()))
-    }
-
-    fn keep_until_context_changes(&mut self) -> wasmtime::Result<()> {
-        // Read by the dynamic-entry providers after the call; other calls ignore it.
-        self.keep_answer = true;
-        Ok(())
     }
 }

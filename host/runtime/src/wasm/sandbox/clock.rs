@@ -15,7 +15,7 @@ use wasmtime::StoreContextMut;
 use wasmtime_wasi::p2::{subscribe, DynPollable, Pollable};
 use wasmtime_wasi::HostMonotonicClock;
 
-use super::state::HostState;
+use super::state::SandboxState;
 
 /// The monotonic clock a store's WASI context uses: nanoseconds since the store's creation,
 /// readable by the host (wasmtime-wasi's own clock is private).
@@ -61,8 +61,8 @@ impl Pollable for Wake {
 }
 
 /// How long a sleep of `wanted` may really last in the running call.
-fn capped(state: &HostState, wanted: Duration) -> Duration {
-    match state.deadline {
+fn capped<T: SandboxState>(state: &T, wanted: Duration) -> Duration {
+    match state.deadline() {
         Some(deadline) => {
             let left =
                 deadline.saturating_duration_since(Instant::now()) + Duration::from_millis(1);
@@ -72,8 +72,8 @@ fn capped(state: &HostState, wanted: Duration) -> Duration {
     }
 }
 
-fn wait(
-    mut store: StoreContextMut<'_, HostState>,
+fn wait<T: SandboxState>(
+    mut store: StoreContextMut<'_, T>,
     wanted: Duration,
 ) -> wasmtime::Result<(Resource<DynPollable>,)> {
     let state = store.data_mut();
@@ -81,24 +81,24 @@ fn wait(
     let at = tokio::time::Instant::now()
         .checked_add(duration)
         .unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400));
-    let wake = state.table.push(Wake(at, state.signal.clone()))?;
-    Ok((subscribe(&mut state.table, wake)?,))
+    let signal = state.signal();
+    let table = state.table();
+    let wake = table.push(Wake(at, signal))?;
+    Ok((subscribe(table, wake)?,))
 }
 
 /// Replace `subscribe-duration` and `subscribe-instant` of `wasi:clocks/monotonic-clock`.
-pub(crate) fn add_capped_sleep(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+pub(crate) fn add_capped_sleep<T: SandboxState>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
     let mut clocks = linker.instance("wasi:clocks/monotonic-clock@0.2.12")?;
     clocks.func_wrap(
         "subscribe-duration",
-        |store: StoreContextMut<'_, HostState>, (nanos,): (u64,)| {
-            wait(store, Duration::from_nanos(nanos))
-        },
+        |store: StoreContextMut<'_, T>, (nanos,): (u64,)| wait(store, Duration::from_nanos(nanos)),
     )?;
     clocks.func_wrap(
         "subscribe-instant",
-        |store: StoreContextMut<'_, HostState>, (when,): (u64,)| {
-            let now = store.data().clock.now_ns();
+        |store: StoreContextMut<'_, T>, (when,): (u64,)| {
+            let now = store.data().now_ns();
             wait(store, Duration::from_nanos(when.saturating_sub(now)))
         },
     )?;

@@ -1,81 +1,23 @@
-//! The `assembly` resource a listener receives, and the `on-assemble` call around it.
-//!
-//! The core's `Assembly` is moved into the store data for the call (no copy); the resource
-//! handle designates it and its methods read and edit it in place. `next()` moves it out
-//! again, runs the rest of the chain through the core's `Next`, and puts it back. The time
-//! spent in `next()` (inner listeners, each under its own deadline) is added to this call's
-//! deadline, so an outer listener is charged only for its own work.
+//! The `assembly` resource a listener receives: the core's `Assembly`, moved into the store
+//! data for the call (no copy), read and edited in place through the handle. `next()` moves
+//! it out again, runs the rest of the chain through the core's `Next`, and puts it back. The
+//! time spent in `next()` (inner listeners, each under its own deadline) is added to this
+//! call's deadline, so an outer listener is charged only for its own work. The call around
+//! it is `providers::run_listener`.
 
 use std::time::Instant;
 
 use wasmtime::component::Resource;
 
-use super::bindings::plugin::prompt_host::plugin::assembly as wit;
-use super::bindings::plugin::prompt_host::plugin::types::{NamedText, PluginError, ToolSchema};
-use super::convert;
-use super::instance::CallFailure;
-use super::plugin::PluginCell;
-use super::providers::ListenerFailure;
-use super::state::{HostState, ListenerFrame};
-use super::AssemblyHandle;
-use crate::prompt::{AssembleContext, Assembly, Next, ProviderErrorKind};
+use super::super::contract::wit::assembly as wit;
+use super::super::contract::wit::types::{NamedText, PluginError, ToolSchema};
+use super::super::contract::AssemblyHandle;
+use super::super::convert;
+use super::super::names::declared_name;
+use super::super::store::{ListenerFrame, StoreData};
+use crate::prompt::{Assembly, Next};
 
-/// Run one `on-assemble` call of `cell`'s listener `key` on `assembly`.
-pub(crate) fn run_listener(
-    cell: &PluginCell,
-    key: &str,
-    assembly: &mut Assembly,
-    ctx: &AssembleContext,
-    next: &mut Next,
-) -> Result<(), ListenerFailure> {
-    let timeout = cell.limits.call_timeout();
-    let snapshot_after_next = cell.skips();
-    let mut frame_in = Some(ListenerFrame {
-        assembly: std::mem::take(assembly),
-        next: std::mem::replace(next, Next::done()),
-        inner_error: None,
-        after_next: None,
-        snapshot_after_next,
-    });
-    let mut frame_out = None;
-    let result = cell.with_instance("on-assemble", |inst| {
-        let state = inst.store.data_mut();
-        state.frame = frame_in.take();
-        let handle = state
-            .table
-            .push(AssemblyHandle::new())
-            .map_err(|e| CallFailure {
-                kind: ProviderErrorKind::Limit,
-                message: format!("resource table: {e}"),
-            })?;
-        let borrowed = Resource::<AssemblyHandle>::new_borrow(handle.rep());
-        let wctx = inst.context_arg(ctx);
-        let result = inst.call(
-            timeout,
-            |b, s| b.on_assemble(s, key, borrowed, wctx.as_ref()),
-            |_| 0,
-        );
-        let state = inst.store.data_mut();
-        let _ = state.table.delete(handle);
-        frame_out = state.frame.take();
-        result
-    });
-    // Hand the assembly and the continuation back to the core, whatever happened.
-    let (inner_error, after_next) = match frame_out.or(frame_in) {
-        Some(frame) => {
-            *assembly = frame.assembly;
-            *next = frame.next;
-            (frame.inner_error, frame.after_next)
-        }
-        None => (None, None),
-    };
-    if let Some(e) = inner_error {
-        return Err(ListenerFailure::Inner(e));
-    }
-    result.map_err(|error| ListenerFailure::Own { error, after_next })
-}
-
-impl HostState {
+impl StoreData {
     fn frame(&mut self, h: &Resource<AssemblyHandle>) -> wasmtime::Result<&mut ListenerFrame> {
         self.table.get(h)?;
         self.frame
@@ -136,7 +78,7 @@ fn set_text_at(list: &mut [crate::prompt::NamedText], index: u32, text: String) 
     }
 }
 
-impl wit::HostAssembly for HostState {
+impl wit::HostAssembly for StoreData {
     fn section_names(&mut self, h: Resource<AssemblyHandle>) -> wasmtime::Result<Vec<String>> {
         Ok(self
             .asm(&h)?
@@ -442,7 +384,7 @@ impl wit::HostAssembly for HostState {
         let result = next.run(&mut assembly);
         // Inner listeners ran under their own deadlines; do not charge their time here.
         let spent = started.elapsed();
-        self.deadline = self.deadline.map(|d| d + spent);
+        self.call.deadline = self.call.deadline.map(|d| d + spent);
         let frame = self.frame(&h)?;
         frame.next = next;
         if frame.snapshot_after_next {
@@ -466,11 +408,11 @@ impl wit::HostAssembly for HostState {
     }
 }
 
-impl wit::Host for HostState {}
+impl wit::Host for StoreData {}
 
 /// A name a listener puts into the assembly obeys the same rule as a declared one. These
 /// methods have no error result in the contract, so a refused name traps the call, which
 /// fails the assembly naming the plugin.
 fn edited_name(what: &str, name: &str) -> wasmtime::Result<()> {
-    super::validate::declared_name(what, name).map_err(wasmtime::Error::msg)
+    declared_name(what, name).map_err(wasmtime::Error::msg)
 }

@@ -14,28 +14,26 @@
 use wasmtime::component::Linker;
 use wasmtime::StoreContextMut;
 
-use super::state::HostState;
+use super::state::SandboxState;
 
 /// Bytes filled between two deadline checks (~0.5 ms of `getrandom`).
 const CHUNK: usize = 128 << 10;
 
 /// Fill `len` random bytes for the running call, or fail it: over the memory limit (a
 /// `limit` error) or past the deadline (a `timeout`).
-fn random_bytes(
-    mut store: StoreContextMut<'_, HostState>,
+fn random_bytes<T: SandboxState>(
+    mut store: StoreContextMut<'_, T>,
     len: u64,
     import: &str,
 ) -> wasmtime::Result<(Vec<u8>,)> {
     let state = store.data_mut();
-    let cap = state.limits.memory_bytes;
+    let cap = state.memory_limit();
     let len = match usize::try_from(len) {
         Ok(len) if len <= cap => len,
         _ => {
-            let message = format!(
-                "{import} of {len} bytes refused: more than the plugin's memory limit of {cap} bytes"
-            );
-            state.over_budget = Some(message.clone());
-            return Err(wasmtime::Error::msg(message));
+            return Err(state.refuse(format!(
+            "{import} of {len} bytes refused: more than the plugin's memory limit of {cap} bytes"
+        )))
         }
     };
     let mut bytes = vec![0u8; len];
@@ -52,17 +50,17 @@ fn random_bytes(
 }
 
 /// Replace `get-random-bytes` and `get-insecure-random-bytes` (see the module docs).
-pub(crate) fn add_bounded_random(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+pub(crate) fn add_bounded_random<T: SandboxState>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
     linker.instance("wasi:random/random@0.2.12")?.func_wrap(
         "get-random-bytes",
-        |store: StoreContextMut<'_, HostState>, (len,): (u64,)| {
+        |store: StoreContextMut<'_, T>, (len,): (u64,)| {
             random_bytes(store, len, "get-random-bytes")
         },
     )?;
     linker.instance("wasi:random/insecure@0.2.12")?.func_wrap(
         "get-insecure-random-bytes",
-        |store: StoreContextMut<'_, HostState>, (len,): (u64,)| {
+        |store: StoreContextMut<'_, T>, (len,): (u64,)| {
             random_bytes(store, len, "get-insecure-random-bytes")
         },
     )?;

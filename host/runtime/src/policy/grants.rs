@@ -1,7 +1,7 @@
 //! Capabilities an operator grants one plugin, deny by default: read-only directories
-//! (a host directory mounted at a guest path through a WASI preopen) and an allow-list of
-//! environment variables (values read when the plugin is loaded). Nothing else can be
-//! granted: no writes, no network, no processes.
+//! (a host directory mounted at a guest path) and an allow-list of environment variables
+//! (values read when the plugin is loaded). Nothing else can be granted: no writes, no
+//! network, no processes. How the sandbox enforces them: `wasm/sandbox/grants.rs`.
 //!
 //! Each granted directory is opened once, when the plugin is loaded ([`Grants::open`]), and
 //! every instance gets that handle (see `files.rs`). Inside it, paths are resolved beneath the
@@ -16,9 +16,12 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::PolicyError;
+
 /// What a plugin is granted (host.toml: `grants = { dirs = [...], env = [...] }`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Grants {
     /// Directories the plugin may read.
     pub dirs: Vec<DirGrant>,
@@ -29,6 +32,7 @@ pub struct Grants {
 /// One read-only directory grant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct DirGrant {
     /// The host directory (relative paths in host.toml are relative to the file).
     pub host: PathBuf,
@@ -45,20 +49,20 @@ impl Grants {
     /// Check the grants and resolve host paths against `base`: each host path must be an
     /// existing directory (it is canonicalised, so the grant is what the operator sees),
     /// each guest path absolute, without `.`/`..` and not granted twice, each variable name
-    /// non-empty without `=` or NUL. The error is the key (`dirs[0].host`) and what is
+    /// non-empty without `=` or NUL. The error names the key (`dirs[0].host`) and what is
     /// wrong.
-    pub fn resolve(&self, base: &Path) -> Result<Grants, (String, String)> {
+    pub fn resolve(&self, base: &Path) -> Result<Grants, PolicyError> {
         let mut dirs = Vec::with_capacity(self.dirs.len());
         for (i, grant) in self.dirs.iter().enumerate() {
             let host = base.join(&grant.host);
             let host = std::fs::canonicalize(&host).map_err(|e| {
-                (
+                PolicyError::new(
                     format!("dirs[{i}].host"),
                     format!("{}: {e}", host.display()),
                 )
             })?;
             if !host.is_dir() {
-                return Err((
+                return Err(PolicyError::new(
                     format!("dirs[{i}].host"),
                     format!("{} is not a directory", host.display()),
                 ));
@@ -74,7 +78,7 @@ impl Grants {
                     .components()
                     .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
             if !clean {
-                return Err((
+                return Err(PolicyError::new(
                     format!("dirs[{i}].guest"),
                     format!(
                         "expected an absolute guest path without `.` or `..`, such as \"/project\"; got \"{}\"",
@@ -83,19 +87,16 @@ impl Grants {
                 ));
             }
             if dirs.iter().any(|d: &DirGrant| d.guest == grant.guest) {
-                return Err((
+                return Err(PolicyError::new(
                     format!("dirs[{i}].guest"),
                     format!("\"{}\" is granted twice", grant.guest),
                 ));
             }
-            dirs.push(DirGrant {
-                host,
-                guest: grant.guest.clone(),
-            });
+            dirs.push(DirGrant::new(host, grant.guest.clone()));
         }
         for (i, name) in self.env.iter().enumerate() {
             if name.is_empty() || name.contains(['=', '\0']) {
-                return Err((
+                return Err(PolicyError::new(
                     format!("env[{i}]"),
                     format!("expected an environment variable name, got \"{name}\""),
                 ));
@@ -108,7 +109,7 @@ impl Grants {
     }
 
     /// The granted variables that are set, with their values now.
-    fn env_values(&self) -> Vec<(String, String)> {
+    pub(crate) fn env_values(&self) -> Vec<(String, String)> {
         self.env
             .iter()
             .filter_map(|name| Some((name.clone(), std::env::var(name).ok()?)))
@@ -132,51 +133,32 @@ impl Grants {
     }
 }
 
-/// What a loaded plugin was granted, opened: each granted directory opened once, when the
-/// plugin was loaded, and the granted variables' values read then. Every instance of the
-/// plugin (the first, one re-made after a trap, a reload's) is handed these same handles,
-/// never the paths: a granted directory renamed, or replaced by a symbolic link, after the
-/// load cannot redirect what the plugin reads.
-#[derive(Debug, Default)]
-pub(crate) struct Granted {
-    /// The opened directories, each with the guest path it is mounted at.
-    pub(crate) dirs: Vec<GrantedDir>,
-    /// The granted variables that were set, with their values at load.
-    pub(crate) env: Vec<(String, String)>,
-}
-
-/// One granted directory, opened.
-#[derive(Debug)]
-pub(crate) struct GrantedDir {
-    /// The directory's handle (read-only, opened without following anything swapped in
-    /// later).
-    pub(crate) handle: std::fs::File,
-    /// Where the plugin sees it.
-    pub(crate) guest: String,
-}
-
 impl Grants {
-    /// Open what is granted (see [`Granted`]). The error names the directory and the guest
-    /// path it was granted at.
-    pub(crate) fn open(&self) -> Result<Granted, String> {
-        let mut dirs = Vec::with_capacity(self.dirs.len());
-        for grant in &self.dirs {
-            let handle = crate::fsutil::open_dir(&grant.host).map_err(|e| {
-                format!(
-                    "cannot open the granted directory {} (for {}): {e}",
-                    grant.host.display(),
-                    grant.guest
-                )
-            })?;
-            dirs.push(GrantedDir {
-                handle,
-                guest: grant.guest.clone(),
-            });
+    /// Nothing granted.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Also grant the directory `dir`.
+    pub fn dir(mut self, dir: DirGrant) -> Self {
+        self.dirs.push(dir);
+        self
+    }
+
+    /// Also grant the environment variable `name`.
+    pub fn env(mut self, name: impl Into<String>) -> Self {
+        self.env.push(name.into());
+        self
+    }
+}
+
+impl DirGrant {
+    /// The host directory `host`, seen by the plugin at `guest`.
+    pub fn new(host: impl Into<PathBuf>, guest: impl Into<String>) -> Self {
+        Self {
+            host: host.into(),
+            guest: guest.into(),
         }
-        Ok(Granted {
-            dirs,
-            env: self.env_values(),
-        })
     }
 }
 
@@ -190,10 +172,7 @@ mod tests {
         std::fs::create_dir(dir.path().join("repo")).unwrap();
         std::fs::write(dir.path().join("file"), "x").unwrap();
         let grant = |host: &str, guest: &str| Grants {
-            dirs: vec![DirGrant {
-                host: host.into(),
-                guest: guest.into(),
-            }],
+            dirs: vec![DirGrant::new(host, guest)],
             env: Vec::new(),
         };
         let ok = grant("repo", "/project").resolve(dir.path()).unwrap();
@@ -212,14 +191,14 @@ mod tests {
             ("repo", "/a/../b", "dirs[0].guest"),
             ("repo", "/a/./b", "dirs[0].guest"),
         ] {
-            let (k, message) = grant(host, guest).resolve(dir.path()).unwrap_err();
-            assert_eq!(k, key, "{host} {guest}: {message}");
+            let e = grant(host, guest).resolve(dir.path()).unwrap_err();
+            assert_eq!(e.key, key, "{host} {guest}: {}", e.message);
         }
         let env = Grants {
             dirs: Vec::new(),
             env: vec!["A=B".into()],
         };
-        assert_eq!(env.resolve(dir.path()).unwrap_err().0, "env[0]");
+        assert_eq!(env.resolve(dir.path()).unwrap_err().key, "env[0]");
         assert_eq!(Grants::default().describe(), "none");
     }
 }

@@ -32,7 +32,7 @@ use wasmtime_wasi::p2::bindings::sync::filesystem::types::{
     Descriptor, DescriptorFlags, DescriptorType, DirectoryEntry, ErrorCode, OpenFlags, PathFlags,
 };
 
-use super::state::HostState;
+use super::state::SandboxState;
 
 /// The WASI interface versions whose functions are replaced (the newest 0.2 release;
 /// guests importing an older 0.2.x are linked to it).
@@ -40,7 +40,7 @@ const TYPES: &str = "wasi:filesystem/types@0.2.12";
 const PREOPENS: &str = "wasi:filesystem/preopens@0.2.12";
 
 /// Whether the host's WASI context lets file operations block the calling thread (it does
-/// not: see `HostState::new`); descriptors made here must agree.
+/// not: see [`super::context`]); descriptors made here must agree.
 const ALLOW_BLOCKING_CURRENT_THREAD: bool = false;
 
 type OpenResult = Result<Resource<Descriptor>, ErrorCode>;
@@ -53,12 +53,12 @@ pub(crate) struct Listing {
     entries: cap_primitives::fs::ReadDir,
 }
 
-fn get_directories(
-    mut store: StoreContextMut<'_, HostState>,
+fn get_directories<T: SandboxState>(
+    mut store: StoreContextMut<'_, T>,
     (): (),
 ) -> wasmtime::Result<(Preopens,)> {
     let state = store.data_mut();
-    let Some(granted) = state.granted.clone() else {
+    let Some(granted) = state.granted().cloned() else {
         return Ok((Vec::new(),));
     };
     let mut preopens = Vec::with_capacity(granted.dirs.len());
@@ -72,13 +72,13 @@ fn get_directories(
             OpenMode::READ,
             ALLOW_BLOCKING_CURRENT_THREAD,
         ));
-        preopens.push((state.table.push(descriptor)?, dir.guest.clone()));
+        preopens.push((state.table().push(descriptor)?, dir.guest.clone()));
     }
     Ok((preopens,))
 }
 
-fn open_at(
-    mut store: StoreContextMut<'_, HostState>,
+fn open_at<T: SandboxState>(
+    mut store: StoreContextMut<'_, T>,
     (dir, path_flags, path, open_flags, flags): (
         Resource<Descriptor>,
         PathFlags,
@@ -88,7 +88,7 @@ fn open_at(
     ),
 ) -> wasmtime::Result<(OpenResult,)> {
     let state = store.data_mut();
-    let Descriptor::Dir(parent) = state.table.get(&dir)? else {
+    let Descriptor::Dir(parent) = state.table().get(&dir)? else {
         return Ok((Err(ErrorCode::NotDirectory),));
     };
     // wasmtime-wasi's order of refusals, for the flags it refuses.
@@ -134,7 +134,7 @@ fn open_at(
         Err(e) if crate::fsutil::not_regular(&e).is_some() => return Ok((Err(ErrorCode::Access),)),
         Err(e) => return Ok((Err(code(&e)),)),
     };
-    Ok((Ok(state.table.push(descriptor)?),))
+    Ok((Ok(state.table().push(descriptor)?),))
 }
 
 /// The WASI error code of an I/O error (wasmtime-wasi's own mapping).
@@ -142,12 +142,12 @@ fn code(e: &io::Error) -> ErrorCode {
     wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode::from(e).into()
 }
 
-fn read_directory(
-    mut store: StoreContextMut<'_, HostState>,
+fn read_directory<T: SandboxState>(
+    mut store: StoreContextMut<'_, T>,
     (dir,): (Resource<Descriptor>,),
 ) -> wasmtime::Result<(Result<Resource<Listing>, ErrorCode>,)> {
     let state = store.data_mut();
-    let Descriptor::Dir(d) = state.table.get(&dir)? else {
+    let Descriptor::Dir(d) = state.table().get(&dir)? else {
         return Ok((Err(ErrorCode::NotDirectory),));
     };
     // A fresh descriptor of the directory, so the listing starts at its first entry however
@@ -156,15 +156,15 @@ fn read_directory(
         Ok(entries) => entries,
         Err(e) => return Ok((Err(code(&e)),)),
     };
-    Ok((Ok(state.table.push(Listing { entries })?),))
+    Ok((Ok(state.table().push(Listing { entries })?),))
 }
 
-fn read_directory_entry(
-    mut store: StoreContextMut<'_, HostState>,
+fn read_directory_entry<T: SandboxState>(
+    mut store: StoreContextMut<'_, T>,
     (listing,): (Resource<Listing>,),
 ) -> wasmtime::Result<(Result<Option<DirectoryEntry>, ErrorCode>,)> {
     let state = store.data_mut();
-    let next = state.table.get_mut(&listing)?.entries.next();
+    let next = state.table().get_mut(&listing)?.entries.next();
     let entry = match next {
         None => return Ok((Ok(None),)),
         Some(Err(e)) => return Ok((Err(code(&e)),)),
@@ -213,28 +213,28 @@ fn descriptor_type(file_type: cap_primitives::fs::FileType) -> DescriptorType {
 }
 
 /// Replace the imports named in the module docs.
-pub(crate) fn add_guarded_files(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+pub(crate) fn add_guarded_files<T: SandboxState>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
     linker
         .instance(PREOPENS)?
-        .func_wrap("get-directories", get_directories)?;
+        .func_wrap("get-directories", get_directories::<T>)?;
     let mut types = linker.instance(TYPES)?;
     types.resource(
         "directory-entry-stream",
         ResourceType::host::<Listing>(),
-        |mut store, rep| {
+        |mut store: StoreContextMut<'_, T>, rep| {
             store
                 .data_mut()
-                .table
+                .table()
                 .delete(Resource::<Listing>::new_own(rep))?;
             Ok(())
         },
     )?;
-    types.func_wrap("[method]descriptor.open-at", open_at)?;
-    types.func_wrap("[method]descriptor.read-directory", read_directory)?;
+    types.func_wrap("[method]descriptor.open-at", open_at::<T>)?;
+    types.func_wrap("[method]descriptor.read-directory", read_directory::<T>)?;
     types.func_wrap(
         "[method]directory-entry-stream.read-directory-entry",
-        read_directory_entry,
+        read_directory_entry::<T>,
     )?;
     linker.allow_shadowing(false);
     Ok(())

@@ -1,0 +1,51 @@
+//! What a plugin was granted, opened when it is loaded (the policy is `crate::policy::Grants`).
+
+use crate::policy::Grants;
+
+/// What a loaded plugin was granted, opened: each granted directory opened once, when the
+/// plugin was loaded, and the granted variables' values read then. Every instance of the
+/// plugin (the first, one re-made after a trap, a reload's) is handed these same handles,
+/// never the paths: a granted directory renamed, or replaced by a symbolic link, after the
+/// load cannot redirect what the plugin reads.
+#[derive(Debug, Default)]
+pub(crate) struct Granted {
+    /// The opened directories, each with the guest path it is mounted at.
+    pub(crate) dirs: Vec<GrantedDir>,
+    /// The granted variables that were set, with their values at load.
+    pub(crate) env: Vec<(String, String)>,
+}
+
+/// One granted directory, opened.
+#[derive(Debug)]
+pub(crate) struct GrantedDir {
+    /// The directory's handle (read-only, opened without following anything swapped in
+    /// later).
+    pub(crate) handle: std::fs::File,
+    /// Where the plugin sees it.
+    pub(crate) guest: String,
+}
+
+impl Grants {
+    /// Open what is granted (see [`Granted`]). The error names the directory and the guest
+    /// path it was granted at.
+    pub(crate) fn open(&self) -> Result<Granted, String> {
+        let mut dirs = Vec::with_capacity(self.dirs.len());
+        for grant in &self.dirs {
+            let handle = crate::fsutil::open_dir(&grant.host).map_err(|e| {
+                format!(
+                    "cannot open the granted directory {} (for {}): {e}",
+                    grant.host.display(),
+                    grant.guest
+                )
+            })?;
+            dirs.push(GrantedDir {
+                handle,
+                guest: grant.guest.clone(),
+            });
+        }
+        Ok(Granted {
+            dirs,
+            env: self.env_values(),
+        })
+    }
+}
