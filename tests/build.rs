@@ -59,35 +59,30 @@ fn running_as_root() -> bool {
         .is_ok_and(|out| out.status.success() && out.stdout.trim_ascii() == b"0")
 }
 
-/// `rustup` does not add targets to an already-installed toolchain on its own, so a fresh
-/// machine needs this once.
+/// The guests need the `wasm32-wasip2` standard library. `rust-toolchain.toml` names the
+/// target, so rustup installs it with the toolchain; a build without it (another toolchain,
+/// a distribution's Rust) stops here with what to do, instead of installing anything.
 fn ensure_target_installed() {
-    let listed = match Command::new("rustup")
-        .args(["target", "list", "--installed"])
+    let rustc = env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let sysroot = Command::new(&rustc)
+        .args(["--print", "sysroot"])
         .output()
-    {
-        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
-        // No rustup (e.g. a distribution's Rust): let the cargo build below report whether
-        // the target's standard library is there.
-        _ => {
-            println!(
-                "cargo:warning=rustup not available; assuming the {TARGET} target is installed"
-            );
-            return;
-        }
-    };
-    if listed.lines().any(|l| l.trim() == TARGET) {
-        return;
-    }
-    let status = Command::new("rustup")
-        .args(["target", "add", TARGET])
-        .status();
-    match status {
-        Ok(s) if s.success() => {}
-        other => panic!(
-            "the {TARGET} target is not installed and `rustup target add {TARGET}` failed ({other:?}); \
-             install it by hand to build the guest plugins the tests load"
-        ),
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()));
+    let installed = sysroot
+        .as_deref()
+        .is_some_and(|root| root.join("lib/rustlib").join(TARGET).join("lib").is_dir());
+    if !installed {
+        panic!(
+            "the {TARGET} target is not installed for this toolchain ({}): the tests load \
+             guest plugins built for it. rustup installs it with the toolchain \
+             rust-toolchain.toml names; otherwise run `rustup target add {TARGET}`",
+            sysroot.map_or_else(
+                || "rustc not found".to_string(),
+                |p| p.display().to_string()
+            )
+        );
     }
 }
 

@@ -19,10 +19,7 @@ struct Fixture {
 fn server() -> Arc<Server> {
     let host = Host::new(
         PromptConfig::default(),
-        RuntimeConfig {
-            cache_dir: None,
-            ..RuntimeConfig::default()
-        },
+        RuntimeConfig::without_cache(),
     )
     .expect("host");
     Server::new(host)

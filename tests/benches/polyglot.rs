@@ -10,6 +10,9 @@
 //! builds it (as the polyglot test does). `cargo bench -p prompt-host-tests --bench
 //! polyglot`; the figures and their reading are in docs/benchmarks.md.
 
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::path::{Path, PathBuf};

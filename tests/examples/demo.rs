@@ -28,7 +28,8 @@ async fn main() -> anyhow::Result<()> {
         .with("cwd", "/work/project")
         .with("sandbox", "read-only");
     println!("== deployment: {}", config_path.display());
-    for (_, name, scope) in host.plugins() {
+    for plugin in host.plugins() {
+        let (name, scope) = (plugin.name, plugin.scope);
         println!(
             "   plugin {name} in {}",
             scope.as_deref().unwrap_or("global")

@@ -1,5 +1,5 @@
 //! Integration tests for prompt-host live in `tests/`; the benchmarks in `benches/` share the
-//! reference deployment defined in [`reference`], and the polyglot test and bench share
+//! reference deployment defined in [`mod@reference`], and the polyglot test and bench share
 //! [`polyglot`] (the JavaScript and Python example plugins).
 
 pub mod demo;

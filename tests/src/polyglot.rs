@@ -107,7 +107,7 @@ impl std::fmt::Display for Freshness {
     }
 }
 
-/// The newest file among `inputs` (relative to `root`; directories walked, [`NOT_INPUTS`]
+/// The newest file among `inputs` (relative to `root`; directories walked, `NOT_INPUTS`
 /// skipped) and its modification time. A listed input that is missing is an error: the
 /// rule would otherwise pass a component whose sources moved.
 pub fn newest_input(root: &Path, inputs: &[&str]) -> std::io::Result<(SystemTime, PathBuf)> {

@@ -2,6 +2,9 @@
 //! as a `mod` line inside the block below (the inline module makes `mod x;` resolve to
 //! `integration/x.rs`).
 
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
 mod integration {
     mod attacked_cache;
     mod attacked_grants;

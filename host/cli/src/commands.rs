@@ -49,7 +49,12 @@ const MCP_READY_LIMIT: Duration = Duration::from_secs(120);
 /// goes on without it.
 pub async fn load_ready_host(config: &Path, scope: Option<&str>) -> anyhow::Result<Host> {
     let host = load_host(config)?;
-    for (_, status) in host.wait_mcp_ready_for(scope, MCP_READY_LIMIT).await {
+    for status in host
+        .wait_mcp_ready_for(scope, MCP_READY_LIMIT)
+        .await
+        .into_iter()
+        .map(|kept| kept.status)
+    {
         let error = status.last_error.as_deref().unwrap_or("nothing published");
         match (status.state, status.live_generation) {
             (McpState::Starting, _) => super::warn(&format!(

@@ -237,7 +237,8 @@ fn watch_list(host: &Host, config: &HostConfig) -> Vec<Watched> {
     let base = here_if_empty(config.path.as_deref().and_then(Path::parent)).to_path_buf();
     host.plugins()
         .into_iter()
-        .filter_map(|(id, name, scope)| {
+        .filter_map(|kept| {
+            let (id, name, scope) = (kept.id, kept.name, kept.scope);
             let plugin = config
                 .plugins
                 .iter()

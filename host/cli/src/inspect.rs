@@ -115,8 +115,9 @@ pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> 
     for tool in &assembly.tools {
         let (owner, layer) = declared
             .get(&tool.name)
-            .cloned()
-            .unwrap_or_else(|| ("(dynamic provider or listener)".into(), "-".into()));
+            .map_or(("(dynamic provider or listener)", "-"), |o| {
+                (o.plugin.as_str(), o.layer.as_str())
+            });
         writeln!(out, "{:<34} {:<18} {:<16}", tool.name, owner, layer)?;
     }
     let providers: Vec<String> = visible
@@ -177,13 +178,17 @@ pub async fn run(target: &Target, against: Option<&Path>) -> anyhow::Result<()> 
     // What each plugin this scope sees may reach beyond its sandbox.
     writeln!(out)?;
     writeln!(out, "{:<24} {:<16} GRANTS", "PLUGIN", "LAYER")?;
-    let grants: HashMap<_, _> = host.plugin_grants().into_iter().collect();
-    for (id, name, plugin_scope) in host.plugins() {
-        if rank(&plugin_scope).is_none() {
+    for plugin in host.plugins() {
+        if rank(&plugin.scope).is_none() {
             continue;
         }
-        let granted = grants.get(&id).map(|g| g.describe()).unwrap_or_default();
-        writeln!(out, "{name:<24} {:<16} {granted}", label(&plugin_scope))?;
+        let granted = plugin.grants.describe();
+        writeln!(
+            out,
+            "{:<24} {:<16} {granted}",
+            plugin.name,
+            label(&plugin.scope)
+        )?;
     }
 
     if let Some(path) = against {

@@ -9,7 +9,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 pub use crate::policy::OnError;
@@ -337,7 +336,7 @@ impl HostConfig {
             if let Some(pin) = &plugin.sha256 {
                 let bytes = crate::fsutil::read_regular(&plugin.wasm, max_wasm)
                     .map_err(|e| unreadable(&e))?;
-                let actual = sha256_hex(&bytes);
+                let actual = crate::wasm::sha256_hex(&bytes);
                 if !pin.eq_ignore_ascii_case(&actual) {
                     return Err(invalid(
                         format!("plugin[{i}].sha256"),
@@ -353,7 +352,7 @@ impl HostConfig {
         let mut names = HashMap::new();
         for (i, mcp) in config.mcp.iter_mut().enumerate() {
             check_scope(format!("mcp[{i}].scope"), &mcp.scope)?;
-            if !valid_server_name(&mcp.name) {
+            if !crate::mcp::valid_server_name(&mcp.name) {
                 return Err(invalid(
                     format!("mcp[{i}].name"),
                     format!(
@@ -434,21 +433,6 @@ fn check_component_file(path: &Path, max: u64) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-/// Hex sha256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-fn valid_server_name(name: &str) -> bool {
-    (1..=32).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// Settings that parse but cannot work: zero budgets, an empty instance pool.

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::config::HostConfig;
-use crate::policy::{Grants, OnError, PluginSpec};
+use crate::policy::{OnError, PluginSpec};
 use crate::projection::step::{run_step, StepInput, StepOutcome};
 use crate::prompt::CancelToken;
 use crate::prompt::{
@@ -37,12 +37,14 @@ use crate::wasm::{LoadedPlugin, PluginCode, PluginSource, RuntimeConfig, WasmRun
 mod compile_files;
 mod error;
 mod facts;
+mod kept;
 mod mcp_servers;
 mod scopes;
 mod steps;
 
 pub use error::{Blame, HostError};
 pub use facts::Facts;
+pub use kept::{KeptMcp, KeptPlugin, ToolOwner};
 pub use mcp_servers::{provider_plugin_name, McpId, McpSpec};
 pub(crate) use scopes::closest;
 pub use scopes::UnknownScope;
@@ -315,19 +317,16 @@ impl Host {
         id
     }
 
-    /// The plugins the host keeps: id, name, scope.
-    pub fn plugins(&self) -> Vec<(PluginId, String, Option<String>)> {
+    /// The plugins the host keeps, in id order, with what each was granted.
+    pub fn plugins(&self) -> Vec<KeptPlugin> {
         self.lock_plugins()
             .iter()
-            .map(|(id, p)| (*id, p.name().to_string(), p.scope().map(str::to_string)))
-            .collect()
-    }
-
-    /// The plugins the host keeps, with what each was granted.
-    pub fn plugin_grants(&self) -> Vec<(PluginId, Grants)> {
-        self.lock_plugins()
-            .iter()
-            .map(|(id, p)| (*id, p.grants().clone()))
+            .map(|(id, p)| KeptPlugin {
+                id: *id,
+                name: p.name().to_string(),
+                scope: p.scope().map(str::to_string),
+                grants: p.grants().clone(),
+            })
             .collect()
     }
 
@@ -403,8 +402,8 @@ impl Host {
         self.registry.subscribe(f)
     }
 
-    /// Which kept plugin declared each fixed tool name: name → (plugin, layer).
-    pub fn tool_owners(&self) -> std::collections::HashMap<String, (String, String)> {
+    /// Which kept plugin declared each fixed tool name.
+    pub fn tool_owners(&self) -> std::collections::HashMap<String, ToolOwner> {
         let mut owners = std::collections::HashMap::new();
         for plugin in self.lock_plugins().values() {
             for declaration in plugin.declarations() {
@@ -412,7 +411,10 @@ impl Host {
                     for name in names {
                         owners.insert(
                             name.clone(),
-                            (plugin.name().to_string(), scope_label(plugin.scope())),
+                            ToolOwner {
+                                plugin: plugin.name().to_string(),
+                                layer: scope_label(plugin.scope()),
+                            },
                         );
                     }
                 }

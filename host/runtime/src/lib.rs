@@ -1,9 +1,31 @@
 //! prompt-host: a WebAssembly plugin host for an LLM agent's system prompt.
 //!
-//! The domain core (`prompt`, `session`, `projection`) names no wasmtime type; `wasm` makes
-//! sandboxed components implement the core's provider traits.
+//! An agent's system prompt is assembled every step from many contributors, each a
+//! sandboxed WebAssembly component declared in WIT and loaded into a scope. [`Host`] is the
+//! entry point: it keeps a registry of layers and scopes, a Wasm runtime and the plugins
+//! loaded from a host.toml or at run time, and runs assemble → render → step against a
+//! durable session log.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use prompt_host::{Facts, Host, HostConfig, RuntimeConfig};
+//! let config = HostConfig::load(std::path::Path::new("host.toml"))?;
+//! let host = Host::from_config(&config, RuntimeConfig::default())?;
+//! let rendered = host.render(Some("agent:1"), Facts::new().with("model", "m1")).await?;
+//! println!("{}", rendered.prompt);
+//! # Ok(()) }
+//! ```
+//!
+//! The modules:
+//!
+//! - [`prompt`], [`session`], [`projection`]: the domain core (the `prompt-host-core`
+//!   crate, which names no wasmtime type): registry and assembly, the session log, and how
+//!   each rendering enters it;
+//! - [`wasm`]: the runtime that makes sandboxed components implement the core's provider
+//!   traits; [`policy`]: what a plugin may use (limits, failure policy, grants);
+//! - [`host`]: the embedding API; [`config`]: host.toml; [`mcp`]: MCP servers feeding
+//!   instruction-provider plugins; [`serve`]: the JSON-RPC server of `prompt-host serve`.
 
-pub mod child;
 pub mod config;
 pub mod host;
 pub mod mcp;
@@ -11,7 +33,22 @@ pub mod policy;
 pub mod serve;
 pub mod wasm;
 
-pub use prompt_host_core::{blocking, fsutil, projection, prompt, session};
+pub use prompt_host_core::{projection, prompt, session};
+
+// Child processes in a group of their own, ended with the host. Used by the command line
+// for plugin builds; not part of the embedding API.
+#[doc(hidden)]
+pub mod child;
+
+/// Opening paths that must be regular files, without blocking. Used by the command line;
+/// not part of the embedding API.
+#[doc(hidden)]
+pub use prompt_host_core::fsutil;
+
+/// Running plugin calls where blocking is allowed. Used by the command line; not part of
+/// the embedding API.
+#[doc(hidden)]
+pub use prompt_host_core::blocking;
 
 pub use config::HostConfig;
 pub use host::{Facts, Host, HostError, McpId, McpSpec, PluginId, Rendered, StepOptions};

@@ -108,3 +108,74 @@ fn the_serve_limits_table_is_the_default_serve_limits_and_the_cli_defaults() {
         assert_eq!(shown, default, "{flag}");
     }
 }
+
+/// The first `version = "…"` line of a TOML file, or the `"version": "…"` of a package.json.
+fn declared_version(file: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+    text.lines()
+        .map(str::trim)
+        .find_map(|l| {
+            l.strip_prefix("version = \"")
+                .or_else(|| l.strip_prefix("\"version\": \""))
+                .and_then(|rest| rest.split('"').next())
+        })
+        .unwrap_or_else(|| panic!("{file} declares no version"))
+        .to_string()
+}
+
+#[test]
+fn the_compatibility_table_states_the_versions_the_code_declares() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/compatibility.md");
+    let text = std::fs::read_to_string(path).unwrap();
+    let row = |part: &str| -> String {
+        text.lines()
+            .find(|l| l.starts_with(&format!("| {part}")))
+            .unwrap_or_else(|| panic!("docs/compatibility.md has no row for {part}"))
+            .split('|')
+            .nth(2)
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let host = env!("CARGO_PKG_VERSION");
+    assert!(row("prompt-host (").starts_with(host), "host {host}");
+    let sdk = declared_version("guest-examples/sdk/Cargo.toml");
+    assert!(row("Guest SDK").starts_with(&sdk), "SDK {sdk}");
+    let protocol = prompt_host::serve::PROTOCOL_VERSION;
+    assert!(
+        row("`serve` protocol").starts_with(protocol),
+        "protocol {protocol}"
+    );
+    let python = declared_version("clients/python/pyproject.toml");
+    assert!(
+        row("Python client").starts_with(&python),
+        "Python client {python}"
+    );
+    let typescript = declared_version("clients/typescript/package.json");
+    assert!(
+        row("TypeScript client").starts_with(&typescript),
+        "TypeScript client {typescript}"
+    );
+    let rust_version = declared_version_key("Cargo.toml", "rust-version");
+    assert!(
+        row("Rust").starts_with(&rust_version),
+        "rust-version {rust_version}"
+    );
+    for version in prompt_host::wasm::WitVersion::ALL {
+        assert!(
+            row("Plugin contract").contains(&format!("prompt-host:plugin@{version}")),
+            "contract {version}"
+        );
+    }
+}
+
+fn declared_version_key(file: &str, key: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(file);
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{key} = \"")))
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("{file} has no {key}"))
+        .to_string()
+}

@@ -308,7 +308,7 @@ async fn a_silent_server_times_out_and_never_blocks_an_assembly() {
     let ready = host.wait_mcp_ready(Duration::from_millis(300)).await;
     let waited = started.elapsed();
     assert!(waited < Duration::from_secs(2), "{waited:?}");
-    let state = |id| ready.iter().find(|(i, _)| *i == id).map(|(_, s)| s.state);
+    let state = |id| ready.iter().find(|k| k.id == id).map(|k| k.status.state);
     assert_eq!(state(slow), Some(McpState::Starting));
     assert_eq!(state(hang), Some(McpState::Down));
     assert_eq!(state(healthy), Some(McpState::Up));

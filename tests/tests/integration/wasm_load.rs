@@ -214,7 +214,7 @@ fn unchanged_files_are_known_by_identity_and_changed_ones_are_hashed_again() {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    prompt_host::config::sha256_hex(bytes)
+    prompt_host::wasm::sha256_hex(bytes)
 }
 
 #[test]

@@ -1,7 +1,47 @@
-//! The provider traits every contributor implements: Wasm plugins through `crate::wasm`,
-//! embedders through native closures. Providers are synchronous: a Wasm call is synchronous
-//! under a wall-clock deadline, and the async `assemble` runs the whole pass off the async
-//! executor.
+//! The provider traits every contributor implements: Wasm plugins through the runtime's
+//! `wasm` module, embedders through native closures. Providers are synchronous: a Wasm call
+//! is synchronous under a wall-clock deadline, and the async `assemble` runs the whole pass
+//! off the async executor.
+//!
+//! A closure of the right shape is a provider:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use prompt_host_core::prompt::{
+//!     render_prompt, AssembleContext, ListenerOptions, NamedText, PromptConfig, Registry,
+//!     SectionDef, TextSource,
+//! };
+//!
+//! let registry = Registry::new(PromptConfig::default().include_harness_identity(false))?;
+//! let fiber = registry.fiber("native", None);
+//! // A section computed per assembly, from a caller fact.
+//! fiber.section(SectionDef::new(
+//!     "greeting",
+//!     10.0,
+//!     TextSource::dynamic(|ctx: &AssembleContext| {
+//!         Ok(format!("Hello from {{{{where}}}} on {}.", ctx.fact("model").unwrap_or("?")))
+//!     }),
+//! ))?;
+//! // A variable provider.
+//! let place = |_: &AssembleContext| Ok(Some("the host".to_string()));
+//! fiber.variable("where", Arc::new(place))?;
+//! // A waterfall listener: adds a section, then lets inner listeners run.
+//! let listener = |a: &mut prompt_host_core::prompt::Assembly,
+//!                 _: &AssembleContext,
+//!                 next: &mut prompt_host_core::prompt::Next| {
+//!     a.sections.push(NamedText::new("footer", "Be brief."));
+//!     next.run(a)
+//! };
+//! fiber.listener(Arc::new(listener), ListenerOptions::default());
+//!
+//! let assembly = registry.assemble_blocking(None, AssembleContext::with_facts([("model", "m1")]))?;
+//! assert_eq!(render_prompt(&assembly)?, "Hello from the host on m1.\n\nBe brief.");
+//! // Disposing the fiber removes all it registered.
+//! fiber.dispose();
+//! let assembly = registry.assemble_blocking(None, AssembleContext::default())?;
+//! assert_eq!(render_prompt(&assembly)?, "");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::sync::Arc;
 

@@ -79,7 +79,7 @@ fn missing_wasm_is_refused() {
 fn sha256_pin_is_checked() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("p.wasm"), b"bytes").unwrap();
-    let good = sha256_hex(b"bytes");
+    let good = crate::wasm::sha256_hex(b"bytes");
     let text = format!("[[plugin]]\nname = \"p\"\nwasm = \"p.wasm\"\nsha256 = \"{good}\"\n");
     HostConfig::parse(&text, "h.toml", dir.path()).unwrap();
     let text = "[[plugin]]\nname = \"p\"\nwasm = \"p.wasm\"\nsha256 = \"00\"\n";

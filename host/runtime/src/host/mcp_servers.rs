@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::{Host, HostError};
+use super::{Host, HostError, KeptMcp};
 use crate::mcp::{McpBridge, McpBridgeError, McpServerSpec, McpStatus, ReconnectPolicy};
 use crate::policy::{PluginOptions, PluginSpec};
 use crate::wasm::LoadedPlugin;
@@ -172,10 +172,13 @@ impl Host {
     }
 
     /// The status of every kept server, in connection order.
-    pub fn mcp_status(&self) -> Vec<(McpId, McpStatus)> {
+    pub fn mcp_status(&self) -> Vec<KeptMcp> {
         self.lock_mcp()
             .iter()
-            .map(|(id, bridge)| (*id, bridge.status()))
+            .map(|(id, bridge)| KeptMcp {
+                id: *id,
+                status: bridge.status(),
+            })
             .collect()
     }
 
@@ -190,18 +193,14 @@ impl Host {
     /// command calls this before assembling so the servers' instructions are in the prompt.
     /// Returns every status reached; a server still [`crate::mcp::McpState::Starting`]
     /// simply has nothing in the prompt yet.
-    pub async fn wait_mcp_ready(&self, limit: Duration) -> Vec<(McpId, McpStatus)> {
+    pub async fn wait_mcp_ready(&self, limit: Duration) -> Vec<KeptMcp> {
         let ids: Vec<McpId> = self.lock_mcp().keys().copied().collect();
         self.wait_ready(ids, limit).await
     }
 
     /// [`Host::wait_mcp_ready`] for the servers an assembly for `scope` sees: the global
     /// ones and those connected into `scope` or one of its ancestors.
-    pub async fn wait_mcp_ready_for(
-        &self,
-        scope: Option<&str>,
-        limit: Duration,
-    ) -> Vec<(McpId, McpStatus)> {
+    pub async fn wait_mcp_ready_for(&self, scope: Option<&str>, limit: Duration) -> Vec<KeptMcp> {
         let chain = scope
             .map(|s| self.registry.scope_chain(s))
             .unwrap_or_default();
@@ -214,7 +213,7 @@ impl Host {
         self.wait_ready(ids, limit).await
     }
 
-    async fn wait_ready(&self, ids: Vec<McpId>, limit: Duration) -> Vec<(McpId, McpStatus)> {
+    async fn wait_ready(&self, ids: Vec<McpId>, limit: Duration) -> Vec<KeptMcp> {
         let start = tokio::time::Instant::now();
         let mut reached = Vec::with_capacity(ids.len());
         for id in ids {
@@ -228,7 +227,7 @@ impl Host {
             };
             let _ = tokio::time::timeout_at(deadline, watch.wait_for(McpStatus::settled)).await;
             let status = watch.borrow().clone();
-            reached.push((id, status));
+            reached.push(KeptMcp { id, status });
         }
         reached
     }

@@ -95,14 +95,12 @@ pub(super) async fn dispatch(
         }
         "plugins" => {
             let _: params::Empty = parse(params)?;
-            let grants: std::collections::HashMap<_, _> =
-                host.plugin_grants().into_iter().collect();
             Ok(Value::Array(
                 host.plugins()
                     .into_iter()
-                    .map(|(id, name, scope)| {
-                        json!({"id": id.0, "name": name, "scope": scope,
-                               "grants": grants.get(&id).cloned().unwrap_or_default()})
+                    .map(|p| {
+                        json!({"id": p.id.0, "name": p.name, "scope": p.scope,
+                               "grants": p.grants})
                     })
                     .collect(),
             ))
@@ -213,7 +211,7 @@ pub(super) async fn dispatch(
             Ok(Value::Array(
                 statuses
                     .into_iter()
-                    .map(|(id, s)| mcp_json(id.0, &s))
+                    .map(|kept| mcp_json(kept.id.0, &kept.status))
                     .collect(),
             ))
         }
@@ -324,7 +322,7 @@ fn start_watchers(server: &Arc<Server>) {
             registry_notifier.send("registry/changed", json!({}));
         }
     }));
-    for (id, _) in host.mcp_status() {
+    for id in host.mcp_status().into_iter().map(|kept| kept.id) {
         let Some(mut watch) = host.watch_mcp(id) else {
             continue;
         };

@@ -39,7 +39,7 @@ const KEY_FILE: &str = "cache-key";
 /// The default cache directory, always one of this user's own: `$XDG_CACHE_HOME/prompt-host`,
 /// else `~/.cache/prompt-host` (`HOME`, or the home directory the password database gives
 /// when `HOME` is unset), else `prompt-host-cache-<uid>` under the system temp dir — which
-/// [`DiskCache::open`] uses only if this user created it.
+/// the cache uses only if this user created it.
 pub fn default_cache_dir() -> PathBuf {
     // A relative XDG_CACHE_HOME is to be ignored (XDG Base Directory specification).
     if let Some(dir) = std::env::var_os("XDG_CACHE_HOME")

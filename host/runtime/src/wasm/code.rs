@@ -33,8 +33,9 @@ pub struct CacheStats {
     pub files_unchanged: u64,
 }
 
-/// A plugin's compiled code and its pre-instantiation, from [`WasmRuntime::compile`]: load
-/// it into any number of scopes with [`WasmRuntime::load_code`]. Cheap to clone.
+/// A plugin's compiled code and its pre-instantiation, from
+/// [`WasmRuntime::compile`](super::WasmRuntime::compile): load it into any number of scopes
+/// with [`WasmRuntime::load`](super::WasmRuntime::load). Cheap to clone.
 #[derive(Clone)]
 pub struct PluginCode {
     compiled: Arc<Compiled>,
@@ -141,7 +142,7 @@ impl CodeCache {
     }
 
     /// The compiled code of `wasm` (from memory, the disk cache, or compiled now), ready to
-    /// be instantiated any number of times by [`WasmRuntime::load_code`]. `name` is used in
+    /// be instantiated any number of times by [`WasmRuntime::load`](super::WasmRuntime::load). `name` is used in
     /// errors.
     pub(crate) fn compile(
         &self,

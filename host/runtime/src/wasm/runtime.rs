@@ -24,6 +24,27 @@ struct Runtime {
 }
 
 /// The Wasm runtime of one host. Cheap to clone (shared).
+///
+/// Loading a plugin names its code once, as a path, bytes or code compiled before
+/// ([`PluginSource`]); compiling once and loading many times is how a host spins up scopes:
+///
+/// ```no_run
+/// # fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::path::Path;
+/// use prompt_host::prompt::{PromptConfig, Registry};
+/// use prompt_host::{PluginSpec, RuntimeConfig, WasmRuntime};
+///
+/// let runtime = WasmRuntime::new(RuntimeConfig::default())?;
+/// let registry = Registry::new(PromptConfig::default())?;
+/// // From a file, pinned to its sha256 …
+/// let pinned = PluginSpec::new("persona").scope("agent:1").sha256("9f2c…");
+/// let first = runtime.load(&registry, &pinned, Path::new("persona.wasm"))?;
+/// // … or compiled once and loaded again without reading or compiling.
+/// let code = runtime.compile("persona", Path::new("persona.wasm"), None)?;
+/// let second = runtime.load(&registry, &PluginSpec::new("persona").scope("agent:2"), &code)?;
+/// drop((first, second)); // each disposes what its plugin registered
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct WasmRuntime {
     inner: Arc<Runtime>,

@@ -10,6 +10,7 @@ use super::super::error::WasmError;
 /// Which world a component implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum World {
     /// `plugin`.
     Plugin,
@@ -19,6 +20,7 @@ pub enum World {
 
 /// The version of the plugin contract a component was built against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[non_exhaustive]
 pub enum WitVersion {
     /// `prompt-host:plugin@0.1.0`.
     #[serde(rename = "0.1.0")]
@@ -29,6 +31,9 @@ pub enum WitVersion {
 }
 
 impl WitVersion {
+    /// Every version this host implements, oldest first.
+    pub const ALL: [WitVersion; 2] = [Self::V0_1_0, Self::V0_2_0];
+
     /// The version of a `prompt-host:plugin` name's `@…` suffix, if this host implements it.
     pub fn parse(text: &str) -> Option<Self> {
         match text {
