@@ -337,7 +337,7 @@ impl HostConfig {
                 let bytes = crate::fsutil::read_regular(&plugin.wasm, max_wasm)
                     .map_err(|e| unreadable(&e))?;
                 let actual = crate::wasm::sha256_hex(&bytes);
-                if !pin.eq_ignore_ascii_case(&actual) {
+                if !crate::wasm::pin_matches(pin, &actual) {
                     return Err(invalid(
                         format!("plugin[{i}].sha256"),
                         format!(

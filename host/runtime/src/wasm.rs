@@ -50,6 +50,7 @@ pub use check::{CheckOptions, PluginReport};
 pub use code::{CacheStats, PluginCode};
 pub use contract::{ServerInstructions, ServerTool, WitVersion, World};
 pub use declare::Declaration;
+pub(crate) use digest::pin_matches;
 pub use digest::sha256_hex;
 pub use error::WasmError;
 pub use ident::{scope_label, LogSink, PluginLog};

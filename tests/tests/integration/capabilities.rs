@@ -332,6 +332,8 @@ fn grants_through_serve_are_applied_and_listed() {
             "name": "instructions", "wasm": env!("GUEST_PROJECT_INSTRUCTIONS"), "scope": "agent:1",
             "config": {"root": "/project", "host_root": host_root, "heading": ""},
             "grants": grants,
+            // The file reads of a debug build on a loaded machine can pass the 50 ms default.
+            "limits": {"call_timeout_ms": 2000},
         }))
     };
     let id = load(

@@ -6,6 +6,9 @@
 [[plugin]]
 name = "__NAME__"
 wasm = "dist/plugin.wasm"
+# The first call in a fresh process warms a 10+ MB language runtime; on a loaded machine that
+# can take longer than the 50 ms default deadline.
+limits = { call_timeout_ms = 500 }
 # config = { ... }          # handed to the plugin's init as JSON (see src/app.py)
 # scope = "agent:1"         # load it into a scope instead of globally (declare the scope with [[scope]])
 # dev = { build = "./build.sh", watch = ["src"] }
