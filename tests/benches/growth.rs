@@ -24,11 +24,7 @@ fn reply_ms(n: usize, rounds: usize) -> f64 {
     let host = Host::new(PromptConfig::default(), RuntimeConfig::without_cache()).expect("host");
     let calls = |from: usize| -> Vec<ToolCall> {
         (from..from + n)
-            .map(|i| ToolCall {
-                id: format!("call-{i}"),
-                name: "n".into(),
-                arguments: json!({}),
-            })
+            .map(|i| ToolCall::new(format!("call-{i}"), "n", json!({})))
             .collect()
     };
     let mut times = Vec::new();
@@ -37,15 +33,9 @@ fn reply_ms(n: usize, rounds: usize) -> f64 {
             .or_else(|_| tempfile::tempdir())
             .expect("dir");
         let (mut session, _) = Session::open(dir.path().join("log.jsonl")).expect("open");
-        let first = AssistantReply {
-            tool_calls: calls(0),
-            ..AssistantReply::default()
-        };
+        let first = AssistantReply::default().with_tool_calls(calls(0));
         host.append_assistant(&mut session, &first).expect("first");
-        let second = AssistantReply {
-            tool_calls: calls(n),
-            ..AssistantReply::default()
-        };
+        let second = AssistantReply::default().with_tool_calls(calls(n));
         let started = Instant::now();
         host.append_assistant(&mut session, &second)
             .expect("second");

@@ -92,6 +92,7 @@ fn main() {
     {
         let (mut session, _) = Session::open(dir.path().join("step.jsonl")).expect("open");
         let mut events_per_step = 0;
+        let route = prompt_host::session::route::RouteContext::default();
         group.bench_function("step-fsync", |b| {
             b.iter(|| {
                 let before = session.events().len();
@@ -100,14 +101,14 @@ fn main() {
                     context_sections: &contexts,
                     context_snapshot: &snapshot,
                     tools: &assembly.tools,
-                    in_history: false,
+                    route: &route,
                     starts_series: false,
                     user_texts: &user,
                     retry_of: None,
                 };
                 let outcome = run_step(&mut session, &input).expect("step");
                 events_per_step = session.events().len() - before;
-                black_box(outcome.request.messages.len())
+                black_box(outcome.request.messages().len())
             })
         });
         println!("a reference step appends {events_per_step} events (in two durable writes)");

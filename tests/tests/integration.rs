@@ -32,6 +32,7 @@ mod integration {
     mod outputs_unchanged;
     mod polyglot;
     mod readme_tutorial;
+    mod routes;
     mod scaffold;
     mod serve_protocol;
     mod serve_rules;

@@ -7,6 +7,8 @@ use anyhow::Context;
 
 use super::commands::print_json;
 use prompt_host::session::conversation::{assistant_event, tool_result_event};
+use prompt_host::session::replay::context_in_force;
+use prompt_host::session::route::{reply, RouteName};
 use prompt_host::session::{request_at, AssistantReply, Session, ToolCall, ToolResult};
 
 fn open(path: &Path) -> anyhow::Result<Session> {
@@ -33,16 +35,47 @@ pub fn assistant(
             })
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let reply = AssistantReply {
-        text,
-        reasoning,
-        tool_calls,
-    };
+    let mut reply = AssistantReply::calls(tool_calls);
+    reply.text = text;
+    reply.reasoning = reasoning;
     let mut session = open(path)?;
     let event = assistant_event(&session, &reply)
         .with_context(|| format!("session log {}", path.display()))?;
     let seq = session.append(event)?.seq;
     print_json(&serde_json::json!({ "seq": seq }))
+}
+
+/// `prompt-host assistant --reply`: the provider's own reply, read for `route` (the log's
+/// route when `None`); prints `{"seq": N}`.
+pub fn assistant_reply(path: &Path, reply: &str, route: Option<RouteName>) -> anyhow::Result<()> {
+    let text = match reply.strip_prefix('@') {
+        Some(file) => prompt_host::fsutil::read_regular_to_string(Path::new(file), 64 << 20)
+            .with_context(|| format!("--reply {reply}"))?,
+        None => reply.to_string(),
+    };
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("--reply is not valid JSON: {}", excerpt(&text)))?;
+    let mut session = open(path)?;
+    let route = route.unwrap_or_else(|| context_in_force(session.events()).name);
+    let reply =
+        reply::parse(route, &value).with_context(|| format!("session log {}", path.display()))?;
+    let event = assistant_event(&session, &reply)
+        .with_context(|| format!("session log {}", path.display()))?;
+    let seq = session.append(event)?.seq;
+    print_json(&serde_json::json!({ "seq": seq }))
+}
+
+/// The start of `text`, for an error message.
+fn excerpt(text: &str) -> String {
+    let mut end = text.len().min(80);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    if end < text.len() {
+        format!("{}…", &text[..end])
+    } else {
+        text.to_string()
+    }
 }
 
 /// `prompt-host tool-result`: prints `{"seq": N}`.

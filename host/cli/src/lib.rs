@@ -18,11 +18,12 @@ mod inspect;
 mod log_level;
 mod new;
 mod prefix;
+mod route_args;
 mod serve;
 
 /// prompt-host: assemble an agent's system prompt from sandboxed Wasm plugins.
 #[derive(Debug, Parser)]
-#[command(name = "prompt-host", version, about)]
+#[command(name = "prompt-host", bin_name = "prompt-host", version, about)]
 pub struct Cli {
     /// Plugin output shown on stderr: its log lines at this level or more severe (stdout and
     /// stderr lines count as info).
@@ -55,7 +56,10 @@ pub enum Command {
         /// The session log (JSON lines); created by the step's first write when missing.
         #[arg(long)]
         session: PathBuf,
-        /// The route can take a changed system prompt in history (append, not replace).
+        /// Which provider API the request is prepared for, and how.
+        #[command(flatten)]
+        route: route_args::RouteArgs,
+        /// Ask for in-history system updates (as `--system-updates in-history`).
         #[arg(long)]
         in_history: bool,
         /// This step starts a new request series (the head is re-baselined).
@@ -76,9 +80,18 @@ pub enum Command {
         /// The reasoning the model showed.
         #[arg(long)]
         reasoning: Option<String>,
-        /// A tool call as JSON `{"id", "name", "arguments"}` (repeatable).
+        /// A tool call as JSON `{"id", "name", "arguments"}` (repeatable); `arguments` is an
+        /// object or the JSON text of one.
         #[arg(long = "tool-call", value_name = "JSON")]
         tool_calls: Vec<String>,
+        /// The provider's own reply instead (a chat completion or its `choices[0].message`,
+        /// an Anthropic Message, a Responses response): inline JSON, or `@FILE`.
+        #[arg(long, value_name = "JSON", conflicts_with_all = ["text", "reasoning", "tool_calls"])]
+        reply: Option<String>,
+        /// The route whose provider sent `--reply` (default: the route of the log's newest
+        /// step).
+        #[arg(long, value_name = "NAME", value_parser = route_args::parse_route, requires = "reply")]
+        route: Option<prompt_host::session::route::RouteName>,
     },
     /// Append a tool's result to a session log; it must answer an open tool call.
     ToolResult {
@@ -113,6 +126,10 @@ pub enum Command {
         /// A previous `render --json`, `assemble` or `step` output, or a plain prompt text.
         #[arg(long, value_name = "PREVIOUS")]
         against: Option<PathBuf>,
+        /// A session log: show where its newest request's prompt-cache breakpoints are and
+        /// the cached-token counts its providers reported, beside the prefix report.
+        #[arg(long, value_name = "LOG")]
+        session: Option<PathBuf>,
     },
     /// Watch the plugins' sources and `.wasm` files, rebuild and hot-reload a changed plugin,
     /// and show how the prompt changed (diff and KV-cache prefix report).
@@ -317,17 +334,26 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Step {
             target,
             session,
+            route,
             in_history,
             starts_series,
             users,
         } => {
-            let options = prompt_host::host::StepOptions::default()
+            let mut options = prompt_host::host::StepOptions::default();
+            if let Some(spec) = route.spec() {
+                options = options.route(spec);
+            }
+            let options = options
                 .in_history(in_history)
                 .starts_series(starts_series)
                 .user_texts(users);
             commands::step(&target, &session, options).await
         }
-        Command::Inspect { target, against } => inspect::run(&target, against.as_deref()).await,
+        Command::Inspect {
+            target,
+            against,
+            session,
+        } => inspect::run(&target, against.as_deref(), session.as_deref()).await,
         Command::Check {
             plugin,
             config,
@@ -370,7 +396,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             text,
             reasoning,
             tool_calls,
-        } => conversation::assistant(&session, text, reasoning, &tool_calls),
+            reply,
+            route,
+        } => match reply {
+            Some(reply) => conversation::assistant_reply(&session, &reply, route),
+            None => conversation::assistant(&session, text, reasoning, &tool_calls),
+        },
         Command::ToolResult {
             session,
             call_id,

@@ -20,6 +20,7 @@ pub mod format;
 pub mod message;
 pub mod op;
 pub mod replay;
+pub mod route;
 pub mod surface;
 
 mod file;
@@ -31,11 +32,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub use conversation::{AssistantReply, ConversationError, ToolCall, ToolResult};
-pub use derive::{
-    derive_messages, ModelRequest, WireContent, WireFunctionCall, WireMessage, WireTool,
-    WireToolCall,
+pub use conversation::{
+    AssistantReply, ConversationError, ProviderReply, ToolCall, ToolResult, Usage,
 };
+pub use derive::ModelRequest;
 pub use error::{AppendError, EventError, OpenError};
 pub use event::{Event, EventData, NewEvent};
 pub use format::{FORMAT_VERSION, HEADER};
@@ -347,9 +347,11 @@ impl Session {
         self.surface.iter().filter_map(|seq| self.event(seq))
     }
 
-    /// The model messages derived from the surface.
-    pub fn derive_messages(&self) -> Vec<WireMessage> {
-        derive_messages(self)
+    /// The model messages derived from the surface, in the `chat-completions` shape.
+    pub fn derive_messages(&self) -> Vec<serde_json::Value> {
+        ModelRequest::derive(self, &[], &route::RouteContext::default())
+            .messages()
+            .to_vec()
     }
 }
 

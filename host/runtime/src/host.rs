@@ -67,10 +67,14 @@ pub struct Rendered {
 }
 
 /// Per-step flags of [`Host::step`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct StepOptions {
-    /// The route reads later system messages as the effective prompt.
+    /// The provider API the request is prepared for, its model and generation options
+    /// (`chat-completions` with the `model` fact when `None`).
+    pub route: Option<crate::session::route::RouteSpec>,
+    /// Ask for in-history system updates when the route does not say
+    /// (`RouteSpec::system_updates` wins).
     pub in_history: bool,
     /// This step starts a new request series.
     pub starts_series: bool,
@@ -493,6 +497,12 @@ impl StepOptions {
     /// A step with the user's input `texts`, other flags off.
     pub fn user(texts: impl IntoIterator<Item = impl Into<String>>) -> Self {
         Self::default().user_texts(texts.into_iter().map(Into::into).collect())
+    }
+
+    /// Sets [`StepOptions::route`].
+    pub fn route(mut self, route: crate::session::route::RouteSpec) -> Self {
+        self.route = Some(route);
+        self
     }
 
     /// Sets [`StepOptions::in_history`].

@@ -63,7 +63,7 @@ pub const METHODS: &[&str] = &[
 ];
 
 /// The version of this protocol (docs/protocol.md).
-pub const PROTOCOL_VERSION: &str = "1.0";
+pub const PROTOCOL_VERSION: &str = "1.1";
 
 /// Default of `serve --max-inflight`: requests taken in and not yet answered.
 pub const DEFAULT_MAX_INFLIGHT: usize = 64;

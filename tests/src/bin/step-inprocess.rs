@@ -89,10 +89,8 @@ fn main() {
         if i >= a.first + a.warmup {
             times.push(elapsed.as_secs_f64() * 1e3);
         }
-        let reply = AssistantReply {
-            text: Some(format!("Reviewed change {i}: looks good.")),
-            ..AssistantReply::default()
-        };
+        let reply =
+            AssistantReply::default().with_text(format!("Reviewed change {i}: looks good."));
         host.append_assistant(&mut session, &reply)
             .expect("assistant reply");
     }

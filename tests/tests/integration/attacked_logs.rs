@@ -48,8 +48,13 @@ fn reopens(log: &Path) -> u64 {
     seq["seq"].as_u64().unwrap()
 }
 
+/// A tool call whose arguments (an object, as they must be) nest `levels` deep.
+fn deep_arguments(levels: usize) -> Value {
+    json!({ "a": nested(levels - 1) })
+}
+
 fn deep_call(levels: usize) -> String {
-    json!({"id": "c", "name": "n", "arguments": nested(levels)}).to_string()
+    json!({"id": "c", "name": "n", "arguments": deep_arguments(levels)}).to_string()
 }
 
 #[test]
@@ -72,7 +77,7 @@ fn a_reply_nested_past_the_readers_limit_is_refused_by_the_cli_and_the_log_still
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains(
-            "session event \"assistant/message\" nests more than 127 levels deep at /data/message/content/0/arguments/0/0/0/0/0/0/0/…, deeper than a session log can be read back"
+            "session event \"assistant/message\" nests more than 127 levels deep at /data/message/content/0/arguments/a/0/0/0/0/0/0/…, deeper than a session log can be read back"
         ),
         "{stderr}"
     );
@@ -103,7 +108,7 @@ fn a_reply_nested_past_the_readers_limit_is_refused_by_serve() {
     assert_eq!(seq["seq"], 0);
     let message = served.err(
         "append_assistant",
-        json!({"session": log, "tool_calls": [{"id": "c", "name": "n", "arguments": nested(123)}]}),
+        json!({"session": log, "tool_calls": [{"id": "c", "name": "n", "arguments": deep_arguments(123)}]}),
     );
     assert!(
         message.contains("nests more than 127 levels deep at /data/message/content/0/arguments/"),
@@ -225,14 +230,13 @@ proptest! {
     /// Whatever an append is handed is refused before the append, or another process reads
     /// it back identically.
     #[test]
-    fn an_append_is_refused_or_reads_back_identically(arguments in any_json()) {
+    fn an_append_is_refused_or_reads_back_identically(value in any_json()) {
+        // Arguments are an object; the value of any shape and depth inside it.
+        let arguments = json!({ "v": value });
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("log.jsonl");
         let (mut session, _) = Session::open(&log).unwrap();
-        let reply = AssistantReply {
-            tool_calls: vec![ToolCall { id: "c".into(), name: "n".into(), arguments: arguments.clone() }],
-            ..AssistantReply::default()
-        };
+        let reply = AssistantReply::default().with_tool_calls(vec![ToolCall::new("c", "n", arguments.clone())]);
         let event = prompt_host::session::conversation::assistant_event(&session, &reply).unwrap();
         let appended = session.append(event).is_ok();
         let events = session.events().len();
@@ -349,32 +353,18 @@ fn a_reply_of_100k_tool_calls_is_checked_and_a_repeated_id_found() {
     let host = Host::new(PromptConfig::default(), RuntimeConfig::without_cache()).unwrap();
     let calls = |from: usize, n: usize| -> Vec<ToolCall> {
         (from..from + n)
-            .map(|i| ToolCall {
-                id: format!("call-{i}"),
-                name: "n".into(),
-                arguments: json!({}),
-            })
+            .map(|i| ToolCall::new(format!("call-{i}"), "n", json!({})))
             .collect()
     };
-    let first = AssistantReply {
-        tool_calls: calls(0, 50_000),
-        ..AssistantReply::default()
-    };
+    let first = AssistantReply::default().with_tool_calls(calls(0, 50_000));
     host.append_assistant(&mut session, &first).unwrap();
     // A second reply repeating an id of the first, at its very end.
     let mut second = calls(50_000, 50_000);
-    second.push(ToolCall {
-        id: "call-49999".into(),
-        name: "n".into(),
-        arguments: json!({}),
-    });
+    second.push(ToolCall::new("call-49999", "n", json!({})));
     let e = host
         .append_assistant(
             &mut session,
-            &AssistantReply {
-                tool_calls: second,
-                ..AssistantReply::default()
-            },
+            &AssistantReply::default().with_tool_calls(second),
         )
         .unwrap_err();
     assert!(
@@ -439,7 +429,7 @@ fn a_step_with_5000_user_messages_is_two_durable_writes() {
         2,
         "one for the step's input, one for the rest"
     );
-    assert_eq!(outcome.request.messages.len(), 5001);
+    assert_eq!(outcome.request.messages().len(), 5001);
     drop(session);
     assert!(reopens(&log) > 5000);
     // Cancelled before it writes, a step writes nothing.

@@ -1,8 +1,9 @@
 //! One loop step over a session log, from already-rendered strings to the model request.
 //!
 //! Event order: `step/start`, the system-prompt commits, the user's messages, the
-//! runtime-context snapshot (claimed input first, snapshot at the tail), `request/header`
-//! when it is new or the series started, `step/end`. The request is derived from the log.
+//! runtime-context snapshot (claimed input first, snapshot at the tail), `request/context`
+//! when the route, model or options changed, `request/header` when it is new or the series
+//! started, `step/end`. The request is derived from the log.
 //! The events go out in two durable writes (one sync each, however many messages the user
 //! sent): everything up to the user's input, then the rest, which depends on it.
 //!
@@ -16,7 +17,11 @@ use serde_json::{json, Map, Value};
 use super::runtime_context::RuntimeContextProjection;
 use super::system_prompt::{AdmissionFlags, SystemPromptCommit, SystemPromptProjection};
 use crate::prompt::{NamedText, ToolSchema};
-use crate::session::event::{NewEvent, REQUEST_HEADER, STEP_END, STEP_START, USER_MESSAGE};
+use crate::session::event::{
+    NewEvent, REQUEST_CONTEXT, REQUEST_HEADER, STEP_END, STEP_START, USER_MESSAGE,
+};
+use crate::session::replay::context_in_force;
+use crate::session::route::RouteContext;
 use crate::session::{
     AppendError, EventData, Message, MessageData, ModelRequest, Session, SurfaceIntent,
 };
@@ -32,8 +37,8 @@ pub struct StepInput<'a> {
     pub context_snapshot: &'a str,
     /// The assembled tools, in canonical order.
     pub tools: &'a [ToolSchema],
-    /// The route reads later system messages as the effective prompt.
-    pub in_history: bool,
+    /// The route the request is prepared for (its `in_history` decides the projection).
+    pub route: &'a RouteContext,
     /// The caller declares a new request series.
     pub starts_series: bool,
     /// The user's input for this step.
@@ -85,6 +90,12 @@ pub struct StepOutcome {
     pub header: Option<HeaderReason>,
     /// This step's number (0-based count of earlier `step/start` events).
     pub step: u64,
+    /// The route the request was prepared for.
+    pub route: RouteContext,
+    /// The token counts recorded with the newest reply before this step, if any: what the
+    /// provider reported for the previous request (cached input beside the prediction of
+    /// the cache-prefix report).
+    pub last_usage: Option<crate::session::Usage>,
 }
 
 /// Run one step on `session`. On an error, the events appended before it stay in the log
@@ -102,7 +113,7 @@ pub fn run_step(session: &mut Session, input: &StepInput<'_>) -> Result<StepOutc
         .is_some_and(|g| g != session.surface().replace_generation());
     let starts_series = input.starts_series || tools_changed || generation_moved;
     let flags = AdmissionFlags {
-        in_history: input.in_history,
+        in_history: input.route.in_history,
         starts_series,
     };
 
@@ -118,12 +129,18 @@ pub fn run_step(session: &mut Session, input: &StepInput<'_>) -> Result<StepOutc
         NewEvent::log(REQUEST_HEADER, Value::Object(data))
     };
     let next_seq = session.events().len() as u64;
-    let probe = header_event(HeaderReason::Initial, header.clone()).into_event(next_seq, 0);
-    crate::session::depth::check(&probe).map_err(|source| AppendError::Invalid {
-        path: session.path_buf(),
-        seq: next_seq,
-        error: source,
-    })?;
+    let context_event = (context_in_force(session.events()) != *input.route)
+        .then(|| NewEvent::log(REQUEST_CONTEXT, input.route.to_log()));
+    let probes = std::iter::once(header_event(HeaderReason::Initial, header.clone()))
+        .chain(context_event.clone());
+    for probe in probes {
+        let probe = probe.into_event(next_seq, 0);
+        crate::session::depth::check(&probe).map_err(|source| AppendError::Invalid {
+            path: session.path_buf(),
+            seq: next_seq,
+            error: source,
+        })?;
+    }
 
     let start = match input.retry_of {
         Some(of) => json!({ "step": step, "retryOf": of }),
@@ -149,7 +166,7 @@ pub fn run_step(session: &mut Session, input: &StepInput<'_>) -> Result<StepOutc
 
     // Restored from the log so the decision matches what a fresh process would make.
     let runtime = RuntimeContextProjection::restore(session);
-    let mut second_write = Vec::with_capacity(3);
+    let mut second_write = Vec::with_capacity(4);
     let mut snapshot_seq = None;
     if let Some(message) = runtime.project(input.context_snapshot, input.context_sections) {
         let data = MessageData::new(message).at_step(step);
@@ -160,6 +177,10 @@ pub fn run_step(session: &mut Session, input: &StepInput<'_>) -> Result<StepOutc
             SurfaceIntent::append(),
         ));
     }
+
+    // The route, model and options the request is prepared with, when they changed: what
+    // replay rebuilds the request with.
+    second_write.extend(context_event);
 
     // This instance's first request logs a header whatever changed.
     let first_of_instance = !session
@@ -187,13 +208,15 @@ pub fn run_step(session: &mut Session, input: &StepInput<'_>) -> Result<StepOutc
     session.append_all(second_write)?;
 
     Ok(StepOutcome {
-        request: ModelRequest::derive(session, input.tools),
+        request: ModelRequest::derive(session, input.tools, input.route),
         commits,
         commit_seqs,
         snapshot_seq,
         starts_series,
         header: reason,
         step,
+        route: input.route.clone(),
+        last_usage: crate::session::conversation::last_usage(session),
     })
 }
 

@@ -6,9 +6,7 @@ use tempfile::TempDir;
 
 use super::system_prompt::{AdmissionFlags, SystemPromptCommit, SystemPromptProjection};
 use crate::session::event::{NewEvent, SYSTEM_MESSAGE, USER_MESSAGE};
-use crate::session::{
-    ContentBlock, Message, MessageData, Session, SurfaceIntent, SurfaceOp, WireContent,
-};
+use crate::session::{ContentBlock, Message, MessageData, Session, SurfaceIntent, SurfaceOp};
 
 /// `{inHistory:false, startsSeries:false}`.
 pub const R: AdmissionFlags = AdmissionFlags {
@@ -116,10 +114,12 @@ impl Log {
         self.session
             .derive_messages()
             .iter()
-            .map(|m| match &m.content {
-                WireContent::Text(text) => format!("{}:{text}", m.role),
-                WireContent::Parts(parts) => format!("{}:{}", m.role, json!(parts)),
-                WireContent::Null => format!("{}:null", m.role),
+            .map(|m| {
+                let role = m["role"].as_str().unwrap_or_default();
+                match &m["content"] {
+                    serde_json::Value::String(text) => format!("{role}:{text}"),
+                    other => format!("{role}:{other}"),
+                }
             })
             .collect()
     }

@@ -3,14 +3,16 @@
 //! A request is a pure function of the log: its messages are the surface as it stood when
 //! the step ended (`step/end`), derived as for a live step; its tools are the canonical
 //! header in force then (the newest `request/header` at or before that `step/end` — a step
-//! logs one whenever its tools differ from the previous header). So a request returned by a
-//! step, by a retry, or by another process writing the same log is rebuilt byte for byte.
+//! logs one whenever its tools differ from the previous header); its route, model and
+//! options are the `request/context` in force then. So a request returned by a step, by a
+//! retry, or by another process writing the same log is rebuilt byte for byte.
 
 use serde_json::Value;
 use thiserror::Error;
 
-use super::derive::{derive_from, ModelRequest};
-use super::event::{EventData, REQUEST_HEADER, STEP_END};
+use super::derive::ModelRequest;
+use super::event::{EventData, REQUEST_CONTEXT, REQUEST_HEADER, STEP_END};
+use super::route::RouteContext;
 use super::{Session, Surface};
 use crate::prompt::ToolSchema;
 
@@ -97,13 +99,25 @@ pub fn request_at(
         })?,
         None => Vec::new(),
     };
+    let route = context_in_force(events);
     Ok((
         step,
-        ModelRequest {
-            messages: derive_from(events, &surface),
-            tools: tools.into_iter().map(Into::into).collect(),
-        },
+        ModelRequest::derive_from(events, &surface, &tools, &route),
     ))
+}
+
+/// The route context the newest readable `request/context` of `events` logged (the default,
+/// `chat-completions` with no model, when there is none).
+pub fn context_in_force(events: &[super::Event]) -> RouteContext {
+    events
+        .iter()
+        .rev()
+        .filter(|e| e.kind == REQUEST_CONTEXT)
+        .find_map(|e| match &e.data {
+            EventData::Other(data) => RouteContext::from_log(data),
+            EventData::Message(_) => None,
+        })
+        .unwrap_or_default()
 }
 
 /// The number of the newest completed step, if any.

@@ -94,7 +94,7 @@ fn appends_replay_to_the_same_state() {
     assert_eq!(session.surface().replace_generation(), 1);
     let wire = session.derive_messages();
     assert_eq!(wire.len(), 2);
-    assert_eq!(wire[0].text(), Some("v2"));
+    assert_eq!(wire[0]["content"], "v2");
 }
 
 #[test]

@@ -61,6 +61,10 @@ pub enum HostError {
     /// An MCP server could not be connected (the message names server and scope).
     #[error(transparent)]
     Mcp(#[from] McpBridgeError),
+    /// The route a step asked for cannot be prepared (unknown, no model, an option its API
+    /// requires missing). Nothing was written.
+    #[error(transparent)]
+    Route(crate::session::route::RouteError),
     /// The assembly failed.
     #[error("assembly for scope \"{scope}\" failed: {error}")]
     Assemble {

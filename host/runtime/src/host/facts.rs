@@ -36,6 +36,15 @@ impl Facts {
         &self.pairs
     }
 
+    /// The value of fact `key` (the last one given).
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
     /// Cancel the assembly (and step) these facts go with when `token` is cancelled.
     pub fn signal(mut self, token: CancelToken) -> Self {
         self.signal = Some(token);

@@ -3,6 +3,8 @@
 //! budgets.
 
 use super::*;
+use crate::session::replay::context_in_force;
+use crate::session::route::{RouteContext, RouteName, RouteSpec};
 
 impl Host {
     /// Assemble for `scope` with the caller's facts. The assembly stops with a `cancelled`
@@ -113,9 +115,15 @@ impl Host {
         options: &StepOptions,
     ) -> Result<(Rendered, StepOutcome), HostError> {
         check_no_open_calls(session)?;
+        let route = route_of(options, &facts, session)?;
         let signal = facts.signal_token();
         let rendered = self.render(scope, facts).await?;
-        self.commit_step(session, scope, rendered, options, None, signal.as_ref())
+        let how = Commit {
+            route: &route,
+            retry_of: None,
+            signal: signal.as_ref(),
+        };
+        self.commit_step(session, scope, rendered, options, how)
     }
 
     /// Retry the newest step with new route facts (another model after a provider error,
@@ -133,6 +141,7 @@ impl Host {
         options: &StepOptions,
     ) -> Result<(Rendered, StepOutcome), HostError> {
         check_no_open_calls(session)?;
+        let route = route_of(options, &facts, session)?;
         let retried = crate::session::replay::last_step(session).ok_or_else(|| {
             HostError::Replay(crate::session::ReplayError::NoSteps {
                 path: session.path().display().to_string(),
@@ -151,14 +160,13 @@ impl Host {
         }
         let rendered = self.render_assembly(assembly, scope)?;
         let retry = options.clone().user_texts(Vec::new());
-        self.commit_step(
-            session,
-            scope,
-            rendered,
-            &retry,
-            Some(retried),
-            facts.signal_token().as_ref(),
-        )
+        let signal = facts.signal_token();
+        let how = Commit {
+            route: &route,
+            retry_of: Some(retried),
+            signal: signal.as_ref(),
+        };
+        self.commit_step(session, scope, rendered, &retry, how)
     }
 
     /// Project and commit a rendered step (unless the caller cancelled it meanwhile).
@@ -168,9 +176,13 @@ impl Host {
         scope: Option<&str>,
         rendered: Rendered,
         options: &StepOptions,
-        retry_of: Option<u64>,
-        signal: Option<&CancelToken>,
+        how: Commit<'_>,
     ) -> Result<(Rendered, StepOutcome), HostError> {
+        let Commit {
+            route,
+            retry_of,
+            signal,
+        } = how;
         if signal.is_some_and(CancelToken::is_cancelled) {
             return Err(HostError::Assemble {
                 scope: scope_label(scope),
@@ -184,7 +196,7 @@ impl Host {
             context_sections: &rendered.context_sections,
             context_snapshot: &rendered.context,
             tools: &rendered.assembly.tools,
-            in_history: options.in_history,
+            route,
             starts_series: options.starts_series,
             user_texts: &options.user_texts,
             retry_of,
@@ -208,6 +220,35 @@ impl Host {
         append(session, event)
     }
 
+    /// Append the model's reply exactly as its provider sent it — an OpenAI chat completion
+    /// (or `choices[0].message`), an Anthropic `Message`, a Responses response (or its
+    /// `output`) — for `route` (the route of the log's newest step when `None`); its seq.
+    /// The reply is kept whole, so the next request of that route carries it back as it
+    /// was sent; tool-call arguments given as JSON text are parsed (text that is not a JSON
+    /// object is refused), and usage figures are recorded with the turn.
+    pub fn append_reply(
+        &self,
+        session: &mut Session,
+        route: Option<RouteName>,
+        reply: &serde_json::Value,
+    ) -> Result<u64, HostError> {
+        let reply = self.read_reply(session, route, reply)?;
+        self.append_assistant(session, &reply)
+    }
+
+    /// A provider's reply read for `route` (the route of the log's newest step when
+    /// `None`), as [`Host::append_reply`] records it; nothing is written.
+    pub fn read_reply(
+        &self,
+        session: &Session,
+        route: Option<RouteName>,
+        reply: &serde_json::Value,
+    ) -> Result<AssistantReply, HostError> {
+        let route = route.unwrap_or_else(|| context_in_force(session.events()).name);
+        crate::session::route::reply::parse(route, reply)
+            .map_err(|source| conversation_error(session, source))
+    }
+
     /// Append a tool's result to the log; its seq. It must answer an open call of the
     /// current turn.
     pub fn append_tool_result(
@@ -229,6 +270,43 @@ impl Host {
     ) -> Result<(u64, ModelRequest), HostError> {
         crate::session::request_at(session, step).map_err(HostError::Replay)
     }
+}
+
+/// How a rendered step is committed: the route it was prepared for, the step it retries,
+/// and the caller's cancellation.
+struct Commit<'a> {
+    route: &'a RouteContext,
+    retry_of: Option<u64>,
+    signal: Option<&'a CancelToken>,
+}
+
+/// The route a step asked for, resolved against its facts (the `model` fact). Without one,
+/// the route in force in the log goes on (its model unless the facts name another); a new
+/// log starts with `chat-completions`.
+fn route_of(
+    options: &StepOptions,
+    facts: &Facts,
+    session: &Session,
+) -> Result<RouteContext, HostError> {
+    let model = facts.get("model");
+    let continuing;
+    let spec = match &options.route {
+        Some(spec) => Some(spec),
+        None if has_context(session) => {
+            continuing = RouteSpec::continuing(&context_in_force(session.events()), model);
+            Some(&continuing)
+        }
+        None => None,
+    };
+    RouteContext::resolve(spec, model, options.in_history).map_err(HostError::Route)
+}
+
+/// Whether the log holds a `request/context`.
+fn has_context(session: &Session) -> bool {
+    session
+        .events()
+        .iter()
+        .any(|e| e.kind == crate::session::event::REQUEST_CONTEXT)
 }
 
 fn check_no_open_calls(session: &Session) -> Result<(), HostError> {

@@ -147,6 +147,7 @@ fn host_error_data(e: &HostError) -> Value {
             "conversation"
         }
         HostError::Replay(_) => "replay",
+        HostError::Route(_) => "route",
         HostError::Session { path, .. } => {
             put("session", Some(path));
             "session"

@@ -14,6 +14,7 @@ use crate::mcp::{McpState, McpStatus};
 use crate::policy::{PluginOptions, PluginSpec};
 use crate::projection::step::StepOutcome;
 use crate::prompt::CancelToken;
+use crate::session::route::RouteContext;
 use crate::session::{AssistantReply, Session, ToolResult};
 
 /// What a session's queue keeps between its requests: the open log, and the newest step's
@@ -120,6 +121,7 @@ pub(super) async fn dispatch(
             let p: params::Step = parse(params)?;
             let facts = p.facts.into_facts()?.signal(signal.clone());
             let options = StepOptions {
+                route: params::route_spec(p.route)?,
                 in_history: p.in_history,
                 starts_series: p.starts_series,
                 user_texts: p.user,
@@ -135,6 +137,7 @@ pub(super) async fn dispatch(
             let p: params::Retry = parse(params)?;
             let facts = p.facts.into_facts()?.signal(signal.clone());
             let options = StepOptions {
+                route: params::route_spec(p.route)?,
                 in_history: p.in_history,
                 starts_series: p.starts_series,
                 user_texts: Vec::new(),
@@ -163,12 +166,35 @@ pub(super) async fn dispatch(
         }
         "append_assistant" => {
             let p: params::AppendAssistant = parse(params)?;
-            let reply = AssistantReply {
-                text: p.text,
-                reasoning: p.reasoning,
-                tool_calls: p.tool_calls,
+            let seq = match p.reply {
+                Some(reply) => {
+                    if p.text.is_some() || p.reasoning.is_some() || !p.tool_calls.is_empty() {
+                        return Err(RpcError::params(
+                            "give the provider's reply or text/reasoning/tool_calls, not both",
+                        ));
+                    }
+                    let route = p.route.as_deref().map(params::route_name).transpose()?;
+                    let session = state.open(&p.session)?;
+                    let mut read = host.read_reply(session, route, &reply)?;
+                    if read.usage.is_none() {
+                        read.usage = p.usage;
+                    }
+                    host.append_assistant(session, &read)?
+                }
+                None => {
+                    if p.route.is_some() {
+                        return Err(RpcError::params(
+                            "route names the provider of a reply; it goes with reply",
+                        ));
+                    }
+                    let mut reply = AssistantReply::default();
+                    reply.text = p.text;
+                    reply.reasoning = p.reasoning;
+                    reply.tool_calls = p.tool_calls;
+                    reply.usage = p.usage;
+                    host.append_assistant(state.open(&p.session)?, &reply)?
+                }
             };
-            let seq = host.append_assistant(state.open(&p.session)?, &reply)?;
             Ok(json!({ "seq": seq }))
         }
         "append_tool_result" => {
@@ -285,7 +311,32 @@ fn step_result(outcome: &StepOutcome) -> Result<Value, RpcError> {
         "commits": outcome.commits.len(),
         "starts_series": outcome.starts_series,
         "header": outcome.header.map(|h| h.as_str()),
+        "route": route_json(&outcome.route),
+        "cache": {
+            "breakpoints": outcome.request.cache_breakpoints,
+            "last_usage": outcome.last_usage,
+        },
     }))
+}
+
+/// What a step's request was prepared with: the route, its model, its modes and what the
+/// route takes.
+pub(super) fn route_json(route: &RouteContext) -> Value {
+    let c = route.capabilities();
+    json!({
+        "name": route.name.as_str(),
+        "model": route.model,
+        "system_updates": if route.in_history { "in-history" } else { "replace" },
+        "reasoning": route.reasoning.as_str(),
+        "options": route.options,
+        "capabilities": {
+            "in_history": c.in_history,
+            "system": c.system.as_str(),
+            "reasoning": c.reasoning.as_str(),
+            "tool_error": c.tool_error.as_str(),
+            "cache_breakpoints": c.cache_breakpoints,
+        },
+    })
 }
 
 fn mcp_json(id: u64, s: &McpStatus) -> Value {

@@ -8,8 +8,10 @@ use serde_json::Value;
 
 use super::RpcError;
 use crate::host::Facts;
+use crate::host::HostError;
 use crate::policy::{Limits, OnError};
-use crate::session::ToolCall;
+use crate::session::route::{RouteName, RouteSpec};
+use crate::session::{ToolCall, Usage};
 
 /// Deserialize `params` as `T`, or an `invalid params` error naming what is wrong.
 pub(super) fn parse<T: for<'de> Deserialize<'de>>(params: Value) -> Result<T, RpcError> {
@@ -99,6 +101,8 @@ pub(super) struct Step {
     #[serde(default)]
     pub facts: FactsParam,
     #[serde(default)]
+    pub route: Option<Value>,
+    #[serde(default)]
     pub in_history: bool,
     #[serde(default)]
     pub starts_series: bool,
@@ -112,6 +116,8 @@ pub(super) struct Retry {
     pub session: PathBuf,
     #[serde(default)]
     pub facts: FactsParam,
+    #[serde(default)]
+    pub route: Option<Value>,
     #[serde(default)]
     pub in_history: bool,
     #[serde(default)]
@@ -128,6 +134,14 @@ pub(super) struct AppendAssistant {
     pub reasoning: Option<String>,
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    pub usage: Option<Usage>,
+    /// The provider's own reply (instead of text, reasoning and tool calls).
+    #[serde(default)]
+    pub reply: Option<Value>,
+    /// The route whose provider sent `reply`; the log's route when absent.
+    #[serde(default)]
+    pub route: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -197,4 +211,28 @@ impl FactsParam {
         };
         Ok(Facts::from(pairs))
     }
+}
+
+/// A step's `route`: an unknown route name is a failed operation of kind `route` (so a
+/// caller can tell a typo from malformed params); any other fault is bad params.
+pub(super) fn route_spec(value: Option<Value>) -> Result<Option<RouteSpec>, RpcError> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let name = match &value {
+        Value::String(name) => Some(name.as_str()),
+        Value::Object(o) => o.get("name").and_then(Value::as_str),
+        _ => None,
+    };
+    if let Some(name) = name {
+        route_name(name)?;
+    }
+    serde_json::from_value(value)
+        .map(Some)
+        .map_err(|e| RpcError::params(format!("route: {e}")))
+}
+
+/// A route named by the caller (`append_assistant`'s `route`).
+pub(super) fn route_name(name: &str) -> Result<RouteName, RpcError> {
+    RouteName::parse(name).map_err(|e| HostError::Route(e).into())
 }

@@ -7,6 +7,7 @@ use super::{run_step, HeaderReason, StepInput};
 use crate::projection::test_support::{s, Log};
 use crate::prompt::{NamedText, ToolSchema, CONTEXT_CLEARED, CONTEXT_SNAPSHOT_PREFIX};
 use crate::session::event::REQUEST_HEADER;
+use crate::session::route::RouteContext;
 use crate::session::EventData;
 
 fn tool(name: &str) -> ToolSchema {
@@ -29,11 +30,27 @@ fn input<'a>(
         context_sections: sections,
         context_snapshot: snapshot,
         tools,
-        in_history: false,
+        route: replacing(),
         starts_series: false,
         user_texts: users,
         retry_of: None,
     }
+}
+
+/// The default route: updates replace the system text.
+fn replacing() -> &'static RouteContext {
+    static ROUTE: std::sync::LazyLock<RouteContext> =
+        std::sync::LazyLock::new(RouteContext::default);
+    &ROUTE
+}
+
+/// The default route taking updates in history.
+fn in_history() -> &'static RouteContext {
+    static ROUTE: std::sync::LazyLock<RouteContext> = std::sync::LazyLock::new(|| RouteContext {
+        in_history: true,
+        ..RouteContext::default()
+    });
+    &ROUTE
 }
 
 fn kinds(log: &Log) -> Vec<String> {
@@ -118,7 +135,7 @@ fn changed_tools_start_a_series_and_normalise() {
     let mut log = Log::new();
     let users = s(&["u"]);
     let mut step = input("v1", &[], "", &[], &users);
-    step.in_history = true;
+    step.route = in_history();
     run_step(&mut log.session, &step).unwrap();
     step.rendered_prompt = "v2";
     let out = run_step(&mut log.session, &step).unwrap();
@@ -149,7 +166,7 @@ fn surface_replacement_between_steps_starts_a_series() {
     let mut log = Log::new();
     let users = s(&["u"]);
     let mut step = input("v1", &[], "", &[], &users);
-    step.in_history = true;
+    step.route = in_history();
     run_step(&mut log.session, &step).unwrap();
     step.rendered_prompt = "v2";
     run_step(&mut log.session, &step).unwrap();
@@ -198,7 +215,7 @@ fn runtime_context_materialises_at_the_tail() {
             snapshots.push(text.single_text().unwrap().to_string());
         }
         counts.push(snapshots.len());
-        assert_eq!(out.request.messages[0].text(), Some("SYS"));
+        assert_eq!(out.request.messages()[0]["content"], "SYS");
     }
     assert_eq!(counts, vec![1, 1, 2, 3, 3]);
     assert_eq!(snapshots[2], CONTEXT_CLEARED);
