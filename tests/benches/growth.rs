@@ -10,6 +10,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use prompt_host::session::route::RouteName;
 use prompt_host::session::{AssistantReply, Session, ToolCall};
 use prompt_host::{Host, PromptConfig, RuntimeConfig};
 use serde_json::json;
@@ -38,6 +39,42 @@ fn reply_ms(n: usize, rounds: usize) -> f64 {
         let second = AssistantReply::default().with_tool_calls(calls(n));
         let started = Instant::now();
         host.append_assistant(&mut session, &second)
+            .expect("second");
+        times.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    support::median(&mut times)
+}
+
+/// A provider's reply of `n` tool calls (`route`'s own shape, arguments as the provider
+/// sends them) read and appended after one reply of `n` calls: the median of `rounds`
+/// runs, in milliseconds. Reading parses every call's arguments and keeps the reply whole.
+fn provider_reply_ms(route: RouteName, n: usize, rounds: usize) -> f64 {
+    let host = Host::new(PromptConfig::default(), RuntimeConfig::without_cache()).expect("host");
+    let reply = |from: usize| -> serde_json::Value {
+        let ids = from..from + n;
+        match route {
+            RouteName::AnthropicMessages => json!({"role": "assistant", "content": ids
+                .map(|i| json!({"type": "tool_use", "id": format!("toolu_{i}"), "name": "n", "input": {"path": "src", "i": i}}))
+                .collect::<Vec<_>>()}),
+            RouteName::OpenaiResponses => json!(ids
+                .map(|i| json!({"type": "function_call", "call_id": format!("call_{i}"), "name": "n", "arguments": format!("{{\"path\":\"src\",\"i\":{i}}}")}))
+                .collect::<Vec<_>>()),
+            _ => json!({"role": "assistant", "content": null, "tool_calls": ids
+                .map(|i| json!({"id": format!("call_{i}"), "type": "function", "function": {"name": "n", "arguments": format!("{{\"path\":\"src\",\"i\":{i}}}")}}))
+                .collect::<Vec<_>>()}),
+        }
+    };
+    let mut times = Vec::new();
+    for _ in 0..rounds {
+        let dir = tempfile::tempdir_in("/dev/shm")
+            .or_else(|_| tempfile::tempdir())
+            .expect("dir");
+        let (mut session, _) = Session::open(dir.path().join("log.jsonl")).expect("open");
+        host.append_reply(&mut session, Some(route), &reply(0))
+            .expect("first");
+        let second = reply(n);
+        let started = Instant::now();
+        host.append_reply(&mut session, Some(route), &second)
             .expect("second");
         times.push(started.elapsed().as_secs_f64() * 1e3);
     }
@@ -184,6 +221,20 @@ fn unread_mb(count: usize, bytes: usize) -> f64 {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
+    println!("## provider replies: a reply of N tool calls read and appended after one of N (median of 3)");
+    println!("| route | calls | ms | µs per call |");
+    println!("|---|---|---|---|");
+    let sizes: &[usize] = if quick { &[10_000] } else { &[10_000, 100_000] };
+    for route in RouteName::ALL {
+        for &n in sizes {
+            let ms = provider_reply_ms(route, n, 3);
+            println!("| {route} | {n} | {ms:.1} | {:.2} |", ms * 1e3 / n as f64);
+        }
+    }
+    if std::env::args().any(|a| a == "replies") {
+        return;
+    }
+    println!();
     println!("## tool-call id checks: a reply of N calls after one of N calls (median of 3)");
     println!("| calls | ms | µs per call |");
     println!("|---|---|---|");

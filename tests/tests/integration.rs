@@ -10,6 +10,7 @@ mod integration {
     mod attacked_grants;
     mod attacked_logs;
     mod attacked_processes;
+    mod attacked_routes;
     mod attacked_serve;
     mod capabilities;
     mod cli;

@@ -674,7 +674,21 @@ fn the_command_line_steps_every_route_records_provider_replies_and_replays() {
 }
 
 #[test]
-fn the_library_steps_a_route_inside_a_tokio_runtime_and_refuses_foreign_replies() {
+fn the_library_steps_a_route_in_both_tokio_runtimes_and_refuses_foreign_replies() {
+    let multi = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    library_steps_a_route(&multi);
+    let current = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    library_steps_a_route(&current);
+}
+
+fn library_steps_a_route(tokio: &tokio::runtime::Runtime) {
     use prompt_host::session::route::{RouteName, RouteSpec};
     use prompt_host::session::Session;
     use prompt_host::{Facts, Host, StepOptions};
@@ -682,11 +696,6 @@ fn the_library_steps_a_route_inside_a_tokio_runtime_and_refuses_foreign_replies(
 
     let d = deployment();
     let config = HostConfig::load(&d.config()).unwrap();
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
     tokio.block_on(async {
         let host = Host::from_config(&config, RuntimeConfig::with_cache_dir(d.path("cache"))).unwrap();
         let path = d.path("lib.jsonl");

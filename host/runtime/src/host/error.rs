@@ -97,8 +97,9 @@ pub enum HostError {
     /// A past request could not be rebuilt.
     #[error(transparent)]
     Replay(crate::session::ReplayError),
-    /// Writing the step to the session log failed.
-    #[error("session log {path}: {error}")]
+    /// Writing the step to the session log failed. (The error names the log itself; `path`
+    /// is kept for callers that report it apart, like serve's error data.)
+    #[error("{error}")]
     Session {
         /// The log file.
         path: String,

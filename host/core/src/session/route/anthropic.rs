@@ -202,6 +202,19 @@ fn tool_result(message: &Message) -> Value {
     Value::Object(block)
 }
 
+/// A recorded block as sent, except that with `cache` on the breakpoints are the route's
+/// alone: a `cache_control` in a recorded block (no provider sends one; a hand-made reply
+/// can) would count against the API's 4 and could push the request past them.
+fn own_breakpoints_only(ctx: &RouteContext, block: &Value) -> Value {
+    let mut block = block.clone();
+    if ctx.cache {
+        if let Some(fields) = block.as_object_mut() {
+            fields.shift_remove("cache_control");
+        }
+    }
+    block
+}
+
 fn assistant_blocks(ctx: &RouteContext, message: &Message) -> Vec<Value> {
     if let Some(content) =
         recorded_reply(message, RouteName::AnthropicMessages.as_str()).and_then(Value::as_array)
@@ -213,7 +226,7 @@ fn assistant_blocks(ctx: &RouteContext, message: &Message) -> Vec<Value> {
                 ctx.reasoning == Reasoning::Send
                     || !matches!(kind, Some("thinking" | "redacted_thinking"))
             })
-            .cloned()
+            .map(|block| own_breakpoints_only(ctx, block))
             .collect();
     }
     let mut blocks = Vec::new();

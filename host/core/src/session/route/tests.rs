@@ -433,3 +433,31 @@ fn a_context_reads_back_from_its_log_form() {
         .to_string()
         .contains("unknown field `modle`"));
 }
+
+#[test]
+fn a_recorded_blocks_cache_control_adds_no_breakpoint_while_the_route_places_them() {
+    let spec = || {
+        RouteSpec::new(RouteName::AnthropicMessages)
+            .model("claude-sonnet-4-5")
+            .option("max_tokens", json!(64))
+    };
+    let marked = json!({"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}});
+    let blocks = json!([marked, marked, marked, marked]);
+    let mut log = Log::new();
+    log.system("v1").user("a");
+    log.reply(reply::parse(RouteName::AnthropicMessages, &blocks).unwrap())
+        .user("c");
+    let request = log.request(&route(spec()));
+    assert_eq!(
+        request.to_string().matches("cache_control").count(),
+        2,
+        "{request}"
+    );
+    assert_eq!(
+        request["messages"][1]["content"][0],
+        json!({"type": "text", "text": "b"})
+    );
+    // With the route's breakpoints off, the blocks go back exactly as recorded.
+    let request = log.request(&route(spec().cache(false)));
+    assert_eq!(request["messages"][1]["content"], blocks);
+}
