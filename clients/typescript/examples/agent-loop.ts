@@ -3,8 +3,9 @@
  *
  *     npm run build && node dist-examples/agent-loop.js [--bin PATH] [--guests DIR]
  *
- * Each model call sends exactly the request prompt-host derived from the session log (the
- * system prompt is its first message: there is no system field). Four turns:
+ * Each model call sends exactly the request prompt-host derived from the session log, on the
+ * default route `chat-completions` (the system prompt is its first message; `openaiChat`
+ * gives it the OpenAI SDK's parameter type). Four turns:
  *
  * 1. the model calls `read_file`, gets the result, answers;
  * 2. the model calls two tools in one reply (`read_file` and `bash`), then answers;
@@ -28,7 +29,11 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 
-import { PromptHost, RequestCancelled, type PromptHostOptions, type Request, type StepResult, type ToolCall } from "prompt-host";
+import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
+import { PromptHost, RequestCancelled, type PromptHostOptions, type StepResult, type ToolCall } from "prompt-host";
+import { openaiChat } from "prompt-host/routes";
+
+type Request = ChatCompletionCreateParamsNonStreaming;
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 const SCOPE = "agent:1";
@@ -84,10 +89,11 @@ const FILES: Record<string, string> = {
 
 /** The agent's tools, on a fake file system. */
 function runTool(call: ToolCall): { content: string; isError: boolean } {
-  const args = (call.arguments ?? {}) as Record<string, string>;
+  const args = typeof call.arguments === "object" ? call.arguments : {};
   if (call.name === "read_file") {
-    const text = FILES[args.path ?? ""];
-    return text === undefined ? { content: `no such file: ${args.path}`, isError: true } : { content: text, isError: false };
+    const path = String(args.path ?? "");
+    const text = FILES[path];
+    return text === undefined ? { content: `no such file: ${path}`, isError: true } : { content: text, isError: false };
   }
   if (call.name === "bash" && args.command === "ls") return { content: Object.keys(FILES).sort().join("\n"), isError: false };
   return { content: `tool ${call.name} is not available here`, isError: true };
@@ -113,8 +119,9 @@ async function turn(host: PromptHost, session: string, model: ReturnType<typeof 
   for (;;) {
     let reply: Reply;
     try {
-      out.requests.push(result.request);
-      reply = model(result.request, facts.model!);
+      const request = openaiChat(result);
+      out.requests.push(request);
+      reply = model(request, request.model);
     } catch (e) {
       if (!(e instanceof ProviderError)) throw e;
       console.log(`   provider error (${e.message}); retrying the step on the fallback model`);

@@ -419,15 +419,22 @@ export class PromptHost extends EventEmitter {
     return this.call("render", defined({ ...params, facts: factsParam(params.facts) }), options);
   }
 
+  /** Take a step: assemble, commit what changed, and derive the request for the route. */
   step(params: StepParams, options?: CallOptions): Promise<StepResult> {
     return this.call("step", defined({ ...params, facts: factsParam(params.facts) }), options);
   }
 
+  /** Re-derive the newest step (another model or route) re-using its assembly. */
   retry(params: RetryParams, options?: CallOptions): Promise<StepResult> {
     return this.call("retry", defined({ ...params, facts: factsParam(params.facts) }), options);
   }
 
-  /** Append the model's reply; resolves with its `seq` in the log. */
+  /**
+   * Append the model's reply: the provider's own (`{ session, reply, route?, usage? }`: a chat
+   * completion, an Anthropic `Message`, a Responses `Response`, or the part of it docs/routes.md
+   * names), or the plain form (`{ session, text?, reasoning?, tool_calls?, usage? }`). Resolves
+   * with its `seq` in the log; a reply the route cannot read is refused, nothing appended.
+   */
   async appendAssistant(params: AppendAssistantParams, options?: CallOptions): Promise<number> {
     return (await this.call<{ seq: number }>("append_assistant", defined(params), options)).seq;
   }

@@ -27,7 +27,9 @@ export type ErrorKind =
   | "cancelled"
   | "invalid-params"
   | "method-not-found"
-  | "request-too-large";
+  | "request-too-large"
+  | "too-many-sessions"
+  | "route";
 
 /** `error.data` of a response. */
 export interface ErrorData {
@@ -120,6 +122,26 @@ export class RequestCancelled extends PromptHostError {
   constructor(code: number | null, message: string, data?: Partial<ErrorData>, method?: string, timedOut = false) {
     super(code, message, data, method);
     this.timedOut = timedOut;
+  }
+}
+
+/**
+ * A step's request was read as another route's: `openaiChat`, `anthropicMessages` and
+ * `openaiResponses` (`prompt-host/routes`) throw it when the step's route is not theirs, or
+ * when the request is not one the SDK's non-streaming type describes. Thrown by the client;
+ * the server was not asked.
+ */
+export class RouteMismatchError extends Error {
+  /** The route the accessor reads. */
+  readonly expected: string;
+  /** The step's route (`undefined` when the value has none). */
+  readonly actual: string | undefined;
+
+  constructor(message: string, expected: string, actual: string | undefined) {
+    super(message);
+    this.name = new.target.name;
+    this.expected = expected;
+    this.actual = actual;
   }
 }
 

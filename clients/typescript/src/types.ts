@@ -1,6 +1,7 @@
 /**
- * The protocol's types (docs/protocol.md, "Types" and each method's result). Every name and key is
- * the wire's: a `Request` is exactly the JSON a model provider is sent.
+ * The protocol's types (docs/protocol.md, "Types" and each method's result; docs/routes.md for
+ * routes, replies and usage). Every name and key is the wire's: a `Request` is exactly the JSON
+ * body a model provider is sent, in the shape of the step's route.
  */
 
 /** Caller facts: an object of strings, or `[key, value]` pairs (order kept; a later key wins). */
@@ -18,13 +19,17 @@ export interface WireToolCall {
   };
 }
 
+/** A chat-completions message (the `chat-completions` route's `messages`). */
 export interface Message {
   role: Role;
   /** A string, content parts, or `null` (an assistant turn of tool calls only). */
-  content: string | Array<Record<string, unknown>> | null;
+  content?: string | Array<Record<string, unknown>> | null;
   /** On assistant messages. */
   tool_calls?: WireToolCall[];
-  /** On assistant messages, when the reply had reasoning. */
+  /** On assistant messages: a refusal the provider sent, sent back as it was. */
+  refusal?: string;
+  /** On assistant messages that made tool calls, with the route's `reasoning: "send"`
+   * (DeepSeek's thinking mode). */
   reasoning_content?: string;
   /** On tool messages. */
   tool_call_id?: string;
@@ -41,18 +46,165 @@ export interface WireTool {
   function: ToolSchema;
 }
 
-/** What a model call sends. There is no separate system field. */
-export interface Request {
+/** The provider APIs a request can be prepared for (docs/routes.md). */
+export type RouteName = "chat-completions" | "anthropic-messages" | "openai-responses";
+
+/** The `chat-completions` request: `{model?, messages, tools?, ...options}`; the system
+ * prompt is the first message. */
+export interface ChatRequest {
+  /** Absent when neither the `model` fact nor the route names a model. */
+  model?: string;
   messages: Message[];
   /** Absent when there are no tools. */
   tools?: WireTool[];
+  /** The route's generation options, as given (`temperature`, `stop`, …). */
+  [option: string]: unknown;
 }
 
-/** A tool call of the model's reply, for `appendAssistant`; `arguments` is any JSON value. */
+/** A text block of an Anthropic request's `system`. */
+export interface AnthropicTextBlock {
+  type: "text";
+  text: string;
+  cache_control?: { type: "ephemeral"; ttl?: string };
+}
+
+/** A content block of an Anthropic message (`text`, `tool_use`, `tool_result`, `thinking`, …). */
+export interface AnthropicBlock {
+  type: string;
+  [key: string]: unknown;
+}
+
+export interface AnthropicMessage {
+  /** `system`: a mid-conversation system message (in-history updates on the models that
+   * take them). */
+  role: "user" | "assistant" | "system";
+  content: string | AnthropicBlock[];
+}
+
+export interface AnthropicTool {
+  name: string;
+  description?: string;
+  input_schema: Record<string, unknown>;
+  cache_control?: { type: "ephemeral"; ttl?: string };
+}
+
+/** The `anthropic-messages` request: `{model, max_tokens, system?, messages, tools?,
+ * ...options}`. */
+export interface AnthropicRequest {
+  model: string;
+  max_tokens: number;
+  system?: AnthropicTextBlock[];
+  messages: AnthropicMessage[];
+  tools?: AnthropicTool[];
+  [option: string]: unknown;
+}
+
+/** A Responses input item: a message (`{role, content}`), a `function_call`, a
+ * `function_call_output`, a `reasoning` item, or an output item sent back as it was. */
+export interface ResponsesItem {
+  type?: string;
+  role?: "user" | "assistant" | "developer" | "system";
+  [key: string]: unknown;
+}
+
+export interface ResponsesTool {
+  type: "function";
+  name: string;
+  description?: string;
+  parameters: unknown;
+  strict: boolean | null;
+}
+
+/** The `openai-responses` request: `{model, instructions?, input, tools?, ...options}`. */
+export interface ResponsesRequest {
+  model: string;
+  /** The system prompt. */
+  instructions?: string;
+  input: ResponsesItem[];
+  tools?: ResponsesTool[];
+  [option: string]: unknown;
+}
+
+/** What a model call sends: one provider API's request body, the step's route decides which
+ * (`StepResult.route.name`). `openaiChat`, `anthropicMessages` and `openaiResponses` from
+ * `prompt-host/routes` give it the provider SDK's own type. */
+export type Request = ChatRequest | AnthropicRequest | ResponsesRequest;
+
+/** A tool call of the model's reply, for `appendAssistant`'s plain form. */
 export interface ToolCall {
   id: string;
   name: string;
-  arguments?: unknown;
+  /** A JSON object, or the JSON text of one (parsed; the text is kept and sent back as it
+   * was). Absent: `{}`. */
+  arguments?: Record<string, unknown> | string;
+}
+
+/** Token counts of a reply (`input_tokens` includes the cached ones). */
+export interface Usage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cached_input_tokens?: number;
+  cache_creation_input_tokens?: number;
+}
+
+/** The generation options and modes a route is asked for (docs/routes.md, "Asking for a
+ * route"). Everything but `name` defaults. */
+export interface RouteSpec {
+  name: RouteName;
+  /** The model the request names; else the `model` fact. */
+  model?: string;
+  /** Top-level keys of the request, passed through (`max_tokens`, `temperature`, …); a key
+   * the route builds is refused. */
+  options?: Record<string, unknown>;
+  /** `in-history`: a changed system prompt is appended where the conversation stands;
+   * `replace`: the first system text is replaced. Default: what the route takes. */
+  system_updates?: SystemUpdates;
+  /** Send recorded reasoning back: `omit` on `chat-completions`, `send` elsewhere by default. */
+  reasoning?: ReasoningMode;
+  /** `anthropic-messages` only: place prompt-cache breakpoints (on by default). */
+  cache?: boolean;
+}
+
+export type SystemUpdates = "in-history" | "replace";
+export type ReasoningMode = "send" | "omit";
+
+/** What a route takes, for the step's model. */
+export interface RouteCapabilities {
+  /** System-prompt updates can stand in history. */
+  in_history: boolean;
+  /** Where the system prompt goes. */
+  system: "first-message" | "system" | "instructions";
+  /** How reasoning is sent back. */
+  reasoning: "reasoning-content" | "thinking-blocks" | "reasoning-items";
+  /** How a failed tool call's result is marked. */
+  tool_error: "stated-in-content" | "is-error";
+  /** How many prompt-cache breakpoints a request may carry (0: cached automatically). */
+  cache_breakpoints: number;
+}
+
+/** The route a step resolved. */
+export interface Route {
+  name: RouteName;
+  /** `null`: a `chat-completions` request without a model. */
+  model: string | null;
+  system_updates: SystemUpdates;
+  reasoning: ReasoningMode;
+  options: Record<string, unknown>;
+  capabilities: RouteCapabilities;
+}
+
+/** Where a prompt-cache breakpoint (`cache_control`) stands: on the last block of `system`,
+ * on the last tool, or on the last block of message `index`. */
+export interface CacheBreakpoint {
+  at: "system" | "tools" | "message";
+  index: number;
+}
+
+/** A step's prompt-cache placement, beside the usage recorded with the previous reply. */
+export interface StepCache {
+  /** Empty on routes that cache on their own. */
+  breakpoints: CacheBreakpoint[];
+  last_usage: Usage | null;
 }
 
 export interface NamedText {
@@ -81,8 +233,12 @@ export type Header = "initial" | "resume" | "change" | "series";
 export interface StepResult {
   /** The step's number in the log, from 0. */
   step: number;
-  /** The model request, derived from the log: send it as it is. */
+  /** The model request, derived from the log in the route's shape: send it as it is. */
   request: Request;
+  /** The route the request was prepared for, as resolved (model, options, capabilities). */
+  route: Route;
+  /** Prompt-cache breakpoints placed in `request`, and the previous reply's usage. */
+  cache: StepCache;
   /** How many system messages this step wrote. */
   commits: number;
   starts_series: boolean;
@@ -90,7 +246,7 @@ export interface StepResult {
   header: Header | null;
 }
 
-/** The result of `request`: a step's request rebuilt from the log. */
+/** The result of `request`: a step's request rebuilt from the log, byte for byte. */
 export interface Replay {
   step: number;
   request: Request;
@@ -164,6 +320,10 @@ export interface StepParams {
   session: string;
   scope?: string;
   facts?: Facts;
+  /** The provider API to prepare the request for: a name or a `RouteSpec`. Default: the
+   * route of the log's newest step (`chat-completions` for a new log). */
+  route?: RouteName | RouteSpec;
+  /** Ask for `system_updates: "in-history"`. */
   in_history?: boolean;
   starts_series?: boolean;
   /** The user's messages of this step. */
@@ -173,16 +333,44 @@ export interface StepParams {
 export interface RetryParams {
   session: string;
   facts?: Facts;
+  /** Re-derive the step for this route (another model, other options). */
+  route?: RouteName | RouteSpec;
   in_history?: boolean;
   starts_series?: boolean;
 }
 
-export interface AppendAssistantParams {
+/**
+ * A provider's own reply: an OpenAI `ChatCompletion` or its `choices[0].message`; an
+ * Anthropic `Message` (or `{role, content}`) or its content blocks; a Responses `Response` or
+ * its `output` items. Recorded whole and sent back exactly as the provider sent it.
+ */
+export type ProviderReply = object;
+
+/** `appendAssistant` with the provider's reply. */
+export interface AppendReplyParams {
+  session: string;
+  reply: ProviderReply;
+  /** The route whose provider sent `reply`; default: the route of the log's newest step. */
+  route?: RouteName;
+  /** Usage figures, when the reply carries none (a reply's own `usage` is read). */
+  usage?: Usage;
+  text?: never;
+  reasoning?: never;
+  tool_calls?: never;
+}
+
+/** `appendAssistant` in the plain form: text, reasoning and tool calls. */
+export interface AppendTextParams {
   session: string;
   text?: string;
   reasoning?: string;
   tool_calls?: ToolCall[];
+  usage?: Usage;
+  reply?: never;
+  route?: never;
 }
+
+export type AppendAssistantParams = AppendReplyParams | AppendTextParams;
 
 export interface AppendToolResultParams {
   session: string;

@@ -1,5 +1,5 @@
-// Conversations: each model request compared with the exact JSON expected; retry re-uses
-// the assembly; replay equals what each step returned.
+// Conversations on the default route (chat-completions): each model request compared with the
+// exact JSON expected; retry re-uses the assembly; replay equals what each step returned.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -47,24 +47,26 @@ test("five turns, three tool calls: every request exactly as expected; replay eq
     // Turn 1
     let r = await step({ facts: m1, user: ["List the files."] });
     assert.deepEqual(head(r), [0, 1, "initial", false]);
-    assert.deepEqual(r.request, { messages: [system("m1"), user("List the files."), CONTEXT], tools: WIRE_TOOLS });
-    assert.equal(await host.appendAssistant({ session: log, tool_calls: [{ id: "call_1", name: "ls", arguments: { path: "." } }] }), 6);
-    assert.equal(await host.appendToolResult({ session: log, call_id: "call_1", content: "README.md\nsrc" }), 7);
+    assert.deepEqual(r.request, { messages: [system("m1"), user("List the files."), CONTEXT], tools: WIRE_TOOLS, model: "m1" });
+    // seq 6 is the step's request/context (route chat-completions, model m1).
+    assert.equal(await host.appendAssistant({ session: log, tool_calls: [{ id: "call_1", name: "ls", arguments: { path: "." } }] }), 7);
+    assert.equal(await host.appendToolResult({ session: log, call_id: "call_1", content: "README.md\nsrc" }), 8);
     r = await step({ facts: m1 });
     const turn1 = [
       system("m1"), user("List the files."), CONTEXT,
-      { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "ls", arguments: '{"path":"."}' } }] },
+      // Tool calls only: no content key (the plain form; a provider's reply keeps its own).
+      { role: "assistant", tool_calls: [{ id: "call_1", type: "function", function: { name: "ls", arguments: '{"path":"."}' } }] },
       { role: "tool", content: "README.md\nsrc", tool_call_id: "call_1" },
     ];
     assert.deepEqual(head(r), [1, 0, null, false]);
-    assert.deepEqual(r.request, { messages: turn1, tools: WIRE_TOOLS });
+    assert.deepEqual(r.request, { messages: turn1, tools: WIRE_TOOLS, model: "m1" });
     await host.appendAssistant({ session: log, text: "README.md and src." });
 
     // Turn 2: two calls in one reply, one result an error.
     r = await step({ facts: m1, user: ["Read them."] });
     const turn2Start = [...turn1, { role: "assistant", content: "README.md and src." }, user("Read them.")];
     assert.deepEqual(head(r), [2, 0, null, false]);
-    assert.deepEqual(r.request, { messages: turn2Start, tools: WIRE_TOOLS });
+    assert.deepEqual(r.request, { messages: turn2Start, tools: WIRE_TOOLS, model: "m1" });
     await host.appendAssistant({
       session: log, text: "Reading both.",
       tool_calls: [{ id: "call_2", name: "read_file", arguments: { path: "README.md" } }, { id: "call_3", name: "read_file", arguments: { path: "src" } }],
@@ -82,30 +84,32 @@ test("five turns, three tool calls: every request exactly as expected; replay eq
         ],
       },
       { role: "tool", content: "# Demo", tool_call_id: "call_2" },
-      { role: "tool", content: "src is a directory", tool_call_id: "call_3" },
+      // chat-completions has no error flag: a failed call's result is stated as an error.
+      { role: "tool", content: "Error: src is a directory", tool_call_id: "call_3" },
     ];
     assert.deepEqual(head(r), [3, 0, null, false]);
-    assert.deepEqual(r.request, { messages: turn2, tools: WIRE_TOOLS });
+    assert.deepEqual(r.request, { messages: turn2, tools: WIRE_TOOLS, model: "m1" });
     await host.appendAssistant({ session: log, text: "README is a title.", reasoning: "src failed to read" });
 
     // Turn 3
     r = await step({ facts: m1, user: ["Thanks."] });
-    const turn3Start = [...turn2, { role: "assistant", content: "README is a title.", reasoning_content: "src failed to read" }, user("Thanks.")];
+    // Reasoning is recorded, not sent: chat-completions' default is reasoning "omit".
+    const turn3Start = [...turn2, { role: "assistant", content: "README is a title." }, user("Thanks.")];
     assert.deepEqual(head(r), [4, 0, null, false]);
-    assert.deepEqual(r.request, { messages: turn3Start, tools: WIRE_TOOLS });
+    assert.deepEqual(r.request, { messages: turn3Start, tools: WIRE_TOOLS, model: "m1" });
     await host.appendAssistant({ session: log, text: "You're welcome.", reasoning: "polite" });
 
     // Turn 4: another model re-renders the prompt.
     r = await step({ facts: m2, user: ["Which model are you?"] });
-    const turn4Start = [system("m2"), ...turn3Start.slice(1), { role: "assistant", content: "You're welcome.", reasoning_content: "polite" }, user("Which model are you?")];
+    const turn4Start = [system("m2"), ...turn3Start.slice(1), { role: "assistant", content: "You're welcome." }, user("Which model are you?")];
     assert.deepEqual(head(r), [5, 1, null, false]);
-    assert.deepEqual(r.request, { messages: turn4Start, tools: WIRE_TOOLS });
+    assert.deepEqual(r.request, { messages: turn4Start, tools: WIRE_TOOLS, model: "m2" });
     await host.appendAssistant({ session: log, text: "m2." });
 
     // Turn 5: two user messages, a new series.
     r = await step({ facts: m2, user: ["One.", "Two."], starts_series: true });
     assert.deepEqual(head(r), [6, 0, "series", true]);
-    assert.deepEqual(r.request, { messages: [...turn4Start, { role: "assistant", content: "m2." }, user("One."), user("Two.")], tools: WIRE_TOOLS });
+    assert.deepEqual(r.request, { messages: [...turn4Start, { role: "assistant", content: "m2." }, user("One."), user("Two.")], tools: WIRE_TOOLS, model: "m2" });
 
     for (const s of results) assert.deepEqual(await host.request({ session: log, step: s.step }), { step: s.step, request: s.request });
     const text = (method) =>
@@ -139,7 +143,8 @@ test("retry re-uses the assembly: no plugin call", () =>
       user(`${SNAPSHOT}Context call 1.`),
     ]);
     const added = readFileSync(log, "utf8").slice(size).trim().split("\n").map((l) => JSON.parse(l));
-    assert.deepEqual(added.map((e) => e.type), ["step/start", "system/message", "step/end"]);
+    // Another model: the retry's resolved route is logged (request/context).
+    assert.deepEqual(added.map((e) => e.type), ["step/start", "system/message", "request/context", "step/end"]);
     assert.deepEqual(added[0].data, { step: 1, retryOf: 0 });
     // The counter moved once, for the first step only.
     assert.ok((await host.render({ scope: "r", facts: { model: "x" } })).prompt.endsWith("Assembly number 2."));
@@ -183,7 +188,7 @@ test("a session's pipelined requests run in arrival order", () =>
       host.closeSession(log),
     ]);
     assert.deepEqual([results[0].step, results[3].step, results[5].step], [0, 1, 2]);
-    assert.deepEqual([results[1], results[2], results[4]], [6, 7, 10]);
+    assert.deepEqual([results[1], results[2], results[4]], [7, 8, 11]);
     assert.deepEqual(results[6], { step: 1, request: results[3].request });
     assert.equal(results[7], true);
   }));

@@ -43,7 +43,7 @@ test("parse error and invalid requests (answered by id or null)", () =>
       assert.equal(answer.id, id, line);
       assert.equal(answer.error.code, INVALID_REQUEST, line);
     }
-    assert.equal((await host.describe()).protocol, "1.0");
+    assert.equal((await host.describe()).protocol, "1.1");
     assert.deepEqual(await host.scopes(), []);
   }));
 
