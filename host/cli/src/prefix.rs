@@ -1,5 +1,6 @@
 //! Reading a previous rendering for `inspect --against`: the output of `render --json`,
-//! `assemble`, `step`, or a plain prompt text.
+//! `assemble`, `step` (a request of any route, or serve's step result), or a plain prompt
+//! text.
 
 use anyhow::Context;
 use serde_json::Value;
@@ -18,7 +19,26 @@ pub fn previous_prompt(text: &str, max_bytes: usize) -> anyhow::Result<String> {
     if let Some(sections) = value.get("sections") {
         return prompt_of_assembly(sections, value.get("variables"), max_bytes);
     }
-    if let Some(messages) = value.get("messages").and_then(Value::as_array) {
+    // A serve `step` result holds the request.
+    let request = value.get("request").unwrap_or(&value);
+    // anthropic-messages: the head of the top-level `system` (later blocks are updates
+    // that found no place in history).
+    match request.get("system") {
+        Some(Value::Array(blocks)) => {
+            let head = blocks
+                .first()
+                .and_then(|b| b.get("text"))
+                .and_then(Value::as_str);
+            return Ok(head.unwrap_or_default().to_string());
+        }
+        Some(Value::String(text)) => return Ok(text.clone()),
+        _ => {}
+    }
+    // openai-responses: `instructions`.
+    if let Some(instructions) = request.get("instructions").and_then(Value::as_str) {
+        return Ok(instructions.to_string());
+    }
+    if let Some(messages) = request.get("messages").and_then(Value::as_array) {
         return Ok(prompt_of_request(messages));
     }
     match value {

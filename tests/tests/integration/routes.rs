@@ -647,6 +647,11 @@ fn the_command_line_steps_every_route_records_provider_replies_and_replays() {
     );
     assert_eq!(lines(&path), before);
     // The newest request's breakpoints and the recorded usage.
+    // The prefix report reads an Anthropic request (its top-level system) and stands
+    // beside the breakpoints and the recorded usage.
+    let previous = d.path("first.json");
+    std::fs::write(&previous, first.to_string()).unwrap();
+    let previous = previous.to_str().unwrap();
     let inspected = d
         .run(&[
             "inspect",
@@ -656,11 +661,19 @@ fn the_command_line_steps_every_route_records_provider_replies_and_replays() {
             "agent:1",
             "--fact",
             "model=claude-opus-4-8",
+            "--against",
+            previous,
             "--session",
             session,
         ])
         .ok()
         .to_string();
+    assert!(
+        inspected.contains(
+            "  kept: the new prompt (36 bytes) starts with the whole previous prompt (36 bytes)"
+        ),
+        "{inspected}"
+    );
     assert!(
         inspected.contains("(route anthropic-messages, model claude-opus-4-8):\n  step 1's cache breakpoints: end of system (block 0), latest user turn (message 2)\n"),
         "{inspected}"
