@@ -28,6 +28,8 @@ const message = (content, { stop = "end_turn", usage } = {}) => ({
   },
 });
 const text = (t) => ({ type: "text", text: t, citations: null });
+// What goes back: the block as the provider sent it, without its null members.
+const sentText = (t) => ({ type: "text", text: t });
 const toolUse = (id, name, input) => ({ type: "tool_use", id, name, input, caller: { type: "direct" } });
 const thinking = { type: "thinking", thinking: "List the directory first.", signature: "c2lnbmF0dXJlLW9mLXRoZS10aGlua2luZw==" };
 const redacted = { type: "redacted_thinking", data: "RW5jcnlwdGVkIHRoaW5raW5n" };
@@ -108,9 +110,9 @@ test("anthropic-messages: six turns through the Anthropic SDK, byte for byte; SD
       const turn2 = [
         ...turn1,
         { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01", content: "README.md\nsrc" }] },
-        { role: "assistant", content: [text("README.md and src.")] },
+        { role: "assistant", content: [sentText("README.md and src.")] },
         { role: "user", content: [{ type: "text", text: "Read them." }] },
-        { role: "assistant", content: [text("Reading both."), toolUse("toolu_02", "read_file", { path: "README.md" }), toolUse("toolu_03", "read_file", { path: "src" })] },
+        { role: "assistant", content: [sentText("Reading both."), toolUse("toolu_02", "read_file", { path: "README.md" }), toolUse("toolu_03", "read_file", { path: "src" })] },
         {
           role: "user",
           content: [
@@ -133,7 +135,7 @@ test("anthropic-messages: six turns through the Anthropic SDK, byte for byte; SD
       const turn3 = [
         ...turn2.slice(0, -1),
         { role: "user", content: turn2.at(-1).content.map(({ cache_control, ...block }) => block) },
-        { role: "assistant", content: [redacted, text("README is a title; src is a directory.")] },
+        { role: "assistant", content: [redacted, sentText("README is a title; src is a directory.")] },
       ];
       assert.deepEqual(s.request.messages, [
         ...turn3,

@@ -19,13 +19,15 @@
 //! - tools are `{name, description, input_schema}`;
 //! - prompt caching (docs.anthropic.com/en/docs/build-with-claude/prompt-caching): the
 //!   prefix runs tools → system → messages and a request may carry 4 breakpoints. With
-//!   `cache` on, one `cache_control` goes on the end of the system prompt (on the last tool
-//!   when there is no system text) — the stable prefix, which an in-history update leaves in
-//!   place — and one on the last block of the latest user turn.
+//!   `cache` on, one `cache_control` goes on the end of the system prompt proper (on the
+//!   last tool when there is no system text) — the stable prefix, which an in-history update
+//!   leaves in place — and one on the last block of the latest user turn;
+//! - recorded blocks go back without null members (an SDK's `model_dump()` fills
+//!   every field the provider did not send with `null`, which the request types refuse).
 
 use serde_json::{json, Map, Value};
 
-use super::items::{is_error, joined_text, recorded_reply, tool_call_id, Item};
+use super::items::{is_error, joined_text, recorded_reply, tool_call_id, without_nulls, Item};
 use super::{Breakpoint, Reasoning, RouteContext, RouteName};
 use crate::prompt::ToolSchema;
 use crate::session::conversation::tool_call_of;
@@ -47,6 +49,10 @@ pub(super) fn body(
     let mut turns: Vec<Turn> = Vec::new();
     // In-history system texts waiting for the user turn they go after.
     let mut pending: Vec<String> = Vec::new();
+    // The last block of the system prompt proper: the stable prefix. Updates that found no
+    // place in history follow it for this request only (the next one moves them into
+    // `messages`), so a breakpoint after them would write a cache entry never read.
+    let mut stable: Option<usize> = None;
     for item in items {
         match *item {
             Item::System {
@@ -54,6 +60,7 @@ pub(super) fn body(
                 head: true,
             } => {
                 system.push(json!({"type": "text", "text": joined_text(message)}));
+                stable = Some(system.len() - 1);
             }
             Item::System {
                 message,
@@ -77,11 +84,11 @@ pub(super) fn body(
     let mut breakpoints = Vec::new();
     if ctx.cache {
         let ephemeral = json!({"type": "ephemeral"});
-        if let Some(last) = system.last_mut() {
-            mark(last, &ephemeral);
+        if let Some(index) = stable.or_else(|| system.len().checked_sub(1)) {
+            mark(&mut system[index], &ephemeral);
             breakpoints.push(Breakpoint {
                 at: "system",
-                index: system.len() - 1,
+                index,
             });
         } else if let Some(last) = tools.last_mut() {
             mark(last, &ephemeral);
@@ -206,7 +213,7 @@ fn tool_result(message: &Message) -> Value {
 /// alone: a `cache_control` in a recorded block (no provider sends one; a hand-made reply
 /// can) would count against the API's 4 and could push the request past them.
 fn own_breakpoints_only(ctx: &RouteContext, block: &Value) -> Value {
-    let mut block = block.clone();
+    let mut block = without_nulls(block);
     if ctx.cache {
         if let Some(fields) = block.as_object_mut() {
             fields.shift_remove("cache_control");

@@ -93,3 +93,29 @@ pub(crate) fn recorded_reply<'a>(message: &'a Message, route: &str) -> Option<&'
         .then(|| provider.get("reply"))
         .flatten()
 }
+
+/// A recorded block or item as it goes back, without null members at any depth. An SDK's
+/// `model_dump()` writes `null` for every field the provider did not send (`caller`,
+/// `status`, `namespace`, an output text's `logprobs`, …), and the API's request types take
+/// those fields absent or with a value; a null never carries meaning there. A tool call's
+/// `input` is the model's own value and goes back exactly, nulls and all.
+pub(crate) fn without_nulls(block: &Value) -> Value {
+    match block {
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| {
+                    let kept = if k == "input" {
+                        v.clone()
+                    } else {
+                        without_nulls(v)
+                    };
+                    (k.clone(), kept)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
+        other => other.clone(),
+    }
+}

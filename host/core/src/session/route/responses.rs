@@ -17,7 +17,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::items::{is_error, joined_text, recorded_reply, tool_call_id, Item};
+use super::items::{is_error, joined_text, recorded_reply, tool_call_id, without_nulls, Item};
 use super::{stated_error, Reasoning, RouteContext, RouteName};
 use crate::prompt::ToolSchema;
 use crate::session::conversation::tool_call_of;
@@ -101,7 +101,7 @@ fn assistant_items(ctx: &RouteContext, message: &Message) -> Vec<Value> {
                 ctx.reasoning == Reasoning::Send
                     || item.get("type").and_then(Value::as_str) != Some("reasoning")
             })
-            .cloned()
+            .map(without_nulls)
             .collect();
     }
     let mut items = Vec::new();

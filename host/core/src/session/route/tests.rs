@@ -461,3 +461,70 @@ fn a_recorded_blocks_cache_control_adds_no_breakpoint_while_the_route_places_the
     let request = log.request(&route(spec().cache(false)));
     assert_eq!(request["messages"][1]["content"], blocks);
 }
+
+#[test]
+fn recorded_blocks_go_back_without_the_nulls_an_sdk_dump_adds() {
+    let anthropic = route(
+        RouteSpec::new(RouteName::AnthropicMessages)
+            .model("claude-sonnet-4-5")
+            .option("max_tokens", json!(64))
+            .cache(false),
+    );
+    let mut log = Log::new();
+    log.system("v1").user("a");
+    let dumped = json!([{"type": "tool_use", "id": "t1", "name": "bash", "caller": null,
+                         "toolset_name": null, "input": {"command": "ls", "cwd": null}}]);
+    log.reply(reply::parse(RouteName::AnthropicMessages, &dumped).unwrap())
+        .result("t1", "ok", false);
+    let request = log.request(&anthropic);
+    // The model's own `input` keeps its null; the dump's fields are gone.
+    assert_eq!(
+        request["messages"][1]["content"][0],
+        json!({"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls", "cwd": null}})
+    );
+    let responses = route(RouteSpec::new(RouteName::OpenaiResponses).model("gpt-5.2"));
+    let mut log = Log::new();
+    log.system("v1").user("a");
+    let dumped = json!([
+        {"type": "reasoning", "id": "rs_1", "summary": [], "content": null, "status": null, "encrypted_content": null},
+        {"type": "function_call", "call_id": "c1", "name": "bash", "arguments": "{}", "id": "fc_1", "namespace": null, "status": "completed"},
+        {"type": "message", "id": "m1", "role": "assistant", "status": "completed",
+         "content": [{"type": "output_text", "text": "Done.", "annotations": [], "logprobs": null}]}]);
+    log.reply(reply::parse(RouteName::OpenaiResponses, &dumped).unwrap())
+        .result("c1", "ok", false);
+    let request = log.request(&responses);
+    assert_eq!(
+        request["input"][1],
+        json!({"type": "reasoning", "id": "rs_1", "summary": []})
+    );
+    assert_eq!(
+        request["input"][2],
+        json!({"type": "function_call", "call_id": "c1", "name": "bash", "arguments": "{}", "id": "fc_1", "status": "completed"})
+    );
+    // Nested nulls too.
+    assert_eq!(
+        request["input"][3]["content"],
+        json!([{"type": "output_text", "text": "Done.", "annotations": []}])
+    );
+}
+
+#[test]
+fn the_system_breakpoint_stays_on_the_stable_prefix_when_an_update_joins_the_system() {
+    let ctx = route(
+        RouteSpec::new(RouteName::AnthropicMessages)
+            .model("claude-opus-4-8")
+            .option("max_tokens", json!(64)),
+    );
+    let mut log = Log::new();
+    // An update after a reply, no user turn after it: it joins the top-level system for
+    // this request; the breakpoint stays on the prompt proper.
+    log.system("v1")
+        .user("a")
+        .reply(AssistantReply::text("b"))
+        .system("v2");
+    let request = log.request(&ctx);
+    assert_eq!(
+        request["system"],
+        json!([{"type": "text", "text": "v1", "cache_control": {"type": "ephemeral"}}, {"type": "text", "text": "v2"}])
+    );
+}
