@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
+import sys
+
 import pytest
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
@@ -26,6 +28,10 @@ from referencing import Registry, Resource
 from prompt_host import AsyncPromptHost, PromptHost
 
 REPO = Path(__file__).resolve().parents[3]
+#: The examples, importable by the tests (their fake provider, their loops).
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+if str(EXAMPLES) not in sys.path:
+    sys.path.insert(0, str(EXAMPLES))
 SCHEMA_PATH = REPO / "protocol" / "prompt-host.schema.json"
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 SCHEMA_ID = SCHEMA["$id"]

@@ -29,7 +29,7 @@ def test_every_method(open_async_host, wasm, wire: Wire, tmp_path: Path) -> None
     async def main() -> None:
         async with open_async_host() as host:
             d = await host.describe()
-            assert isinstance(d, Describe) and d.protocol == "1.0"
+            assert isinstance(d, Describe) and d.protocol == "1.1"
             await host.bind_scope("preset")
             await host.bind_scope("agent", "preset")
             assert await host.scopes() == ["agent", "preset"]
@@ -54,8 +54,8 @@ def test_every_method(open_async_host, wasm, wire: Wire, tmp_path: Path) -> None
             s0 = await host.step(log, scope="agent", facts={"model": "m"}, user=["hi"])
             assert isinstance(s0, StepResult) and (s0.step, s0.header) == (0, "initial")
             seq = await host.append_assistant(log, text="Listing.", tool_calls=[ToolCall("c1", "ls", {"path": "."})])
-            assert seq == 6
-            assert await host.append_tool_result(log, "c1", "a b") == 7
+            assert seq == 7  # step 0 wrote seqs 1-6, its request/context among them
+            assert await host.append_tool_result(log, "c1", "a b") == 8
             s1 = await host.step(log, scope="agent", facts={"model": "m"})
             assert s1.request["messages"][-1] == {"role": "tool", "content": "a b", "tool_call_id": "c1"}
             s2 = await host.retry(log, facts={"model": "n"})

@@ -61,9 +61,16 @@ def test_five_turns_three_tool_calls_exact_requests(host: PromptHost, wasm, wire
     # Turn 1: one tool call, then the answer.
     r = step(facts=m1, user=["List the files."])
     assert (r.step, r.commits, r.header, r.starts_series) == (0, 1, "initial", False)
-    assert r.request == {"messages": [system("m1"), user("List the files."), CONTEXT], "tools": WIRE_TOOLS}
-    assert host.append_assistant(log, tool_calls=[ToolCall("call_1", "ls", {"path": "."})]) == 6
-    assert host.append_tool_result(log, "call_1", "README.md\nsrc") == 7
+    assert r.request == {"messages": [system("m1"), user("List the files."), CONTEXT], "tools": WIRE_TOOLS, "model": "m1"}
+    # The route (chat-completions, the default) and the model were logged with the step.
+    assert (r.route.name, r.route.model, r.route.system_updates, r.route.reasoning) == (
+        "chat-completions",
+        "m1",
+        "replace",
+        "omit",
+    )
+    assert host.append_assistant(log, tool_calls=[ToolCall("call_1", "ls", {"path": "."})]) == 7
+    assert host.append_tool_result(log, "call_1", "README.md\nsrc") == 8
     r = step(facts=m1)
     assert (r.step, r.commits, r.header) == (1, 0, None)
     turn1 = [
@@ -71,20 +78,20 @@ def test_five_turns_three_tool_calls_exact_requests(host: PromptHost, wasm, wire
         user("List the files."),
         CONTEXT,
         {
+            # A reply of tool calls only has no content (not null).
             "role": "assistant",
-            "content": None,
             "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "ls", "arguments": '{"path":"."}'}}],
         },
         {"role": "tool", "content": "README.md\nsrc", "tool_call_id": "call_1"},
     ]
-    assert r.request == {"messages": turn1, "tools": WIRE_TOOLS}
+    assert r.request == {"messages": turn1, "tools": WIRE_TOOLS, "model": "m1"}
     host.append_assistant(log, text="README.md and src.")
 
     # Turn 2: two tool calls in one reply (one result is an error), then the answer.
     r = step(facts=m1, user=["Read them."])
     assert (r.step, r.commits, r.header) == (2, 0, None)
     turn2_start = turn1 + [{"role": "assistant", "content": "README.md and src."}, user("Read them.")]
-    assert r.request == {"messages": turn2_start, "tools": WIRE_TOOLS}
+    assert r.request == {"messages": turn2_start, "tools": WIRE_TOOLS, "model": "m1"}
     host.append_assistant(
         log,
         text="Reading both.",
@@ -103,38 +110,40 @@ def test_five_turns_three_tool_calls_exact_requests(host: PromptHost, wasm, wire
             ],
         },
         {"role": "tool", "content": "# Demo", "tool_call_id": "call_2"},
-        {"role": "tool", "content": "src is a directory", "tool_call_id": "call_3"},
+        # The API has no error flag: a failed call's result is stated as an error.
+        {"role": "tool", "content": "Error: src is a directory", "tool_call_id": "call_3"},
     ]
     assert (r.step, r.commits, r.header) == (3, 0, None)
-    assert r.request == {"messages": turn2, "tools": WIRE_TOOLS}
+    assert r.request == {"messages": turn2, "tools": WIRE_TOOLS, "model": "m1"}
     host.append_assistant(log, text="README is a title.", reasoning="src failed to read")
 
-    # Turn 3: a plain answer with reasoning.
+    # Turn 3: a plain answer with reasoning (recorded; chat-completions does not send it back
+    # unless the route says `reasoning: "send"`).
     r = step(facts=m1, user=["Thanks."])
     turn3_start = turn2 + [
-        {"role": "assistant", "content": "README is a title.", "reasoning_content": "src failed to read"},
+        {"role": "assistant", "content": "README is a title."},
         user("Thanks."),
     ]
     assert (r.step, r.commits, r.header) == (4, 0, None)
-    assert r.request == {"messages": turn3_start, "tools": WIRE_TOOLS}
+    assert r.request == {"messages": turn3_start, "tools": WIRE_TOOLS, "model": "m1"}
     host.append_assistant(log, text="You're welcome.", reasoning="polite")
 
     # Turn 4: another model: the prompt is re-rendered and committed; the request's system
     # message is the new one.
     r = step(facts=m2, user=["Which model are you?"])
     turn4_start = [system("m2")] + turn3_start[1:] + [
-        {"role": "assistant", "content": "You're welcome.", "reasoning_content": "polite"},
+        {"role": "assistant", "content": "You're welcome."},
         user("Which model are you?"),
     ]
     assert (r.step, r.commits, r.header) == (5, 1, None)
-    assert r.request == {"messages": turn4_start, "tools": WIRE_TOOLS}
+    assert r.request == {"messages": turn4_start, "tools": WIRE_TOOLS, "model": "m2"}
     host.append_assistant(log, text="m2.")
 
     # Turn 5: two user messages in one step, starting a series.
     r = step(facts=m2, user=["One.", "Two."], starts_series=True)
     turn5 = turn4_start + [{"role": "assistant", "content": "m2."}, user("One."), user("Two.")]
     assert (r.step, r.commits, r.header, r.starts_series) == (6, 0, "series", True)
-    assert r.request == {"messages": turn5, "tools": WIRE_TOOLS}
+    assert r.request == {"messages": turn5, "tools": WIRE_TOOLS, "model": "m2"}
     host.append_assistant(log, text="Two messages received.")
 
     assert len(results) == 7
@@ -182,10 +191,18 @@ def test_retry_reuses_the_assembly(host: PromptHost, wasm, tmp_path: Path) -> No
         user("hi"),
         {"role": "user", "content": SNAPSHOT + "Context call 1."},
     ]
-    # The log grew by a retry step only (no new user message, no new snapshot).
+    # The log grew by a retry step only (no new user message, no new snapshot); the new model
+    # is logged with the step's request context.
     added = [json.loads(line) for line in log.read_bytes()[len(log_before):].splitlines()]
-    assert [e["type"] for e in added] == ["step/start", "system/message", "step/end"]
+    assert [e["type"] for e in added] == ["step/start", "system/message", "request/context", "step/end"]
     assert added[0]["data"] == {"step": 1, "retryOf": 0}
+    assert added[2]["data"] == {
+        "route": "chat-completions",
+        "model": "fallback",
+        "systemPromptUpdate": "replace",
+        "reasoning": "omit",
+    }
+    assert retried.request["model"] == "fallback"
     # A second retry with the same facts changes nothing in the prompt: no commit.
     again = host.retry(log, facts={"model": "fallback"})
     assert (again.step, again.commits) == (2, 0)
@@ -282,7 +299,8 @@ def test_session_requests_run_in_arrival_order(host: PromptHost, wasm, tmp_path:
     ]
     results = [p.result(timeout=60) for p in pending]
     assert [results[0]["step"], results[3]["step"], results[5]["step"]] == [0, 1, 2]
-    assert results[1] == {"seq": 6} and results[2] == {"seq": 7} and results[4] == {"seq": 10}
+    # Step 0 wrote seqs 1-6, its request/context among them.
+    assert results[1] == {"seq": 7} and results[2] == {"seq": 8} and results[4] == {"seq": 11}
     assert results[6] == {"step": 1, "request": results[3]["request"]}
     assert results[7] == {"closed": True}
     assert [m["role"] for m in results[5]["request"]["messages"]] == ["system", "user", "user", "assistant", "tool", "assistant", "user"]

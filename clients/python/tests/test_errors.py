@@ -37,7 +37,7 @@ def test_parse_error(host: PromptHost, wire: Wire) -> None:
     assert answer["error"]["code"] == PARSE_ERROR
     assert "data" not in answer["error"]
     # The server keeps serving.
-    assert host.describe().protocol == "1.0"
+    assert host.describe().protocol == "1.1"
 
 
 def test_invalid_requests(host: PromptHost, wire: Wire) -> None:

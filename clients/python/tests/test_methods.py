@@ -16,6 +16,7 @@ import pytest
 
 from conftest import IDENTITY, SNAPSHOT, REPO, Wire
 from prompt_host import (
+    PROTOCOL_VERSION,
     Assembly,
     Describe,
     McpStatus,
@@ -57,7 +58,7 @@ def test_describe(host: PromptHost, wire: Wire) -> None:
     d = host.describe()
     assert isinstance(d, Describe)
     assert d.name == "prompt-host"
-    assert d.protocol == "1.0"
+    assert d.protocol == PROTOCOL_VERSION == "1.1"
     assert d.version
     assert d.methods == METHODS
     assert d.notifications == NOTIFICATIONS

@@ -3,11 +3,20 @@ sandboxed WebAssembly plugins, over JSON-RPC 2.0 on a child process's stdio.
 
 `PromptHost` is the synchronous client, `AsyncPromptHost` the asyncio one; both expose every
 method of docs/protocol.md with typed results, raise `PromptHostError` (with the structured
-fields of the error) and `RequestCancelled`, and deliver notifications.
+fields of the error), `RouteError` and `RequestCancelled`, and deliver notifications.
+
+A step's request is shaped for its route — OpenAI Chat Completions, Anthropic Messages or
+OpenAI Responses (docs/routes.md) — and `prompt_host.routes` gives it as the request type of
+the provider's official SDK.
 """
 
 from ._types import (
+    AnthropicRequest,
     Assembly,
+    Breakpoint,
+    Cache,
+    Capabilities,
+    ChatRequest,
     Describe,
     Facts,
     LogLine,
@@ -16,17 +25,24 @@ from ._types import (
     NamedText,
     Notification,
     PluginInfo,
+    ReasoningMode,
     Rendered,
     Replay,
     Request,
+    ResponsesRequest,
+    Route,
+    RouteName,
+    RouteSpec,
     StepResult,
+    SystemUpdates,
     ToolCall,
     ToolSchema,
+    Usage,
     WireFunction,
     WireTool,
     WireToolCall,
 )
-from ._wire import CancelToken, find_binary
+from ._wire import CancelToken, Reply, find_binary
 from .aio import AsyncNotificationStream, AsyncPromptHost
 from .client import NotificationStream, PendingCall, PromptHost
 from .errors import (
@@ -38,21 +54,27 @@ from .errors import (
     PARSE_ERROR,
     PromptHostError,
     RequestCancelled,
+    RouteError,
     ServerExited,
 )
 
 #: The protocol version this client speaks (``describe().protocol``).
-PROTOCOL_VERSION = "1.0"
+PROTOCOL_VERSION = "1.1"
 
 __version__ = "0.1.0"
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "AnthropicRequest",
     "Assembly",
     "AsyncNotificationStream",
     "AsyncPromptHost",
+    "Breakpoint",
     "CANCELLED",
+    "Cache",
     "CancelToken",
+    "Capabilities",
+    "ChatRequest",
     "Describe",
     "FAILED",
     "Facts",
@@ -70,14 +92,23 @@ __all__ = [
     "PluginInfo",
     "PromptHost",
     "PromptHostError",
+    "ReasoningMode",
     "Rendered",
     "Replay",
+    "Reply",
     "Request",
     "RequestCancelled",
+    "ResponsesRequest",
+    "Route",
+    "RouteError",
+    "RouteName",
+    "RouteSpec",
     "ServerExited",
     "StepResult",
+    "SystemUpdates",
     "ToolCall",
     "ToolSchema",
+    "Usage",
     "WireFunction",
     "WireTool",
     "WireToolCall",

@@ -1,9 +1,12 @@
-"""The protocol's types (docs/protocol.md, "Types" and each method's result).
+"""The protocol's types (protocol/prompt-host.schema.json; docs/protocol.md and
+docs/routes.md).
 
-Wire payloads that go on to a model provider (`Request`, `Message`, `WireToolCall`,
-`WireTool`) are TypedDicts: plain ``dict`` objects, ready to be sent as they are. Method
-results are frozen dataclasses built from the response; unknown keys a newer server may add
-are ignored.
+Wire payloads that go on to a model provider (`Request` — a `ChatRequest`, an
+`AnthropicRequest` or a `ResponsesRequest`, by the step's route —, `Message`,
+`WireToolCall`, `WireTool`) and what a caller writes (`RouteSpec`) are TypedDicts: plain
+``dict`` objects, ready to be sent as they are. `prompt_host.routes` gives a step's request
+as the request type of the provider's own SDK. Method results are frozen dataclasses built
+from the response; unknown keys a newer server may add are ignored.
 """
 
 from __future__ import annotations
@@ -14,7 +17,12 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 from typing import Literal, TypedDict
 
 __all__ = [
+    "AnthropicRequest",
     "Assembly",
+    "Breakpoint",
+    "Cache",
+    "Capabilities",
+    "ChatRequest",
     "Describe",
     "Facts",
     "LogLine",
@@ -24,11 +32,18 @@ __all__ = [
     "Notification",
     "PluginInfo",
     "Rendered",
+    "ReasoningMode",
     "Replay",
     "Request",
+    "ResponsesRequest",
+    "Route",
+    "RouteName",
+    "RouteSpec",
     "StepResult",
+    "SystemUpdates",
     "ToolCall",
     "ToolSchema",
+    "Usage",
     "WireFunction",
     "WireTool",
     "WireToolCall",
@@ -56,16 +71,19 @@ class WireToolCall(TypedDict):
 
 class _MessageRequired(TypedDict):
     role: Role
-    #: A string, a list of content parts, or ``None`` (an assistant turn of tool calls only).
-    content: Union[str, List[Dict[str, Any]], None]
 
 
 class Message(_MessageRequired, total=False):
-    """A message of a request. ``tool_calls`` and ``reasoning_content`` appear on assistant
-    messages, ``tool_call_id`` on tool messages."""
+    """A message of a ``chat-completions`` request. ``tool_calls``, ``refusal`` and
+    ``reasoning_content`` (with route reasoning ``send`` only) appear on assistant messages,
+    ``tool_call_id`` on tool messages."""
 
+    #: A string, a list of content parts, or ``None``/absent (an assistant turn of tool
+    #: calls only).
+    content: Union[str, List[Dict[str, Any]], None]
     tool_calls: List[WireToolCall]
     tool_call_id: str
+    refusal: str
     reasoning_content: str
 
 
@@ -80,21 +98,96 @@ class WireTool(TypedDict):
     function: WireFunction
 
 
-class _RequestRequired(TypedDict):
+class _ChatRequestRequired(TypedDict):
     messages: List[Message]
 
 
-class Request(_RequestRequired, total=False):
-    """What a model call sends. There is no separate system field: the system prompt is
-    the first message(s). ``tools`` is absent when there are none."""
+class ChatRequest(_ChatRequestRequired, total=False):
+    """A ``chat-completions`` request (OpenAI Chat Completions and the servers compatible
+    with it): the system prompt is the first message, there is no separate system field.
+    ``model`` is absent when no model was given, ``tools`` when there are none; the route's
+    generation ``options`` are further top-level keys."""
 
+    model: str
     tools: List[WireTool]
+
+
+class _AnthropicMessage(TypedDict):
+    #: ``system`` for an in-history system update (Claude Opus 4.8 models).
+    role: Literal["user", "assistant", "system"]
+    #: Content blocks (``text``, ``tool_use``, ``tool_result``, ``thinking``, …), or the
+    #: text of an in-history system message.
+    content: Union[str, List[Dict[str, Any]]]
+
+
+class _AnthropicRequestRequired(TypedDict):
+    model: str
+    max_tokens: int
+    messages: List[_AnthropicMessage]
+
+
+class AnthropicRequest(_AnthropicRequestRequired, total=False):
+    """An ``anthropic-messages`` request (Anthropic Messages): the system prompt is the
+    top-level ``system`` (text blocks), tools are ``{name, description, input_schema}``;
+    the route's generation ``options`` are further top-level keys."""
+
+    system: List[Dict[str, Any]]
+    tools: List[Dict[str, Any]]
+
+
+class _ResponsesRequestRequired(TypedDict):
+    model: str
+    #: Input items: messages (``user``, ``developer`` for in-history updates,
+    #: ``assistant``), ``function_call``, ``function_call_output`` and ``reasoning`` items.
+    input: List[Dict[str, Any]]
+
+
+class ResponsesRequest(_ResponsesRequestRequired, total=False):
+    """An ``openai-responses`` request (OpenAI Responses): the system prompt is the
+    top-level ``instructions``; the route's generation ``options`` are further top-level
+    keys."""
+
+    instructions: str
+    tools: List[Dict[str, Any]]
+
+
+#: What a model call sends, shaped for the step's route (`StepResult.route`):
+#: `prompt_host.routes` gives it as the request type of the provider's SDK.
+Request = Union[ChatRequest, AnthropicRequest, ResponsesRequest]
+
+#: ``chat-completions``, ``anthropic-messages`` or ``openai-responses`` (docs/routes.md).
+RouteName = Literal["chat-completions", "anthropic-messages", "openai-responses"]
+#: How a changed system prompt reaches the model: appended where the conversation stands,
+#: or replacing the first system text.
+SystemUpdates = Literal["in-history", "replace"]
+#: Whether recorded reasoning is sent back.
+ReasoningMode = Literal["send", "omit"]
+
+
+class _RouteSpecRequired(TypedDict):
+    name: RouteName
+
+
+class RouteSpec(_RouteSpecRequired, total=False):
+    """What a step asks of its route (``step``/``retry``'s ``route=``; a bare route name
+    works too). Every key but ``name`` is optional; see docs/routes.md."""
+
+    #: The model the request names (else the ``model`` fact).
+    model: str
+    #: Generation options: top-level keys of the request (``max_tokens``, ``temperature``,
+    #: …), passed through and logged. A key the route builds is refused.
+    options: Dict[str, Any]
+    system_updates: SystemUpdates
+    reasoning: ReasoningMode
+    #: ``anthropic-messages`` only: place prompt-cache breakpoints (on by default).
+    cache: bool
 
 
 @dataclass(frozen=True)
 class ToolCall:
-    """A tool call of the model's reply, for ``append_assistant``. ``arguments`` is any
-    JSON value (it is serialised into the request's ``arguments`` text)."""
+    """A tool call of the model's reply, for ``append_assistant``'s plain form.
+    ``arguments`` is a JSON object (a dict) or the JSON text of one: JSON text is parsed
+    by the server and sent back exactly as it was written."""
 
     id: str
     name: str
@@ -190,18 +283,156 @@ class Rendered:
 
 
 @dataclass(frozen=True)
+class Usage:
+    """Token figures of a reply (``append_assistant``'s ``usage=``, `Cache.last_usage`).
+    ``input_tokens`` counts cached input too; a figure not known is ``None``."""
+
+    input_tokens: Optional[int] = None
+    output_tokens: Optional[int] = None
+    #: Input tokens read from the provider's prompt cache.
+    cached_input_tokens: Optional[int] = None
+    #: Input tokens written to the prompt cache (Anthropic).
+    cache_creation_input_tokens: Optional[int] = None
+
+    def to_json(self) -> Dict[str, int]:
+        figures = {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+        }
+        return {k: v for k, v in figures.items() if v is not None}
+
+    @classmethod
+    def from_json(cls, v: Mapping[str, Any]) -> "Usage":
+        return cls(
+            input_tokens=v.get("input_tokens"),
+            output_tokens=v.get("output_tokens"),
+            cached_input_tokens=v.get("cached_input_tokens"),
+            cache_creation_input_tokens=v.get("cache_creation_input_tokens"),
+        )
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a route takes, for the step's model (docs/routes.md, "What each route takes")."""
+
+    #: Whether a changed system prompt can be appended in history.
+    in_history: bool
+    #: Where the system prompt goes: the first message, the top-level ``system``, or
+    #: ``instructions``.
+    system: Literal["first-message", "system", "instructions"]
+    #: How reasoning is sent back.
+    reasoning: Literal["reasoning-content", "thinking-blocks", "reasoning-items"]
+    #: How a failed tool call is marked: ``Error: …`` in the content, or ``is_error``.
+    tool_error: Literal["stated-in-content", "is-error"]
+    #: How many prompt-cache breakpoints a request may carry (0: cached automatically).
+    cache_breakpoints: int
+
+    @classmethod
+    def from_json(cls, v: Mapping[str, Any]) -> "Capabilities":
+        return cls(
+            in_history=v["in_history"],
+            system=v["system"],
+            reasoning=v["reasoning"],
+            tool_error=v["tool_error"],
+            cache_breakpoints=v["cache_breakpoints"],
+        )
+
+
+@dataclass(frozen=True)
+class Route:
+    """The route a step resolved: what its request was prepared for."""
+
+    name: RouteName
+    #: The model the request names (``chat-completions`` may have none).
+    model: Optional[str]
+    system_updates: SystemUpdates
+    reasoning: ReasoningMode
+    #: The generation options, top-level keys of the request.
+    options: Dict[str, Any]
+    capabilities: Capabilities
+
+    @classmethod
+    def from_json(cls, v: Mapping[str, Any]) -> "Route":
+        return cls(
+            name=v["name"],
+            model=v.get("model"),
+            system_updates=v["system_updates"],
+            reasoning=v["reasoning"],
+            options=dict(v.get("options") or {}),
+            capabilities=Capabilities.from_json(v["capabilities"]),
+        )
+
+
+#: What a protocol 1.0 server's steps were prepared with (no route in its answer).
+_LEGACY_ROUTE = {
+    "name": "chat-completions",
+    "model": None,
+    "system_updates": "replace",
+    "reasoning": "omit",
+    "options": {},
+    "capabilities": {
+        "in_history": False,
+        "system": "first-message",
+        "reasoning": "reasoning-content",
+        "tool_error": "stated-in-content",
+        "cache_breakpoints": 0,
+    },
+}
+
+
+@dataclass(frozen=True)
+class Breakpoint:
+    """A prompt-cache breakpoint of the request (``cache_control`` on a block)."""
+
+    #: ``system`` (the last block of ``system``), ``tools`` (the last tool, when there is
+    #: no system text) or ``message`` (the last block of the latest user turn).
+    at: Literal["system", "tools", "message"]
+    #: The index of the block (``system``), tool (``tools``) or message (``message``).
+    index: int
+
+    @classmethod
+    def from_json(cls, v: Mapping[str, Any]) -> "Breakpoint":
+        return cls(at=v["at"], index=v["index"])
+
+
+@dataclass(frozen=True)
+class Cache:
+    """Prompt caching of a step's request."""
+
+    #: Where prompt-host placed breakpoints (``anthropic-messages``; empty elsewhere).
+    breakpoints: List[Breakpoint]
+    #: The usage recorded with the previous reply, or ``None``.
+    last_usage: Optional[Usage]
+
+    @classmethod
+    def from_json(cls, v: Mapping[str, Any]) -> "Cache":
+        last = v.get("last_usage")
+        return cls(
+            breakpoints=[Breakpoint.from_json(b) for b in v.get("breakpoints") or []],
+            last_usage=Usage.from_json(last) if last is not None else None,
+        )
+
+
+@dataclass(frozen=True)
 class StepResult:
     """The result of ``step`` and ``retry``."""
 
     #: The step's number in the log, from 0.
     step: int
-    #: The model request, derived from the log: send it as it is.
+    #: The model request, derived from the log and shaped for ``route``: send it as it is
+    #: (`prompt_host.routes` types it for the provider's SDK).
     request: Request
     #: How many system messages this step wrote to the log.
     commits: int
     starts_series: bool
     #: Why a ``request/header`` was logged, or ``None``.
     header: Optional[Header]
+    #: The route the request was prepared for, as resolved.
+    route: Route = field(default_factory=lambda: Route.from_json(_LEGACY_ROUTE))
+    #: Prompt-cache breakpoints and the previous reply's usage.
+    cache: Cache = field(default_factory=lambda: Cache([], None))
 
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> "StepResult":
@@ -211,6 +442,8 @@ class StepResult:
             commits=v["commits"],
             starts_series=v["starts_series"],
             header=v.get("header"),
+            route=Route.from_json(v.get("route") or _LEGACY_ROUTE),
+            cache=Cache.from_json(v.get("cache") or {}),
         )
 
 

@@ -11,7 +11,7 @@ import shutil
 import threading
 from typing import Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
-from ._types import Facts, ToolCall
+from ._types import Facts, RouteSpec, ToolCall, Usage
 
 __all__ = ["CancelToken", "find_binary", "server_command"]
 
@@ -146,6 +146,16 @@ def load_plugin(
     return p
 
 
+#: A route: its name, or a `RouteSpec`.
+RouteParam = Union[str, RouteSpec]
+
+
+def route_param(route: Optional[RouteParam]) -> Any:
+    if route is None or isinstance(route, str):
+        return route
+    return dict(route)
+
+
 def step(
     session: PathLike,
     scope: Optional[str],
@@ -153,6 +163,7 @@ def step(
     user: Union[None, str, Iterable[str]],
     in_history: Optional[bool],
     starts_series: Optional[bool],
+    route: Optional[RouteParam] = None,
 ) -> Dict[str, Any]:
     p: Dict[str, Any] = {"session": path_param(session)}
     _put(p, "scope", scope)
@@ -161,6 +172,7 @@ def step(
     _put(p, "starts_series", starts_series)
     if user is not None:
         p["user"] = [user] if isinstance(user, str) else list(user)
+    _put(p, "route", route_param(route))
     return p
 
 
@@ -169,11 +181,13 @@ def retry(
     facts: Optional[Facts],
     in_history: Optional[bool],
     starts_series: Optional[bool],
+    route: Optional[RouteParam] = None,
 ) -> Dict[str, Any]:
     p: Dict[str, Any] = {"session": path_param(session)}
     _put(p, "facts", facts_param(facts))
     _put(p, "in_history", in_history)
     _put(p, "starts_series", starts_series)
+    _put(p, "route", route_param(route))
     return p
 
 
@@ -183,17 +197,45 @@ def tool_call_param(call: Union[ToolCall, Mapping[str, Any]]) -> Dict[str, Any]:
     return dict(call)
 
 
+#: A provider's reply as its SDK gives it in plain form (``.to_dict()``, ``.model_dump()``):
+#: a chat completion or its ``choices[0].message``; an Anthropic ``Message`` or its content
+#: blocks; a Responses response or its ``output`` items.
+Reply = Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]
+
+
+def reply_param(reply: Reply) -> Any:
+    if isinstance(reply, Mapping):
+        return dict(reply)
+    if isinstance(reply, (str, bytes)):
+        raise TypeError("reply= is the provider's reply as an object or a list (e.g. `message.to_dict()`), not text")
+    return [dict(item) if isinstance(item, Mapping) else item for item in reply]
+
+
+def usage_param(usage: Union[Usage, Mapping[str, int]]) -> Dict[str, int]:
+    if isinstance(usage, Usage):
+        return usage.to_json()
+    return dict(usage)
+
+
 def append_assistant(
     session: PathLike,
     text: Optional[str],
     reasoning: Optional[str],
     tool_calls: Optional[Iterable[Union[ToolCall, Mapping[str, Any]]]],
+    reply: Optional[Reply] = None,
+    route: Optional[str] = None,
+    usage: Union[Usage, Mapping[str, int], None] = None,
 ) -> Dict[str, Any]:
     p: Dict[str, Any] = {"session": path_param(session)}
     _put(p, "text", text)
     _put(p, "reasoning", reasoning)
     if tool_calls is not None:
         p["tool_calls"] = [tool_call_param(c) for c in tool_calls]
+    if reply is not None:
+        p["reply"] = reply_param(reply)
+    _put(p, "route", route)
+    if usage is not None:
+        p["usage"] = usage_param(usage)
     return p
 
 

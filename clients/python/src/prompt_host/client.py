@@ -23,10 +23,12 @@ from ._types import (
     PluginInfo,
     Rendered,
     Replay,
+    RouteSpec,
     StepResult,
     ToolCall,
+    Usage,
 )
-from ._wire import CancelToken, PathLike, StderrTail
+from ._wire import CancelToken, PathLike, Reply, StderrTail
 from .errors import PromptHostError, RequestCancelled, ServerExited
 
 __all__ = ["PendingCall", "PromptHost", "NotificationStream"]
@@ -80,7 +82,8 @@ class NotificationStream:
         if item is _END:
             self._queue.put(_END)
             raise StopIteration
-        return item
+        note: Notification = item
+        return note
 
     def __iter__(self) -> Iterator[Notification]:
         return self
@@ -562,10 +565,16 @@ class PromptHost:
         user: Union[None, str, Iterable[str]] = None,
         in_history: Optional[bool] = None,
         starts_series: Optional[bool] = None,
+        route: Union[str, RouteSpec, None] = None,
         cancel: Optional[CancelToken] = None,
         timeout: Optional[float] = None,
     ) -> StepResult:
-        params = _wire.step(session, scope, facts, user, in_history, starts_series)
+        """Take a step: the prompt is assembled and committed to the log, ``user`` messages
+        are appended, and the request is derived for ``route`` (a route name or a
+        `RouteSpec`; without one, the route of the log's newest step, ``chat-completions``
+        for a new log). A route that cannot be prepared raises `RouteError`; nothing is
+        written then."""
+        params = _wire.step(session, scope, facts, user, in_history, starts_series, route)
         return StepResult.from_json(self.call("step", params, cancel=cancel, timeout=timeout))
 
     def retry(
@@ -575,10 +584,14 @@ class PromptHost:
         facts: Optional[Facts] = None,
         in_history: Optional[bool] = None,
         starts_series: Optional[bool] = None,
+        route: Union[str, RouteSpec, None] = None,
         cancel: Optional[CancelToken] = None,
         timeout: Optional[float] = None,
     ) -> StepResult:
-        params = _wire.retry(session, facts, in_history, starts_series)
+        """Take the newest step again (after a provider failure), with the same assembly
+        (no plugin runs) re-rendered for ``facts``, and its request derived for ``route``
+        (the step's route when ``None``)."""
+        params = _wire.retry(session, facts, in_history, starts_series, route)
         return StepResult.from_json(self.call("retry", params, cancel=cancel, timeout=timeout))
 
     def append_assistant(
@@ -588,11 +601,25 @@ class PromptHost:
         text: Optional[str] = None,
         reasoning: Optional[str] = None,
         tool_calls: Optional[Iterable[Union[ToolCall, Mapping[str, Any]]]] = None,
+        reply: Optional[Reply] = None,
+        route: Optional[str] = None,
+        usage: Union[Usage, Mapping[str, int], None] = None,
         cancel: Optional[CancelToken] = None,
         timeout: Optional[float] = None,
     ) -> int:
-        """Append the model's reply; its ``seq`` in the log."""
-        params = _wire.append_assistant(session, text, reasoning, tool_calls)
+        """Append the model's reply; its ``seq`` in the log.
+
+        Either the provider's own ``reply`` — a chat completion or its
+        ``choices[0].message``, an Anthropic ``Message`` or its content blocks, a Responses
+        response or its ``output`` items, as plain JSON (the SDK's ``.to_dict()``) — read
+        for ``route`` (the route of the log's newest step when ``None``) and sent back as
+        the provider sent it; or the plain form: ``text``, ``reasoning`` and
+        ``tool_calls`` (`ToolCall`, arguments an object or the JSON text of one). ``usage``
+        gives the reply's token figures (else they are read from the reply). A reply the
+        route cannot read, tool-call arguments that are not a JSON object and a tool-call id
+        used before are refused (`PromptHostError`, kind ``conversation``), and nothing is
+        appended."""
+        params = _wire.append_assistant(session, text, reasoning, tool_calls, reply, route, usage)
         return int(self.call("append_assistant", params, cancel=cancel, timeout=timeout)["seq"])
 
     def append_tool_result(

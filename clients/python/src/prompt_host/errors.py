@@ -15,6 +15,7 @@ __all__ = [
     "CANCELLED",
     "PromptHostError",
     "RequestCancelled",
+    "RouteError",
     "ServerExited",
 ]
 
@@ -97,7 +98,8 @@ class PromptHostError(Exception):
     @classmethod
     def from_error(cls, error: Mapping[str, Any], *, method: Optional[str] = None) -> "PromptHostError":
         """The exception for a response's ``error`` object: `RequestCancelled` for code
-        -32800 (or ``data.kind == "cancelled"``), else `PromptHostError`."""
+        -32800 (or ``data.kind == "cancelled"``), `RouteError` for ``data.kind ==
+        "route"``, else `PromptHostError`."""
         code = error.get("code")
         data = error.get("data")
         if not isinstance(data, Mapping):
@@ -105,6 +107,8 @@ class PromptHostError(Exception):
         message = str(error.get("message", ""))
         if code == CANCELLED or data.get("kind") == "cancelled":
             return RequestCancelled(code, message, data, method=method)
+        if data.get("kind") == "route":
+            return RouteError(code, message, data, method=method)
         return PromptHostError(code, message, data, method=method)
 
     def __str__(self) -> str:
@@ -123,6 +127,13 @@ class RequestCancelled(PromptHostError):
     def __init__(self, *args: Any, timed_out: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.timed_out = timed_out
+
+
+class RouteError(PromptHostError):
+    """A step's route could not be prepared (kind ``route``): a route without the model
+    its API needs, an Anthropic step without ``max_tokens``, an option naming a key the
+    route builds, ``cache`` on a route that caches on its own (docs/routes.md). Nothing was
+    written to the log."""
 
 
 class ServerExited(PromptHostError):
