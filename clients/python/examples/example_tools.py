@@ -3,12 +3,14 @@ assemble, and the agent's tools on a fake file system."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from prompt_host import PromptHost
+from prompt_host import PromptHost, StepResult
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -74,3 +76,41 @@ def run_tool(name: str, arguments: Mapping[str, Any]) -> Tuple[str, bool]:
     if name == "list_dir":
         return "\n".join(sorted(FILES)), False
     return f"no tool {name}", True
+
+
+#: The user turns every route's loop takes.
+QUESTIONS = ["What does the README say?", "What else is in the project?"]
+
+
+@dataclass
+class Transcript:
+    """What happened, for the reader (and the tests that run the examples)."""
+
+    steps: List[StepResult] = field(default_factory=list)
+    answers: List[str] = field(default_factory=list)
+    tool_calls: List[str] = field(default_factory=list)
+    #: The bodies the provider received, byte for byte.
+    bodies: List[bytes] = field(default_factory=list)
+
+
+def converse(host: PromptHost, log: str, turn: Callable[[str], str], out: Transcript) -> None:
+    """Put each of `QUESTIONS` to ``turn`` (one user turn through a route's SDK), then
+    check that the last request can be rebuilt from the log alone."""
+    for question in QUESTIONS:
+        print(f"user: {question}")
+        print(f"assistant: {turn(question)}")
+    assert host.request(log).request == out.steps[-1].request
+
+
+def command_line(main: Callable[[Optional[str], Optional[Path]], Transcript], doc: Optional[str]) -> None:
+    """Run an example loop's ``main`` from the command line (``--bin``, ``--guests``) and
+    sum up what happened."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    parser.add_argument("--bin", help="the prompt-host executable")
+    parser.add_argument("--guests", type=Path, help="the directory of the example plugins (*.wasm)")
+    args = parser.parse_args()
+    transcript = main(args.bin, args.guests)
+    print(
+        f"\n{len(transcript.answers)} answers, {len(transcript.tool_calls)} tool calls, "
+        f"{len(transcript.steps)} steps, {len(transcript.bodies)} provider requests"
+    )

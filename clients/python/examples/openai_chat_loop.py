@@ -13,18 +13,16 @@ server and the example plugins (see README.md).
 
 from __future__ import annotations
 
-import argparse
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, List, Optional
 
 import openai
 from openai.types.chat import ChatCompletionMessageFunctionToolCall
 
-from example_tools import arguments_of, deploy, locate, run_tool
+from example_tools import arguments_of, command_line, converse, deploy, locate, run_tool, Transcript
 from fake_provider import FakeProvider, Reply, chat_completion
-from prompt_host import PromptHost, RouteSpec, StepResult
+from prompt_host import PromptHost, RouteSpec
 from prompt_host.routes import openai_chat
 
 SCOPE = "agent:chat"
@@ -43,17 +41,6 @@ SCRIPT: List[Reply] = [
     ),
     chat_completion(content="There are README.md and Cargo.toml; NOTES.md does not exist."),
 ]
-
-
-@dataclass
-class Transcript:
-    """What happened, for the reader (and the tests that run this example)."""
-
-    steps: List[StepResult] = field(default_factory=list)
-    answers: List[str] = field(default_factory=list)
-    tool_calls: List[str] = field(default_factory=list)
-    #: The bodies the provider received, byte for byte.
-    bodies: List[bytes] = field(default_factory=list)
 
 
 def turn(host: PromptHost, client: openai.OpenAI, log: str, question: str, out: Transcript) -> str:
@@ -86,22 +73,10 @@ def main(binary: Optional[str] = None, guests: Optional[Path] = None, **host_opt
         log = str(Path(tmp) / "session.jsonl")
         with PromptHost(binary=binary, **host_options) as host:
             deploy(host, plugins, SCOPE)
-            for question in ["What does the README say?", "What else is in the project?"]:
-                print(f"user: {question}")
-                print(f"assistant: {turn(host, client, log, question, out)}")
-            # Every request can be rebuilt from the log alone.
-            assert host.request(log).request == out.steps[-1].request
+            converse(host, log, lambda question: turn(host, client, log, question, out), out)
         out.bodies = [r.body for r in provider.requests]
     return out
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--bin", help="the prompt-host executable")
-    parser.add_argument("--guests", type=Path, help="the directory of the example plugins (*.wasm)")
-    args = parser.parse_args()
-    transcript = main(args.bin, args.guests)
-    print(
-        f"\n{len(transcript.answers)} answers, {len(transcript.tool_calls)} tool calls, "
-        f"{len(transcript.steps)} steps, {len(transcript.bodies)} provider requests"
-    )
+    command_line(main, __doc__)
