@@ -2,7 +2,8 @@
 //! id checks of a long reply, opening a log of many appends and replacements, `serve`'s
 //! memory after many sessions were opened and closed, and `serve`'s memory while a client
 //! leaves its answers unread. `cargo bench -p prompt-host-tests --bench growth`
-//! (`-- quick` for the smaller sizes only). docs/benchmarks.md §9 has the figures.
+//! (`-- quick` for the smaller sizes only, `-- replies` for the provider replies alone).
+//! docs/benchmarks.md §9 and §11 have the figures.
 
 mod support;
 
