@@ -40,6 +40,30 @@ Draft202012Validator.check_schema(SCHEMA)
 ROOT_VALIDATOR = Draft202012Validator(SCHEMA, registry=_REGISTRY)
 
 
+#: The two tools the conversation and route tests' deployment declares.
+TOOLS_DECLARED = [
+    {"name": "ls", "description": "List a directory.", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}},
+    {"name": "read_file", "description": "Read a file.", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}},
+]
+
+
+def deploy_rules(host: PromptHost, wasm: Callable[[str], str], scope: str, name: str) -> None:
+    """A rule that names the working directory and the model (a change of either fact
+    changes the system prompt), a runtime-context snapshot, and two tools: the `declare`
+    plugin loaded as ``name`` into ``scope``."""
+    host.bind_scope(scope)
+    host.load_plugin(
+        name,
+        wasm("declare"),
+        scope=scope,
+        config={
+            "sections": [{"name": "rules", "order": 100, "text": "Work in {{cwd}}. You run on {{model}}."}],
+            "contexts": [{"name": "sandbox", "order": 10, "text": "Sandbox: read-only."}],
+            "tools": [{"schemas": TOOLS_DECLARED}],
+        },
+    )
+
+
 def validator_for(pointer: str) -> Draft202012Validator:
     return Draft202012Validator({"$ref": f"{SCHEMA_ID}#{pointer}"}, registry=_REGISTRY)
 

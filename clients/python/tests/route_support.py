@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import anthropic
 import openai
 
+from conftest import deploy_rules
 from fake_provider import FakeProvider, Recorded  # examples/, on the path by conftest
 from prompt_host import PromptHost, Replay, StepResult
 from prompt_host.routes import anthropic_messages, openai_chat, openai_responses
@@ -19,10 +20,6 @@ from sdk_support import sdk_body, undeclared_in_request, validate_request
 
 SCOPE = "agent:routes"
 
-TOOLS_DECLARED = [
-    {"name": "ls", "description": "List a directory.", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}},
-    {"name": "read_file", "description": "Read a file.", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}},
-]
 
 PATHS = {
     "chat-completions": "/v1/chat/completions",
@@ -32,19 +29,7 @@ PATHS = {
 
 
 def deploy(host: PromptHost, wasm: Callable[[str], str]) -> None:
-    """A rule that names the working directory and the model (a change of either fact
-    changes the system prompt), a runtime-context snapshot, and two tools."""
-    host.bind_scope(SCOPE)
-    host.load_plugin(
-        "routes",
-        wasm("declare"),
-        scope=SCOPE,
-        config={
-            "sections": [{"name": "rules", "order": 100, "text": "Work in {{cwd}}. You run on {{model}}."}],
-            "contexts": [{"name": "sandbox", "order": 10, "text": "Sandbox: read-only."}],
-            "tools": [{"schemas": TOOLS_DECLARED}],
-        },
-    )
+    deploy_rules(host, wasm, SCOPE, "routes")
 
 
 def sdk_call(route: str, provider: FakeProvider) -> Callable[[StepResult], Any]:

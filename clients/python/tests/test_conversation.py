@@ -10,14 +10,10 @@ from typing import Any, Dict, List
 
 import pytest
 
-from conftest import IDENTITY, SNAPSHOT, Wire
+from conftest import IDENTITY, SNAPSHOT, TOOLS_DECLARED, Wire, deploy_rules
 from prompt_host import PromptHost, Replay, StepResult, ToolCall
 
 SCOPE = "agent:conv"
-TOOLS_DECLARED = [
-    {"name": "ls", "description": "List a directory.", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}},
-    {"name": "read_file", "description": "Read a file.", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}},
-]
 WIRE_TOOLS = [{"type": "function", "function": t} for t in TOOLS_DECLARED]
 
 
@@ -33,17 +29,7 @@ CONTEXT = {"role": "user", "content": SNAPSHOT + "Sandbox: read-only."}
 
 
 def deploy(host: PromptHost, wasm) -> None:
-    host.bind_scope(SCOPE)
-    host.load_plugin(
-        "conv",
-        wasm("declare"),
-        scope=SCOPE,
-        config={
-            "sections": [{"name": "rules", "order": 100, "text": "Work in {{cwd}}. You run on {{model}}."}],
-            "contexts": [{"name": "sandbox", "order": 10, "text": "Sandbox: read-only."}],
-            "tools": [{"schemas": TOOLS_DECLARED}],
-        },
-    )
+    deploy_rules(host, wasm, SCOPE, "conv")
 
 
 def test_five_turns_three_tool_calls_exact_requests(host: PromptHost, wasm, wire: Wire, tmp_path: Path) -> None:

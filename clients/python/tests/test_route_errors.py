@@ -303,3 +303,56 @@ def test_the_chat_accessor_wants_a_model(host: PromptHost, tmp_path: Path) -> No
     assert step.route.name == "chat-completions" and "model" not in step.request
     with pytest.raises(ValueError, match='step 0\'s request names no model: give the "model" fact'):
         openai_chat(step)
+
+
+# -- a reply nested around the log's depth limit ---------------------------------------------
+
+
+def nested(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def test_a_reply_nested_around_the_depth_limit_is_refused_or_reads_back(open_host, tmp_path: Path) -> None:
+    """The client sends a deep provider reply as it is; the server refuses what the log
+    could not read back (naming the log once and the event's path), and what it
+    acknowledges, a second client opens and derives the next request from. A value too deep
+    for Python's own encoder fails in the client, before anything is sent."""
+    accepted, refused_at = [], []
+    for levels in [100, 118, 121, 124, 2000]:
+        host = open_host()
+        log = str(tmp_path / f"deep-{levels}.jsonl")
+        host.step(log, facts={"model": MODEL["anthropic-messages"]}, route=ROUTES["anthropic-messages"], user=["hi"])
+        reply = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "n", "input": {"a": nested(levels)}}]}
+        before = Path(log).read_bytes()
+        try:
+            host.append_assistant(log, reply=reply)
+        except RecursionError:
+            assert levels >= 1000, f"{levels}: Python's encoder refused a value the server could take"
+            refused_at.append(levels)
+        except PromptHostError as error:
+            text = str(error)
+            # Too deep for the log (refused before the append; the log named once), or for
+            # the request line itself (refused as JSON the server cannot parse).
+            deep = f'session log {log}: event at seq 6 refused: session event "assistant/message" nests more than 127 levels deep at /data/message/'
+            assert (text.startswith(deep) and text.count(log) == 1) or "recursion limit exceeded" in text, text
+            refused_at.append(levels)
+        else:
+            accepted.append(levels)
+        if levels in refused_at:
+            assert Path(log).read_bytes() == before, f"{levels}: refused, yet the log changed"
+        host.close_session(log)
+        host.close()
+        # Another client opens what was acknowledged and derives the next request from it.
+        with open_host() as other:
+            if levels in accepted:
+                other.append_tool_result(log, "toolu_1", "ok")
+            step = other.step(log, facts={"model": MODEL["anthropic-messages"]}, route=ROUTES["anthropic-messages"])
+            if levels in accepted:
+                sent = step.request["messages"][-2]["content"][0]
+                assert sent["type"] == "tool_use" and sent["input"] == {"a": nested(levels)}
+    # 121 levels under the reply are past the log's 127 with the event's own; 124 past the
+    # request line's; 2000 past Python's encoder.
+    assert (accepted, refused_at) == ([100, 118], [121, 124, 2000])

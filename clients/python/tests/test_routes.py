@@ -25,7 +25,8 @@ import openai  # noqa: E402
 from conftest import IDENTITY, SNAPSHOT, Wire  # noqa: E402
 from fake_provider import Failure, FakeProvider, Reply, anthropic_message, chat_completion, responses_response  # noqa: E402
 from prompt_host import PromptHost, RouteSpec, ToolCall, Usage  # noqa: E402
-from route_support import TOOLS_DECLARED, Conversation, check_bodies, check_replays, deploy  # noqa: E402
+from conftest import TOOLS_DECLARED  # noqa: E402
+from route_support import Conversation, check_bodies, check_replays, deploy  # noqa: E402
 
 Call = Tuple[str, str, str]  # (id, name, arguments JSON text)
 
