@@ -1,7 +1,15 @@
-"""Fixtures: the real ``prompt-host`` binary, the example plugins, and a wire recorder that
+"""Fixtures: the host over each transport, the example plugins, and a wire recorder that
 validates every message the server sends against ``protocol/prompt-host.schema.json``.
 
-The binary is ``PROMPT_HOST_BIN`` or ``<repo>/target/debug/prompt-host``
+Every test that takes ``host``, ``open_host`` or ``open_async_host`` runs twice, with the
+same expectations: over ``serve`` (a ``prompt-host serve`` child process) and in process
+(`InProcessHost`, the wheel's native module). ``PROMPT_HOST_TRANSPORTS`` (``serve``,
+``in-process``, comma-separated) narrows the run; the in-process runs are skipped, with the
+reason in the summary, when the native module is not installed. A test that stops or kills
+the server's process is marked ``serve_only``.
+
+The binary is ``PROMPT_HOST_BIN``, else ``prompt-host`` on ``PATH`` (the wheel's command in
+its virtual environment), else ``<repo>/target/debug/prompt-host``
 (``cargo build -p prompt-host-cli``); the plugins are in ``PROMPT_HOST_GUESTS`` or
 ``<repo>/target/guests/wasm32-wasip2/release`` (built by ``cargo test`` or by
 ``cd guest-examples && CARGO_TARGET_DIR=../target/guests cargo build --release --target
@@ -14,6 +22,7 @@ import asyncio
 import json
 import os
 import queue
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -25,7 +34,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from prompt_host import AsyncPromptHost, PromptHost
+from prompt_host import AsyncInProcessHost, AsyncPromptHost, InProcessHost, PromptHost, native_available
 
 REPO = Path(__file__).resolve().parents[3]
 #: The examples, importable by the tests (their fake provider, their loops).
@@ -82,7 +91,8 @@ PARAMS_VALIDATORS = {
 
 
 def binary_path() -> Path:
-    path = Path(os.environ.get("PROMPT_HOST_BIN") or REPO / "target" / "debug" / "prompt-host")
+    found = os.environ.get("PROMPT_HOST_BIN") or shutil.which("prompt-host")
+    path = Path(found) if found else REPO / "target" / "debug" / "prompt-host"
     if not path.exists():
         pytest.fail(f"prompt-host binary not found at {path}: run `cargo build -p prompt-host-cli` or set PROMPT_HOST_BIN")
     return path
@@ -222,16 +232,44 @@ def server_env(cache_dir: Path) -> Dict[str, str]:
     return {"PROMPT_HOST_CACHE_DIR": str(cache_dir)}
 
 
+SERVE, IN_PROCESS = "serve", "in-process"
+TRANSPORTS = [t.strip() for t in os.environ.get("PROMPT_HOST_TRANSPORTS", f"{SERVE},{IN_PROCESS}").split(",") if t.strip()]
+
+
+@pytest.fixture(params=TRANSPORTS)
+def transport(request: pytest.FixtureRequest) -> str:
+    """How the test reaches the host: ``serve`` or ``in-process``."""
+    if request.param == IN_PROCESS:
+        if request.node.get_closest_marker("serve_only") is not None:
+            pytest.skip("stops or kills the server's process: over serve only")
+        if not native_available():
+            pytest.skip("the native module is not installed (build the wheel: README 'Install')")
+    return str(request.param)
+
+
+def _client_args(transport: str, bin_path: Path, server_env: Dict[str, str], wire: Wire, kwargs: Dict[str, Any]) -> Dict[str, Any]:
+    """One test's options for either client: the binary and the environment for a server
+    process; the compile cache for the in-process host."""
+    kwargs.setdefault("trace", wire)
+    env = {**server_env, **kwargs.pop("env", {})}
+    if transport == IN_PROCESS:
+        kwargs.pop("binary", None)
+        kwargs.setdefault("cache_dir", env.get("PROMPT_HOST_CACHE_DIR"))
+    else:
+        kwargs.setdefault("binary", bin_path)
+        kwargs["env"] = env
+    return kwargs
+
+
 @pytest.fixture
-def open_host(bin_path: Path, server_env: Dict[str, str], wire: Wire):
-    """A factory of sync clients (traced by ``wire``), all closed after the test."""
+def open_host(transport: str, bin_path: Path, server_env: Dict[str, str], wire: Wire):
+    """A factory of sync clients over the test's transport (traced by ``wire``), all closed
+    after the test."""
     hosts: List[PromptHost] = []
 
     def start(**kwargs: Any) -> PromptHost:
-        kwargs.setdefault("binary", bin_path)
-        kwargs.setdefault("trace", wire)
-        kwargs["env"] = {**server_env, **kwargs.get("env", {})}
-        h = PromptHost(**kwargs)
+        kwargs = _client_args(transport, bin_path, server_env, wire, kwargs)
+        h = InProcessHost(**kwargs) if transport == IN_PROCESS else PromptHost(**kwargs)
         hosts.append(h)
         return h
 
@@ -247,15 +285,13 @@ def host(open_host) -> PromptHost:
 
 
 @pytest.fixture
-def open_async_host(bin_path: Path, server_env: Dict[str, str], wire: Wire):
-    """A factory of (unstarted) async clients traced by ``wire``; start them with
-    ``async with``."""
+def open_async_host(transport: str, bin_path: Path, server_env: Dict[str, str], wire: Wire):
+    """A factory of (unstarted) async clients over the test's transport, traced by
+    ``wire``; start them with ``async with``."""
 
     def make(**kwargs: Any) -> AsyncPromptHost:
-        kwargs.setdefault("binary", bin_path)
-        kwargs.setdefault("trace", wire)
-        kwargs["env"] = {**server_env, **kwargs.get("env", {})}
-        return AsyncPromptHost(**kwargs)
+        kwargs = _client_args(transport, bin_path, server_env, wire, kwargs)
+        return AsyncInProcessHost(**kwargs) if transport == IN_PROCESS else AsyncPromptHost(**kwargs)
 
     return make
 
@@ -267,6 +303,7 @@ def run(coro: Any) -> Any:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "invalid_params: the test sends params that do not fit the schema on purpose")
+    config.addinivalue_line("markers", "serve_only: the test stops or kills the server's process (not run in process)")
 
 
 IDENTITY = "You are an AI agent powered by the DeepSeek Harness SDK."

@@ -13,6 +13,9 @@ import pytest
 
 from prompt_host import PromptHost
 
+#: SIGSTOP stops the server's process: in process, that would be the test's own.
+pytestmark = pytest.mark.serve_only
+
 # Larger than a pipe's buffer (64 KiB): the write cannot complete while the server sleeps.
 BIG = {"big": "x" * 400_000}
 

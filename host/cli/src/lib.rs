@@ -19,7 +19,7 @@ mod log_level;
 mod new;
 mod prefix;
 mod route_args;
-mod serve;
+pub mod serve;
 
 /// prompt-host: assemble an agent's system prompt from sandboxed Wasm plugins.
 #[derive(Debug, Parser)]
@@ -242,16 +242,26 @@ fn parse_fact(text: &str) -> Result<(String, String), String> {
     }
 }
 
-/// Parse the arguments, run, print errors, and turn the outcome into an exit code.
+/// Parse the process's arguments, run, print errors, and turn the outcome into an exit code.
 pub fn main() -> ExitCode {
+    ExitCode::from(run_command_line(std::env::args_os()))
+}
+
+/// [`main`] with the given arguments (the first is the program's name): the exit status. The
+/// Python package's `prompt-host` command runs the command line this way, in process.
+pub fn run_command_line<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
     ignore_file_size_signal();
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/version to stdout with success; real usage errors exit 2.
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
-            return ExitCode::from(code);
+            return code;
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -261,20 +271,20 @@ pub fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             warn(&format!("error: cannot start the async runtime: {e}"));
-            return ExitCode::from(1);
+            return 1;
         }
     };
     match runtime.block_on(run(cli)) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         // A reader that stopped reading (`| head -1`) ends the command normally.
-        Err(e) if closed_stdout(&e) => ExitCode::SUCCESS,
+        Err(e) if closed_stdout(&e) => 0,
         Err(e) if e.downcast_ref::<Usage>().is_some() => {
             warn(&format!("error: {e}"));
-            ExitCode::from(2)
+            2
         }
         Err(e) => {
             warn(&format!("error: {}", chain(&e)));
-            ExitCode::from(1)
+            1
         }
     }
 }
@@ -285,8 +295,8 @@ pub fn main() -> ExitCode {
 /// failed write.
 fn ignore_file_size_signal() {
     #[cfg(unix)]
-    // SAFETY: setting a signal's disposition to SIG_IGN installs no handler code; it is
-    // done once, before any other thread exists.
+    // SAFETY: setting a signal's disposition to SIG_IGN installs no handler code, and is one
+    // system call (safe with other threads running, as under the Python package's command).
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
@@ -297,6 +307,12 @@ fn ignore_file_size_signal() {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct Usage(pub String);
+
+/// The line `prompt-host serve` writes on stderr for a plugin's log line (`None` when the
+/// default level leaves it out): an in-process server gives its client the same lines.
+pub fn plugin_log_text(line: &prompt_host::wasm::PluginLog) -> Option<String> {
+    log_level::text(line)
+}
 
 /// Write one line to stderr; a closed stderr is ignored (there is nobody left to tell).
 pub fn warn(text: &str) {

@@ -85,18 +85,25 @@ fn severity(stream: &str) -> u8 {
 
 /// Print `line` on stderr if the level asks for it.
 pub fn show(line: &PluginLog) {
-    if severity(line.stream) > LEVEL.load(Ordering::Relaxed) {
-        return;
+    if let Some(text) = text(line) {
+        super::warn(&text);
     }
-    match line.stream {
+}
+
+/// The stderr line for `line`, if the level asks for it.
+pub fn text(line: &PluginLog) -> Option<String> {
+    if severity(line.stream) > LEVEL.load(Ordering::Relaxed) {
+        return None;
+    }
+    Some(match line.stream {
         // The host's own notices are whole sentences naming plugin and scope.
-        "skipped" | "quarantined" | "dropped" => super::warn(&format!("warning: {}", line.message)),
+        "skipped" | "quarantined" | "dropped" => format!("warning: {}", line.message),
         stream => {
             let scope = prompt_host::wasm::scope_label(line.scope.as_deref());
-            super::warn(&format!(
+            format!(
                 "plugin \"{}\" ({scope}) {stream}: {}",
                 line.plugin, line.message
-            ));
+            )
         }
-    }
+    })
 }

@@ -5,11 +5,12 @@ use std::path::Path;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, BufReader, ReadBuf};
+use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, BufReader, ReadBuf};
 use tokio::sync::mpsc;
 
 use prompt_host::host::Host;
 use prompt_host::serve::{Notifier, Server};
+use prompt_host::RuntimeConfig;
 
 pub use prompt_host::serve::{
     ServeLimits, DEFAULT_MAX_INFLIGHT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_REQUEST_BYTES,
@@ -18,18 +19,41 @@ pub use prompt_host::serve::{
 
 /// Serve requests from stdin until it closes (or stdout does).
 pub async fn run(config: Option<&Path>, limits: ServeLimits) -> anyhow::Result<()> {
+    let runtime = super::commands::runtime_config();
+    serve_with(
+        config,
+        runtime,
+        limits,
+        BufReader::new(thread_stdin()?),
+        tokio::io::stdout(),
+    )
+    .await
+}
+
+/// What `prompt-host serve` does, over any input and output: build the host (from
+/// `config`, else an empty default one) with `runtime`, whose plugin lines become
+/// notifications for a subscribed client and still reach `runtime.log_sink`, then serve
+/// requests from `input` until it closes (or `output` does). An in-process host (the
+/// Python package's) runs exactly this over channels.
+pub async fn serve_with<R, W>(
+    config: Option<&Path>,
+    mut runtime: RuntimeConfig,
+    limits: ServeLimits,
+    input: R,
+    output: W,
+) -> anyhow::Result<()>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let notifier = Notifier::new();
-    let mut runtime = super::commands::runtime_config();
-    // Plugin lines become notifications for a subscribed client, and still reach stderr.
     runtime.log_sink = Some(notifier.sink(runtime.log_sink.take()));
     let host = match config {
         Some(path) => super::commands::load_host_with(path, runtime)?,
         None => Host::new(prompt_host::prompt::PromptConfig::default(), runtime)?,
     };
     let server = Server::with_limits(host, notifier, limits);
-    server
-        .serve(BufReader::new(ThreadStdin::start()?), tokio::io::stdout())
-        .await?;
+    server.serve(input, output).await?;
     Ok(())
 }
 
@@ -45,44 +69,52 @@ const CHUNKS_AHEAD: usize = 4;
 /// because its output closed, shutting the runtime down would wait for that read until the
 /// client sends one more line or closes stdin. A plain thread is not waited for; the process
 /// ends with it blocked.
-struct ThreadStdin {
+fn thread_stdin() -> std::io::Result<ChunkReader> {
+    let (tx, chunks) = mpsc::channel(CHUNKS_AHEAD);
+    std::thread::Builder::new()
+        .name("serve-stdin".into())
+        .spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut buffer = vec![0u8; CHUNK_BYTES];
+            loop {
+                let read = match stdin.read(&mut buffer) {
+                    Ok(0) => return,
+                    Ok(n) => Ok(buffer[..n].to_vec()),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => Err(e),
+                };
+                let failed = read.is_err();
+                // The server stopped reading: nobody wants the rest.
+                if tx.blocking_send(read).is_err() || failed {
+                    return;
+                }
+            }
+        })?;
+    Ok(ChunkReader::new(chunks))
+}
+
+/// The server's input as chunks of bytes arriving on a channel (from the stdin thread, or
+/// from an in-process client); the channel closing is the end of input. A bounded channel
+/// makes a writer that runs ahead of the server wait, as a full pipe does.
+pub struct ChunkReader {
     chunks: mpsc::Receiver<std::io::Result<Vec<u8>>>,
     /// The chunk being handed out, and how much of it was.
     chunk: Vec<u8>,
     taken: usize,
 }
 
-impl ThreadStdin {
-    fn start() -> std::io::Result<Self> {
-        let (tx, chunks) = mpsc::channel(CHUNKS_AHEAD);
-        std::thread::Builder::new()
-            .name("serve-stdin".into())
-            .spawn(move || {
-                let mut stdin = std::io::stdin().lock();
-                let mut buffer = vec![0u8; CHUNK_BYTES];
-                loop {
-                    let read = match stdin.read(&mut buffer) {
-                        Ok(0) => return,
-                        Ok(n) => Ok(buffer[..n].to_vec()),
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                        Err(e) => Err(e),
-                    };
-                    let failed = read.is_err();
-                    // The server stopped reading: nobody wants the rest.
-                    if tx.blocking_send(read).is_err() || failed {
-                        return;
-                    }
-                }
-            })?;
-        Ok(Self {
+impl ChunkReader {
+    /// Read what arrives on `chunks`.
+    pub fn new(chunks: mpsc::Receiver<std::io::Result<Vec<u8>>>) -> Self {
+        Self {
             chunks,
             chunk: Vec::new(),
             taken: 0,
-        })
+        }
     }
 }
 
-impl AsyncRead for ThreadStdin {
+impl AsyncRead for ChunkReader {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,

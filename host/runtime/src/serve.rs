@@ -333,7 +333,7 @@ impl Server {
                     token.cancel();
                 }
             }
-            let response = call.id.as_ref().map(|id| envelope::result(id, &json!({})));
+            let response = call.id.as_ref().map(|id| envelope::result_text(id, "{}"));
             let _ = done.send(response);
             return;
         }
@@ -380,7 +380,11 @@ impl Server {
 
     /// The response to the request `id` (none for a notification), which leaves the
     /// requests in flight.
-    fn answer(&self, id: Option<Id>, outcome: Result<Value, RpcError>) -> Option<String> {
+    fn answer(
+        &self,
+        id: Option<Id>,
+        outcome: Result<Box<serde_json::value::RawValue>, RpcError>,
+    ) -> Option<String> {
         let id = id?;
         self.lock_inflight().remove(&id.key());
         Some(match outcome {

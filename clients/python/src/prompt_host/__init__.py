@@ -1,9 +1,12 @@
-"""A client for ``prompt-host serve``: the system prompt of an LLM agent, assembled from
-sandboxed WebAssembly plugins, over JSON-RPC 2.0 on a child process's stdio.
+"""prompt-host from Python: the system prompt of an LLM agent, assembled from sandboxed
+WebAssembly plugins.
 
-`PromptHost` is the synchronous client, `AsyncPromptHost` the asyncio one; both expose every
-method of docs/protocol.md with typed results, raise `PromptHostError` (with the structured
-fields of the error), `RouteError` and `RequestCancelled`, and deliver notifications.
+`PromptHost` (sync) and `AsyncPromptHost` (asyncio) speak JSON-RPC 2.0 to ``prompt-host
+serve`` on a child process's stdio; `InProcessHost` and `AsyncInProcessHost` run the same
+server inside this process (the wheel's native module). All four expose every method of
+docs/protocol.md with typed results, raise `PromptHostError` (with the structured fields of
+the error), `RouteError` and `RequestCancelled`, and deliver notifications. The wheel also
+installs the ``prompt-host`` command (``python -m prompt_host`` runs it too).
 
 A step's request is shaped for its route — OpenAI Chat Completions, Anthropic Messages or
 OpenAI Responses (docs/routes.md) — and `prompt_host.routes` gives it as the request type of
@@ -45,6 +48,7 @@ from ._types import (
 from ._wire import CancelToken, Reply, find_binary
 from .aio import AsyncNotificationStream, AsyncPromptHost
 from .client import NotificationStream, PendingCall, PromptHost
+from .inprocess import AsyncInProcessHost, InProcessHost, native_available
 from .errors import (
     CANCELLED,
     FAILED,
@@ -67,6 +71,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "AnthropicRequest",
     "Assembly",
+    "AsyncInProcessHost",
     "AsyncNotificationStream",
     "AsyncPromptHost",
     "Breakpoint",
@@ -80,6 +85,7 @@ __all__ = [
     "Facts",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "InProcessHost",
     "LogLine",
     "METHOD_NOT_FOUND",
     "McpStatus",
@@ -113,4 +119,5 @@ __all__ = [
     "WireTool",
     "WireToolCall",
     "find_binary",
+    "native_available",
 ]

@@ -8,12 +8,13 @@ import collections
 import json
 import os
 import shutil
+import sys
 import threading
 from typing import Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from ._types import Facts, RouteSpec, ToolCall, Usage
 
-__all__ = ["CancelToken", "find_binary", "server_command"]
+__all__ = ["CancelToken", "command_line", "find_binary", "server_command"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -34,13 +35,28 @@ def find_binary(binary: Optional[PathLike] = None) -> str:
     )
 
 
+def command_line(binary: Optional[PathLike] = None) -> List[str]:
+    """How to start ``prompt-host``: `find_binary`'s answer, else, in an installation with
+    the wheel's native module, this interpreter running the package's own command line
+    (``python -m prompt_host``), so a wheel is all the client needs even where its
+    ``prompt-host`` script is not on ``PATH``."""
+    try:
+        return [find_binary(binary)]
+    except FileNotFoundError:
+        from .inprocess import native_available
+
+        if binary is None and native_available():
+            return [sys.executable, "-m", "prompt_host"]
+        raise
+
+
 def server_command(
     binary: Optional[PathLike],
     config: Optional[PathLike],
     max_request_bytes: Optional[int],
     extra_args: Sequence[str] = (),
 ) -> List[str]:
-    cmd = [find_binary(binary), "serve"]
+    cmd = [*command_line(binary), "serve"]
     if config is not None:
         cmd += ["--config", os.fspath(config)]
     if max_request_bytes is not None:

@@ -98,10 +98,14 @@ class AsyncPromptHost:
         on_stderr: Optional[Callable[[str], None]] = None,
         trace: Optional[Trace] = None,
         cancel_wait: float = 30.0,
+        _spawn: Optional[Callable[[], Any]] = None,
     ) -> None:
         self.cancel_wait = cancel_wait
         self.max_request_bytes = max_request_bytes or _wire.DEFAULT_MAX_REQUEST_BYTES
-        self._command = _wire.server_command(binary, config, max_request_bytes, args)
+        # The in-process server (`prompt_host.AsyncInProcessHost`) is made by `_spawn`,
+        # shaped like an asyncio child process.
+        self._spawn = _spawn
+        self._command = [] if _spawn is not None else _wire.server_command(binary, config, max_request_bytes, args)
         self._env = dict(os.environ)
         if env:
             self._env.update(env)
@@ -125,15 +129,18 @@ class AsyncPromptHost:
             return self
         self._loop = asyncio.get_running_loop()
         self._drain_lock = asyncio.Lock()
-        self._proc = await asyncio.create_subprocess_exec(
-            *self._command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=self._env,
-            cwd=self._cwd,
-            limit=_LINE_LIMIT,
-        )
+        if self._spawn is not None:
+            self._proc = self._spawn()
+        else:
+            self._proc = await asyncio.create_subprocess_exec(
+                *self._command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=self._env,
+                cwd=self._cwd,
+                limit=_LINE_LIMIT,
+            )
         self._stderr_task = asyncio.ensure_future(self._read_stderr())
         self._reader_task = asyncio.ensure_future(self._read_stdout())
         return self

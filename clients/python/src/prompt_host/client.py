@@ -199,6 +199,7 @@ class PromptHost:
         on_stderr: Optional[Callable[[str], None]] = None,
         trace: Optional[Trace] = None,
         cancel_wait: float = 30.0,
+        _process: Any = None,
     ) -> None:
         self.cancel_wait = cancel_wait
         self.max_request_bytes = max_request_bytes or _wire.DEFAULT_MAX_REQUEST_BYTES
@@ -213,18 +214,23 @@ class PromptHost:
         self._streams: List[NotificationStream] = []
         self._stderr = StderrTail()
         self._exited: Optional[ServerExited] = None
-        command = _wire.server_command(binary, config, max_request_bytes, args)
-        full_env = dict(os.environ)
-        if env:
-            full_env.update(env)
-        self._proc = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=full_env,
-            cwd=os.fspath(cwd) if cwd is not None else None,
-        )
+        self._proc: "subprocess.Popen[bytes]"
+        if _process is not None:
+            # The in-process server (`prompt_host.InProcessHost`), shaped like a child.
+            self._proc = _process
+        else:
+            command = _wire.server_command(binary, config, max_request_bytes, args)
+            full_env = dict(os.environ)
+            if env:
+                full_env.update(env)
+            self._proc = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=full_env,
+                cwd=os.fspath(cwd) if cwd is not None else None,
+            )
         # Every line goes out through one thread, so that no caller blocks in a write to a
         # server that stopped reading (a call's timeout covers sending it too).
         self._outbox: "queue.Queue[Optional[_Outgoing]]" = queue.Queue()

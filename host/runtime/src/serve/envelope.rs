@@ -190,14 +190,18 @@ fn cancel_target(params: &RawValue) -> Option<String> {
     Some(key_of(target.id))
 }
 
-/// A success response.
-pub(crate) fn result(id: &Id, result: &Value) -> String {
-    let result = serde_json::to_string(result).unwrap_or_else(|_| "null".into());
+/// A success response, around the result's JSON text.
+pub(crate) fn result(id: &Id, result: &RawValue) -> String {
+    result_text(id, result.get())
+}
+
+/// A success response around `result`, which is JSON text.
+pub(crate) fn result_text(id: &Id, result: &str) -> String {
     let mut line = String::with_capacity(result.len() + id.text().len() + 32);
     line.push_str(r#"{"jsonrpc":"2.0","id":"#);
     line.push_str(id.text());
     line.push_str(r#","result":"#);
-    line.push_str(&result);
+    line.push_str(result);
     line.push('}');
     line
 }
@@ -252,7 +256,7 @@ mod tests {
             let call = single(&line).ok().unwrap();
             let id_of = call.id.unwrap();
             assert_eq!(id_of.text(), id);
-            let response = result(&id_of, &serde_json::json!({}));
+            let response = result_text(&id_of, "{}");
             assert_eq!(
                 response,
                 format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)

@@ -5,6 +5,8 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::params::{self, parse};
@@ -14,8 +16,9 @@ use crate::mcp::{McpState, McpStatus};
 use crate::policy::{PluginOptions, PluginSpec};
 use crate::projection::step::StepOutcome;
 use crate::prompt::CancelToken;
+use crate::session::route::Breakpoint;
 use crate::session::route::RouteContext;
-use crate::session::{AssistantReply, Session, ToolResult};
+use crate::session::{AssistantReply, ModelRequest, Session, ToolResult, Usage};
 
 /// What a session's queue keeps between its requests: the open log, and the newest step's
 /// rendering (what `retry` re-uses).
@@ -49,8 +52,76 @@ fn session_error(path: &Path, e: impl std::fmt::Display) -> RpcError {
     error
 }
 
-/// Run `method`.
+/// Run `method`: its result as JSON text. A step's result (the whole request, with every
+/// tool schema) is written straight from the host's values; the other results are small.
 pub(super) async fn dispatch(
+    server: &Arc<Server>,
+    state: &mut SessionState,
+    method: &str,
+    params: Value,
+    signal: &CancelToken,
+) -> Result<Box<RawValue>, RpcError> {
+    let host = server.host();
+    match method {
+        "step" => {
+            let p: params::Step = parse(params)?;
+            let facts = p.facts.into_facts()?.signal(signal.clone());
+            let options = StepOptions {
+                route: params::route_spec(p.route)?,
+                in_history: p.in_history,
+                starts_series: p.starts_series,
+                user_texts: p.user,
+            };
+            let session = state.open(&p.session)?;
+            let (rendered, outcome) = host
+                .step(session, p.scope.as_deref(), facts, &options)
+                .await?;
+            state.last = Some((p.scope, rendered));
+            step_result(&outcome)
+        }
+        "retry" => {
+            let p: params::Retry = parse(params)?;
+            let facts = p.facts.into_facts()?.signal(signal.clone());
+            let options = StepOptions {
+                route: params::route_spec(p.route)?,
+                in_history: p.in_history,
+                starts_series: p.starts_series,
+                user_texts: Vec::new(),
+            };
+            let Some((scope, previous)) = state.last.take() else {
+                return Err(session_error(
+                    &p.session,
+                    format!(
+                        "session log {}: no step of this server to retry (retry re-uses the rendering of this server's newest step on the session; call step)",
+                        p.session.display()
+                    ),
+                ));
+            };
+            let session = state.open(&p.session)?;
+            let result = host.retry(session, scope.as_deref(), &previous, facts, &options);
+            match result {
+                Ok((rendered, outcome)) => {
+                    state.last = Some((scope, rendered));
+                    step_result(&outcome)
+                }
+                Err(e) => {
+                    state.last = Some((scope, previous));
+                    Err(e.into())
+                }
+            }
+        }
+        _ => raw(&small_result(server, state, method, params, signal).await?),
+    }
+}
+
+/// The JSON text of `value`.
+pub(super) fn raw(value: &impl Serialize) -> Result<Box<RawValue>, RpcError> {
+    serde_json::value::to_raw_value(value)
+        .map_err(|e| RpcError::failed("internal", format!("cannot write the result: {e}")))
+}
+
+/// Run a method other than `step` and `retry`.
+async fn small_result(
     server: &Arc<Server>,
     state: &mut SessionState,
     method: &str,
@@ -116,53 +187,6 @@ pub(super) async fn dispatch(
             let facts = p.facts.into_facts()?.signal(signal.clone());
             let rendered = host.render(p.scope.as_deref(), facts).await?;
             Ok(json!({"prompt": rendered.prompt, "context": rendered.context}))
-        }
-        "step" => {
-            let p: params::Step = parse(params)?;
-            let facts = p.facts.into_facts()?.signal(signal.clone());
-            let options = StepOptions {
-                route: params::route_spec(p.route)?,
-                in_history: p.in_history,
-                starts_series: p.starts_series,
-                user_texts: p.user,
-            };
-            let session = state.open(&p.session)?;
-            let (rendered, outcome) = host
-                .step(session, p.scope.as_deref(), facts, &options)
-                .await?;
-            state.last = Some((p.scope, rendered));
-            step_result(&outcome)
-        }
-        "retry" => {
-            let p: params::Retry = parse(params)?;
-            let facts = p.facts.into_facts()?.signal(signal.clone());
-            let options = StepOptions {
-                route: params::route_spec(p.route)?,
-                in_history: p.in_history,
-                starts_series: p.starts_series,
-                user_texts: Vec::new(),
-            };
-            let Some((scope, previous)) = state.last.take() else {
-                return Err(session_error(
-                    &p.session,
-                    format!(
-                        "session log {}: no step of this server to retry (retry re-uses the rendering of this server's newest step on the session; call step)",
-                        p.session.display()
-                    ),
-                ));
-            };
-            let session = state.open(&p.session)?;
-            let result = host.retry(session, scope.as_deref(), &previous, facts, &options);
-            match result {
-                Ok((rendered, outcome)) => {
-                    state.last = Some((scope, rendered));
-                    step_result(&outcome)
-                }
-                Err(e) => {
-                    state.last = Some((scope, previous));
-                    Err(e.into())
-                }
-            }
         }
         "append_assistant" => {
             let p: params::AppendAssistant = parse(params)?;
@@ -304,19 +328,35 @@ fn load_plugin(host: &Host, p: params::LoadPlugin) -> Result<Value, RpcError> {
     Ok(json!({ "id": id.0 }))
 }
 
-fn step_result(outcome: &StepOutcome) -> Result<Value, RpcError> {
-    Ok(json!({
-        "step": outcome.step,
-        "request": outcome.request,
-        "commits": outcome.commits.len(),
-        "starts_series": outcome.starts_series,
-        "header": outcome.header.map(|h| h.as_str()),
-        "route": route_json(&outcome.route),
-        "cache": {
-            "breakpoints": outcome.request.cache_breakpoints,
-            "last_usage": outcome.last_usage,
+/// A step's result, written from the outcome as it is (no copy of the request on the way).
+fn step_result(outcome: &StepOutcome) -> Result<Box<RawValue>, RpcError> {
+    #[derive(Serialize)]
+    struct StepResult<'a> {
+        step: u64,
+        request: &'a ModelRequest,
+        commits: usize,
+        starts_series: bool,
+        header: Option<&'static str>,
+        route: Value,
+        cache: Cache<'a>,
+    }
+    #[derive(Serialize)]
+    struct Cache<'a> {
+        breakpoints: &'a [Breakpoint],
+        last_usage: &'a Option<Usage>,
+    }
+    raw(&StepResult {
+        step: outcome.step,
+        request: &outcome.request,
+        commits: outcome.commits.len(),
+        starts_series: outcome.starts_series,
+        header: outcome.header.map(|h| h.as_str()),
+        route: route_json(&outcome.route),
+        cache: Cache {
+            breakpoints: &outcome.request.cache_breakpoints,
+            last_usage: &outcome.last_usage,
         },
-    }))
+    })
 }
 
 /// What a step's request was prepared with: the route, its model, its modes and what the

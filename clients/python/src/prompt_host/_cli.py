@@ -1,0 +1,20 @@
+"""The ``prompt-host`` command line, from the wheel: the console script ``prompt-host`` and
+``python -m prompt_host`` run the same command line as the binary, in this process."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from typing import Optional, Sequence
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run ``prompt-host`` with ``argv`` (else this process's arguments); its exit status."""
+    from .inprocess import _native
+
+    native = _native()
+    # The binary leaves Ctrl-C to its default (the command ends at once, or `dev` stops
+    # cleanly with its own handler); Python's handler would only set a flag nobody reads.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    args = ["prompt-host", *(sys.argv[1:] if argv is None else argv)]
+    return int(native.run_command_line(args))

@@ -1,0 +1,289 @@
+"""The host in this process: `InProcessHost` and `AsyncInProcessHost` run ``prompt-host
+serve`` inside the Python process (the package's native module, on threads of its own)
+instead of as a child process. They are `PromptHost` and `AsyncPromptHost` with the pipe and
+the process taken away: the same methods, results, errors (`PromptHostError`, `RouteError`,
+`RequestCancelled`, `ServerExited` when the in-process server stopped), notifications and
+cancellation, because the same JSON-RPC lines pass between the same client code and the same
+server code. Every blocking call into the native module releases the GIL, and the host's
+work (plugins, the session log's writes) runs on the server's own threads.
+
+A plugin's trap, an exhausted limit or a hung plugin fails that request as it would over
+``serve``; nothing a plugin does can take the Python process down (its memory, stack and time
+are bounded by the sandbox).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import subprocess
+import threading
+from typing import Any, Callable, Iterator, Optional
+
+from ._wire import PathLike
+from .aio import _LINE_LIMIT, AsyncPromptHost, Trace
+from .client import PromptHost
+from ._types import Notification
+
+__all__ = ["AsyncInProcessHost", "InProcessHost", "native_available"]
+
+
+def _native() -> Any:
+    try:
+        from . import _native as native  # type: ignore[attr-defined]
+    except ImportError as e:
+        raise ImportError(
+            "prompt_host's native module is not installed: the in-process host comes with the "
+            "prompt-host wheel (README: 'Install'); PromptHost and AsyncPromptHost need only the "
+            "prompt-host binary"
+        ) from e
+    return native
+
+
+def native_available() -> bool:
+    """Whether this installation has the native module (the wheel's in-process host and
+    command line)."""
+    try:
+        _native()
+    except ImportError:
+        return False
+    return True
+
+
+def _server(config: Optional[PathLike], max_request_bytes: Optional[int], cache_dir: Optional[PathLike]) -> Any:
+    return _native().InProcessServer(
+        os.fspath(config) if config is not None else None,
+        max_request_bytes,
+        os.fspath(cache_dir) if cache_dir is not None else None,
+    )
+
+
+class _Stdin:
+    def __init__(self, server: Any) -> None:
+        self._server = server
+
+    def write(self, data: bytes) -> None:
+        self._server.write(bytes(data))
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self._server.close_input()
+
+
+class _Lines:
+    """A reader of lines, iterated as a pipe's lines are (each ends with a newline)."""
+
+    def __init__(self, read: Callable[[], Optional[bytes]]) -> None:
+        self._read = read
+
+    def __iter__(self) -> Iterator[bytes]:
+        while True:
+            line = self._read()
+            if line is None:
+                return
+            yield line + b"\n"
+
+
+class _Process:
+    """The in-process server in the shape of the `subprocess.Popen` that `PromptHost` drives."""
+
+    def __init__(self, server: Any) -> None:
+        self._server = server
+        self.pid = os.getpid()
+        self.returncode: Optional[int] = None
+        self.stdin = _Stdin(server)
+        self.stdout = _Lines(server.read_line)
+        self.stderr = _Lines(self._stderr_line)
+
+    def _stderr_line(self) -> Optional[bytes]:
+        line = self._server.read_stderr_line()
+        return None if line is None else line.encode("utf-8")
+
+    def poll(self) -> Optional[int]:
+        if self.returncode is None:
+            self.returncode = self._server.poll()
+        return self.returncode
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        status = self._server.wait(timeout)
+        if status is None:
+            raise subprocess.TimeoutExpired("prompt-host serve (in process)", timeout or 0.0)
+        self.returncode = int(status)
+        return self.returncode
+
+    def kill(self) -> None:
+        self._server.kill()
+
+
+class InProcessHost(PromptHost):
+    """`PromptHost` with the host in this process: ``prompt-host serve`` runs on threads of
+    its own inside Python, and requests and answers pass through memory instead of a pipe.
+
+    ``config``: a host.toml (else an empty default host). ``cache_dir``: the compile cache
+    (else ``PROMPT_HOST_CACHE_DIR``, else the user's cache directory). The other options are
+    `PromptHost`'s. Relative paths (``config``, a plugin's ``wasm``, a ``session``) are taken
+    from this process's working directory. A host.toml that cannot be loaded stops the
+    server: calls raise `ServerExited` with the error in its ``stderr``, as over ``serve``.
+
+    Use it as a context manager, or call `close`.
+    """
+
+    def __init__(
+        self,
+        config: Optional[PathLike] = None,
+        *,
+        max_request_bytes: Optional[int] = None,
+        cache_dir: Optional[PathLike] = None,
+        on_notification: Optional[Callable[[Notification], None]] = None,
+        on_stderr: Optional[Callable[[str], None]] = None,
+        trace: Optional[Trace] = None,
+        cancel_wait: float = 30.0,
+    ) -> None:
+        process = _Process(_server(config, max_request_bytes, cache_dir))
+        super().__init__(
+            config,
+            max_request_bytes=max_request_bytes,
+            on_notification=on_notification,
+            on_stderr=on_stderr,
+            trace=trace,
+            cancel_wait=cancel_wait,
+            _process=process,
+        )
+
+    def __enter__(self) -> "InProcessHost":
+        return self
+
+
+class _AsyncStdin:
+    """The server's input as an asyncio stream writer: lines are handed over in order by one
+    thread (handing over waits while the server is behind), and `drain` waits for them."""
+
+    def __init__(self, server: Any) -> None:
+        self._server = server
+        self._writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="prompt-host-input")
+        self._last: Optional["concurrent.futures.Future[None]"] = None
+        self._closing = False
+
+    def write(self, data: bytes) -> None:
+        if self._closing:
+            raise BrokenPipeError("the server's input is closed")
+        self._last = self._writer.submit(self._server.write, bytes(data))
+
+    async def drain(self) -> None:
+        last = self._last
+        if last is not None:
+            await asyncio.wrap_future(last)
+
+    def is_closing(self) -> bool:
+        return self._closing
+
+    def close(self) -> None:
+        if self._closing:
+            return
+        self._closing = True
+        # After the lines before it.
+        self._writer.submit(self._server.close_input)
+        self._writer.shutdown(wait=False)
+
+
+def _feed(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, read: Callable[[], Optional[bytes]]) -> None:
+    """Move lines from ``read`` (blocking) into ``reader`` until the end, on this thread."""
+    while True:
+        line = read()
+        try:
+            if line is None:
+                loop.call_soon_threadsafe(reader.feed_eof)
+                return
+            loop.call_soon_threadsafe(reader.feed_data, line + b"\n")
+        except RuntimeError:
+            return  # the loop is closed: nobody reads any more
+
+
+class _AsyncProcess:
+    """The in-process server in the shape of the asyncio child process that
+    `AsyncPromptHost` drives."""
+
+    def __init__(self, server: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self._server = server
+        self.pid = os.getpid()
+        self.returncode: Optional[int] = None
+        self.stdin = _AsyncStdin(server)
+        self.stdout = asyncio.StreamReader(limit=_LINE_LIMIT)
+        self.stderr = asyncio.StreamReader(limit=_LINE_LIMIT)
+        self._exited: "asyncio.Future[int]" = loop.create_future()
+
+        def stderr_line() -> Optional[bytes]:
+            line = server.read_stderr_line()
+            return None if line is None else line.encode("utf-8")
+
+        def wait_exit() -> None:
+            status = int(server.wait(None))
+            try:
+                loop.call_soon_threadsafe(self._set_exit, status)
+            except RuntimeError:
+                pass
+
+        for name, target, args in (
+            ("prompt-host-output", _feed, (loop, self.stdout, server.read_line)),
+            ("prompt-host-stderr", _feed, (loop, self.stderr, stderr_line)),
+            ("prompt-host-exit", wait_exit, ()),
+        ):
+            threading.Thread(target=target, args=args, name=name, daemon=True).start()
+
+    def _set_exit(self, status: int) -> None:
+        self.returncode = status
+        if not self._exited.done():
+            self._exited.set_result(status)
+
+    async def wait(self) -> int:
+        return await asyncio.shield(self._exited)
+
+    def kill(self) -> None:
+        self._server.kill()
+
+
+class AsyncInProcessHost(AsyncPromptHost):
+    """`AsyncPromptHost` with the host in this process (see `InProcessHost`): start it with
+    ``async with AsyncInProcessHost(...) as host`` or ``await AsyncInProcessHost(...).start()``
+    and `aclose` it. Awaiting a call never blocks the event loop: the host works on its own
+    threads."""
+
+    def __init__(
+        self,
+        config: Optional[PathLike] = None,
+        *,
+        max_request_bytes: Optional[int] = None,
+        cache_dir: Optional[PathLike] = None,
+        on_notification: Optional[Callable[[Notification], Any]] = None,
+        on_stderr: Optional[Callable[[str], None]] = None,
+        trace: Optional[Trace] = None,
+        cancel_wait: float = 30.0,
+    ) -> None:
+        def spawn() -> _AsyncProcess:
+            server = _server(config, max_request_bytes, cache_dir)
+            return _AsyncProcess(server, asyncio.get_running_loop())
+
+        # Fails here, as the other client does when no binary is found, if the native
+        # module is missing.
+        _native()
+        super().__init__(
+            config,
+            max_request_bytes=max_request_bytes,
+            on_notification=on_notification,
+            on_stderr=on_stderr,
+            trace=trace,
+            cancel_wait=cancel_wait,
+            _spawn=spawn,
+        )
+
+    async def __aenter__(self) -> "AsyncInProcessHost":
+        await self.start()
+        return self
+
+    async def start(self) -> "AsyncInProcessHost":
+        await super().start()
+        return self
+

@@ -1,0 +1,27 @@
+//! `prompt_host._native`: the native part of the prompt-host Python package.
+//!
+//! - [`InProcessServer`]: `prompt-host serve` running inside the Python process, on threads
+//!   of its own. The package's `InProcessHost` speaks the same JSON-RPC lines to it as
+//!   `PromptHost` speaks to a server process, so both have the same methods, results, errors
+//!   and cancellation; only the pipe and the process are gone. Every blocking call releases
+//!   the GIL.
+//! - [`run_command_line`]: the `prompt-host` command line, which the package installs as a
+//!   console script, so a wheel is all an installation needs.
+
+use pyo3::prelude::*;
+
+mod command_line;
+mod lines;
+mod server;
+
+pub use command_line::run_command_line;
+pub use server::InProcessServer;
+
+/// The module: `InProcessServer`, `run_command_line`, `__version__`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<InProcessServer>()?;
+    m.add_function(wrap_pyfunction!(run_command_line, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

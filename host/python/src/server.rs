@@ -1,0 +1,311 @@
+//! [`InProcessServer`]: `prompt-host serve` inside the Python process.
+//!
+//! The server runs on a thread of its own with its own tokio runtime, reading request lines
+//! from a bounded channel and writing answer lines to another, exactly as the command runs
+//! over stdio. The Python side (`prompt_host.inprocess`) wraps it in the shape of a child
+//! process (stdin, stdout, stderr, wait, kill), so the clients' code is the same for both.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::{PyBrokenPipeError, PyRuntimeError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use tokio::io::BufReader;
+use tokio::sync::{mpsc, oneshot};
+
+use prompt_host::wasm::PluginLog;
+use prompt_host::RuntimeConfig;
+use prompt_host_cli::serve::{serve_with, ChunkReader, ServeLimits};
+
+use crate::lines::{LineWriter, LINES_AHEAD};
+
+/// Request chunks taken ahead of the server: a client that writes faster than requests are
+/// read waits, as it would on a full pipe.
+const CHUNKS_AHEAD: usize = 4;
+
+/// The exit status of a server that was killed: what a child process killed by SIGKILL
+/// reports to Python (`-signal.SIGKILL`).
+const KILLED: i32 = -9;
+
+/// How long a server that stopped serving gives its tasks to end before its runtime is
+/// dropped with them still running.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Between two looks for a signal (Ctrl-C) while Python waits on the server.
+const SIGNAL_POLL: Duration = Duration::from_millis(100);
+
+/// The exit status, once the server stopped.
+#[derive(Default)]
+struct Exit {
+    status: Mutex<Option<i32>>,
+    changed: Condvar,
+}
+
+impl Exit {
+    fn set(&self, status: i32) {
+        let mut slot = self.status.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() {
+            *slot = Some(status);
+        }
+        self.changed.notify_all();
+    }
+
+    fn get(&self) -> Option<i32> {
+        *self.status.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Wait at most `limit` for the status.
+    fn wait(&self, limit: Duration) -> Option<i32> {
+        let slot = self.status.lock().unwrap_or_else(PoisonError::into_inner);
+        let (slot, _) = self
+            .changed
+            .wait_timeout_while(slot, limit, |status| status.is_none())
+            .unwrap_or_else(PoisonError::into_inner);
+        *slot
+    }
+}
+
+/// The stderr lines a server writes (plugin log lines at the default level, and the error
+/// that stopped it), for the client's `stderr_tail` and `on_stderr`. Closed when the server
+/// stops, which ends the client's stderr reader.
+type StderrSender = Arc<Mutex<Option<std::sync::mpsc::Sender<String>>>>;
+
+fn say(stderr: &StderrSender, line: String) {
+    if let Some(tx) = stderr
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+    {
+        let _ = tx.send(line);
+    }
+}
+
+/// `prompt-host serve` running in this process. `config`: a host.toml (else an empty
+/// default host); `max_request_bytes`: the longest request line; `cache_dir`: the compile
+/// cache (else `PROMPT_HOST_CACHE_DIR`, else the user's cache directory).
+///
+/// A host.toml that cannot be loaded stops the server with status 1 and the error on its
+/// stderr, as the command does.
+#[pyclass(frozen, module = "prompt_host._native")]
+pub struct InProcessServer {
+    /// Request bytes to the server; `None` once the input is closed.
+    input: Mutex<Option<mpsc::Sender<std::io::Result<Vec<u8>>>>>,
+    output: Mutex<mpsc::Receiver<Vec<u8>>>,
+    stderr: Mutex<std::sync::mpsc::Receiver<String>>,
+    exit: Arc<Exit>,
+    kill: Mutex<Option<oneshot::Sender<()>>>,
+}
+
+#[pymethods]
+impl InProcessServer {
+    #[new]
+    #[pyo3(signature = (config=None, max_request_bytes=None, cache_dir=None))]
+    fn new(
+        config: Option<PathBuf>,
+        max_request_bytes: Option<usize>,
+        cache_dir: Option<PathBuf>,
+    ) -> PyResult<Self> {
+        let (input, chunks) = mpsc::channel(CHUNKS_AHEAD);
+        let (lines, output) = mpsc::channel(LINES_AHEAD);
+        let (stderr_tx, stderr) = std::sync::mpsc::channel();
+        let stderr_sender: StderrSender = Arc::new(Mutex::new(Some(stderr_tx)));
+        let exit = Arc::new(Exit::default());
+        let (kill, killed) = oneshot::channel();
+
+        let mut limits = ServeLimits::default();
+        if let Some(bytes) = max_request_bytes {
+            limits = limits.max_request_bytes(bytes.max(1));
+        }
+        let mut runtime = RuntimeConfig::default();
+        runtime.cache_dir =
+            cache_dir.or_else(|| std::env::var_os("PROMPT_HOST_CACHE_DIR").map(PathBuf::from));
+        let sink_stderr = Arc::clone(&stderr_sender);
+        runtime.log_sink = Some(Arc::new(move |line: &PluginLog| {
+            if let Some(text) = prompt_host_cli::plugin_log_text(line) {
+                say(&sink_stderr, text);
+            }
+        }));
+
+        let thread_stderr = Arc::clone(&stderr_sender);
+        let thread_exit = Arc::clone(&exit);
+        std::thread::Builder::new()
+            .name("prompt-host-serve".into())
+            .spawn(move || {
+                let status = serve_on_own_runtime(
+                    config,
+                    runtime,
+                    limits,
+                    ChunkReader::new(chunks),
+                    LineWriter::new(lines),
+                    killed,
+                    &thread_stderr,
+                );
+                thread_exit.set(status);
+                // The end of stderr comes after the status, so a client that reads stderr to
+                // its end finds the status set.
+                thread_stderr
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take();
+            })
+            .map_err(|e| {
+                PyRuntimeError::new_err(format!("cannot start the in-process server: {e}"))
+            })?;
+
+        Ok(Self {
+            input: Mutex::new(Some(input)),
+            output: Mutex::new(output),
+            stderr: Mutex::new(stderr),
+            exit,
+            kill: Mutex::new(Some(kill)),
+        })
+    }
+
+    /// Hand request bytes to the server (whole lines or parts of them); waits, with the
+    /// GIL released, while the server is that far behind. `BrokenPipeError` once the server
+    /// stopped or the input was closed.
+    fn write(&self, py: Python<'_>, data: Vec<u8>) -> PyResult<()> {
+        let sender = self
+            .input
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let Some(sender) = sender else {
+            return Err(PyBrokenPipeError::new_err("the server's input is closed"));
+        };
+        py.detach(move || sender.blocking_send(Ok(data)))
+            .map_err(|_| PyBrokenPipeError::new_err("the in-process server stopped"))
+    }
+
+    /// Close the server's input: it answers what is in flight, then stops (status 0).
+    fn close_input(&self) {
+        self.input
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+    }
+
+    /// The next line the server wrote (an answer or a notification, without its newline),
+    /// waiting with the GIL released; `None` once the server stopped and every line was
+    /// read.
+    fn read_line<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
+        let line = py.detach(|| {
+            self.output
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .blocking_recv()
+        })?;
+        Some(PyBytes::new(py, &line))
+    }
+
+    /// The next stderr line, waiting with the GIL released; `None` once the server stopped.
+    fn read_stderr_line(&self, py: Python<'_>) -> Option<String> {
+        py.detach(|| {
+            self.stderr
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .recv()
+                .ok()
+        })
+    }
+
+    /// The exit status if the server stopped: 0 when its input closed, 1 when it could not
+    /// start or failed, -9 when killed.
+    fn poll(&self) -> Option<i32> {
+        self.exit.get()
+    }
+
+    /// Wait for the server to stop, at most `timeout` seconds (for ever when `None`); the
+    /// status, or `None` on timeout. Ctrl-C interrupts the wait.
+    #[pyo3(signature = (timeout=None))]
+    fn wait(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<i32>> {
+        let deadline = timeout.map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
+        loop {
+            let slice = match deadline {
+                Some(deadline) => deadline
+                    .saturating_duration_since(Instant::now())
+                    .min(SIGNAL_POLL),
+                None => SIGNAL_POLL,
+            };
+            if let Some(status) = py.detach(|| self.exit.wait(slice)) {
+                return Ok(Some(status));
+            }
+            py.check_signals()?;
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Stop the server at once, as SIGKILL stops a process: requests in flight get no
+    /// answer, and the status is -9.
+    fn kill(&self) {
+        self.close_input();
+        if let Some(kill) = self
+            .kill
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            let _ = kill.send(());
+        }
+    }
+}
+
+impl Drop for InProcessServer {
+    /// A server nobody can reach any more stops: its input closes (it answers what is in
+    /// flight to nobody) and its stderr with it.
+    fn drop(&mut self) {
+        self.close_input();
+    }
+}
+
+/// Serve on a runtime of this thread's own until the input closes, the client stops
+/// reading, or `killed`; the exit status.
+fn serve_on_own_runtime(
+    config: Option<PathBuf>,
+    runtime: RuntimeConfig,
+    limits: ServeLimits,
+    input: ChunkReader,
+    output: LineWriter,
+    killed: oneshot::Receiver<()>,
+    stderr: &StderrSender,
+) -> i32 {
+    let tokio = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("prompt-host")
+        .build()
+    {
+        Ok(tokio) => tokio,
+        Err(e) => {
+            say(
+                stderr,
+                format!("error: cannot start the async runtime: {e}"),
+            );
+            return 1;
+        }
+    };
+    let outcome = tokio.block_on(async move {
+        tokio::select! {
+            served = serve_with(config.as_deref(), runtime, limits, BufReader::new(input), output) => Some(served),
+            _ = killed => None,
+        }
+    });
+    match outcome {
+        Some(Ok(())) => {
+            tokio.shutdown_timeout(SHUTDOWN_GRACE);
+            0
+        }
+        Some(Err(e)) => {
+            say(stderr, format!("error: {}", prompt_host_cli::chain(&e)));
+            tokio.shutdown_timeout(SHUTDOWN_GRACE);
+            1
+        }
+        None => {
+            tokio.shutdown_background();
+            KILLED
+        }
+    }
+}
