@@ -2,7 +2,7 @@
 of real plugins, each step followed by the model's (scripted) reply, as an agent loop does.
 
     python bench/step_latency.py [--steps 300] [--bin PATH] [--guests DIR] [--config host.toml]
-                                 [--in-process PATH]
+                                 [--in-process PATH] [--python-in-process]
 
 Without ``--config`` it writes the deployment ``cargo demo`` uses (identity and persona; in
 ``preset:coder`` the tool-guide plugin and the redactor listener; in ``agent:1`` a persona
@@ -27,6 +27,10 @@ Printed per step (median and p99 of the N steps):
 same deployment through the Rust library in one process, right before the client's, and
 prints both medians and p99s side by side with their ratio.
 
+``--python-in-process`` also runs the same conversation through `InProcessHost` (the wheel's
+host in this Python process), in rounds alternating with the others, and prints its figures
+beside the ``serve`` client's and the library's, with the ratios.
+
 The binary is ``--bin``, else ``PROMPT_HOST_BIN``, else this repository's
 ``target/release/prompt-host`` or ``target/debug/prompt-host``: a debug build is many times
 slower than a release build; the figures say which was measured.
@@ -43,7 +47,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from prompt_host import PromptHost
+from prompt_host import InProcessHost, PromptHost
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -133,6 +137,8 @@ def main() -> None:
     parser.add_argument("--log-dir", type=Path, help="where the session log goes (default: a temporary directory); e.g. /dev/shm to take fsync out")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     parser.add_argument("--in-process", help="the step-inprocess binary: also measure the same steps in process")
+    parser.add_argument("--python-in-process", action="store_true", help="also measure the same steps through InProcessHost")
+    parser.add_argument("--compare-bin", help="another prompt-host executable (an earlier build): the same steps through it too")
     args = parser.parse_args()
 
     binary = pick_binary(args.bin)
@@ -168,6 +174,23 @@ def main() -> None:
                                  env={**os.environ, "PROMPT_HOST_CACHE_DIR": cache})
             in_process.extend(json.loads(out.stdout.strip().splitlines()[-1])["step_ms"])
 
+        py_log = Path(args.log_dir or tmp) / f"step-latency-{os.getpid()}-python-in-process.jsonl"
+        python_in: List[float] = []
+        python_host = InProcessHost(config, cache_dir=cache) if args.python_in_process else None
+        cmp_log = Path(args.log_dir or tmp) / f"step-latency-{os.getpid()}-compare.jsonl"
+        compared: List[float] = []
+        compare_host = PromptHost(config, binary=args.compare_bin, env={"PROMPT_HOST_CACHE_DIR": cache}) if args.compare_bin else None
+
+        def timed_round(client: Any, session: Path, samples: List[float], first: int, steps: int) -> None:
+            """`steps` more steps of the conversation through `client` (its own log)."""
+            for i in range(first, first + steps):
+                params = {"session": str(session), "scope": args.scope, "facts": facts, "user": [f"Request number {i}: review the diff."]}
+                started = time.perf_counter()
+                result = client.call("step", params)
+                samples.append(time.perf_counter() - started)
+                client.append_assistant(session, text=f"Reviewed change {i}: looks good.")
+                assert result["step"] == i
+
         with PromptHost(config, binary=binary, env={"PROMPT_HOST_CACHE_DIR": cache}, trace=trace) as host:
             describe = host.describe()
 
@@ -196,11 +219,16 @@ def main() -> None:
 
             for i in range(args.warmup):
                 one_step(i)
+            for client, session, samples_of in ((python_host, py_log, python_in), (compare_host, cmp_log, compared)):
+                if client is not None:
+                    timed_round(client, session, samples_of, 0, args.warmup)
+                    samples_of.clear()
             sizes.clear()
             samples: List[Dict[str, float]] = []
-            # With --in-process, rounds alternate between the library and the client, so
-            # load on a shared machine (and the disk's fsync latency) hits both alike.
-            rounds = 5 if args.in_process else 1
+            # With --in-process or --python-in-process, rounds alternate between the
+            # library, the in-process Python host and the client, so load on a shared
+            # machine (and the disk's fsync latency) hits all alike.
+            rounds = 5 if args.in_process or python_host is not None or compare_host is not None else 1
             per_round = max(1, args.steps // rounds)
             cpu = 0.0
             wall = 0.0
@@ -208,12 +236,21 @@ def main() -> None:
                 first = args.warmup + r * per_round
                 if args.in_process:
                     in_process_round(first, per_round, args.warmup if r == 0 else 0)
+                if python_host is not None:
+                    timed_round(python_host, py_log, python_in, first, per_round)
+                if compare_host is not None:
+                    timed_round(compare_host, cmp_log, compared, first, per_round)
                 cpu_before = cpu_seconds(host.pid)
                 wall_before = time.perf_counter()
                 for i in range(first, first + per_round):
                     samples.append(one_step(i))
                 wall += time.perf_counter() - wall_before
                 cpu += cpu_seconds(host.pid) - cpu_before
+        for client in (python_host, compare_host):
+            if client is not None:
+                client.close()
+        py_log.unlink(missing_ok=True)
+        cmp_log.unlink(missing_ok=True)
         log.unlink(missing_ok=True)
         in_log.unlink(missing_ok=True)
 
@@ -255,6 +292,24 @@ def main() -> None:
         print(f"{'in process (Rust library)':24}{median_in:8.3f} ms  {p99_in:8.3f} ms  ({len(in_process)} steps, rounds alternating with the client's)")
         print(f"through the client / in process: median {med_step * 1000 / median_in:.2f}x, "
               f"p99 {pct(step, 0.99) * 1000 / p99_in:.2f}x; the client adds {med_step * 1000 - median_in:.3f} ms at the median")
+    if python_in:
+        median_py = statistics.median(python_in)
+        p99_py = pct(python_in, 0.99)
+        figures["python_in_process_median_ms"] = median_py * 1000
+        figures["python_in_process_p99_ms"] = p99_py * 1000
+        print(f"{'InProcessHost (Python)':24}{ms(median_py)}  {ms(p99_py)}  ({len(python_in)} steps, rounds alternating)")
+        print(f"serve client / InProcessHost: median {med_step / median_py:.2f}x, p99 {pct(step, 0.99) / p99_py:.2f}x")
+        if in_process:
+            print(f"InProcessHost / in process (Rust): median {median_py * 1000 / statistics.median(in_process):.2f}x, "
+                  f"p99 {p99_py * 1000 / pct(in_process, 0.99):.2f}x")
+    if compared:
+        median_cmp = statistics.median(compared)
+        p99_cmp = pct(compared, 0.99)
+        figures["compare_median_ms"] = median_cmp * 1000
+        figures["compare_p99_ms"] = p99_cmp * 1000
+        print(f"{'serve client, --compare-bin':24}{ms(median_cmp)}  {ms(p99_cmp)}  ({args.compare_bin}; rounds alternating)")
+        print(f"--compare-bin / --bin: median {median_cmp / med_step:.2f}x, p99 {p99_cmp / pct(step, 0.99):.2f}x; "
+              f"{(median_cmp - med_step) * 1000:.3f} ms less per step at the median")
     if args.json:
         print(json.dumps(figures, indent=2))
 

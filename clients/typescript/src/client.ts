@@ -9,6 +9,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 import { INVALID_REQUEST, PromptHostError, ServerExited, type RpcErrorObject } from "./errors.js";
 import type {
@@ -64,11 +65,30 @@ interface Pending {
   timedOut: boolean;
 }
 
-/** The `prompt-host` executable: `binary`, else `PROMPT_HOST_BIN`, else `prompt-host` on PATH. */
+/**
+ * The executable a package packed with its binary carries (`npm run pack:bundled`):
+ * `bin/<platform>-<arch>/prompt-host` beside `dist/`, for this platform only.
+ */
+export function bundledBinary(): string | undefined {
+  const candidate = fileURLToPath(new URL(`../bin/${process.platform}-${process.arch}/prompt-host`, import.meta.url));
+  try {
+    accessSync(candidate, constants.X_OK);
+    return candidate;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The `prompt-host` executable: `binary`, else `PROMPT_HOST_BIN`, else the one this package
+ * carries for the platform (`bundledBinary`), else `prompt-host` on PATH.
+ */
 export function findBinary(binary?: string): string {
   if (binary) return binary;
   const fromEnv = process.env.PROMPT_HOST_BIN;
   if (fromEnv) return fromEnv;
+  const bundled = bundledBinary();
+  if (bundled) return bundled;
   for (const dir of (process.env.PATH ?? "").split(delimiter)) {
     if (!dir) continue;
     const candidate = join(dir, "prompt-host");
@@ -79,7 +99,9 @@ export function findBinary(binary?: string): string {
       // not here
     }
   }
-  throw new Error("prompt-host executable not found: pass `binary`, set PROMPT_HOST_BIN, or put prompt-host on PATH");
+  throw new Error(
+    "prompt-host executable not found: pass `binary`, set PROMPT_HOST_BIN, install a package packed with its binary (npm run pack:bundled), or put prompt-host on PATH",
+  );
 }
 
 function factsParam(facts: Facts | undefined): unknown {

@@ -59,3 +59,19 @@ pub fn kill_group(child: &mut tokio::process::Child) {
     signal_group(child, libc::SIGKILL);
     let _ = child.start_kill();
 }
+
+/// After a kill: reap the child once it is gone, waiting at most `limit` (a killed process
+/// is gone within microseconds). A host that lives on inside a longer process (the Python
+/// package's in-process host, an embedder's) would otherwise keep a zombie per server until
+/// that process exits, since tokio's own reaper stops with the runtime. A child still there
+/// after `limit` is left to that reaper.
+pub fn reap_briefly(child: &mut tokio::process::Child, limit: std::time::Duration) {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) | Err(_) => return,
+            Ok(None) if std::time::Instant::now() >= deadline => return,
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(1)),
+        }
+    }
+}

@@ -445,20 +445,23 @@ impl Server {
         while let Some((call, done)) = jobs.recv().await {
             let me = Arc::clone(&self);
             let handle = tokio::runtime::Handle::current();
+            // Answered from the blocking thread, and what the request leaves is freed after
+            // its answer is on its way: neither waits for a hop back to this task.
             let ran = tokio::task::spawn_blocking(move || {
                 crate::blocking::allow_blocking(|| {
                     let response = handle.block_on(me.run(call, Some(&mut state)));
-                    (state, response)
+                    let _ = done.send(response);
+                    state.free_after_answer();
+                    state
                 })
             })
             .await;
-            let Ok((returned, response)) = ran else {
+            let Ok(returned) = ran else {
                 // The request panicked: its state is gone; a later request starts afresh.
                 self.lock_sessions().remove(&path);
                 return;
             };
             state = returned;
-            let _ = done.send(response);
             if state.is_idle() {
                 let mut sessions = self.lock_sessions();
                 if jobs.is_empty() {

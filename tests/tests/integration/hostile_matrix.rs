@@ -233,3 +233,54 @@ pub fn deployment_toml(hostile: Option<(&Case, &str)>) -> String {
     }
     toml
 }
+
+/// The matrix as JSON, for the clients' suites, which run it through their own entry points
+/// (the Python package's in-process host among them): each case's mode, phase, outcome,
+/// config, limits and export.
+pub fn cases_json() -> Value {
+    let cases: Vec<Value> = cases()
+        .iter()
+        .map(|case| {
+            json!({
+                "mode": case.mode,
+                "phase": case.phase,
+                "expect": match case.expect {
+                    Expect::Ok => "ok",
+                    Expect::FailsInit => "fails-init",
+                    Expect::FailsCall => "fails-call",
+                    Expect::FailsBudget => "fails-budget",
+                },
+                "config": case.config(),
+                "limits": Case::limits(),
+                "export": case.export(),
+            })
+        })
+        .collect();
+    json!({
+        "about": "The hostile matrix (tests/tests/integration/hostile_matrix.rs), for the clients' suites. Recorded by `PROMPT_HOST_BLESS=1 cargo test -p prompt-host-tests --test integration hostile_matrix_is_recorded`.",
+        "good_config": good_config(),
+        "cases": cases,
+    })
+}
+
+/// The recording the clients read is the matrix this file defines.
+#[test]
+fn hostile_matrix_is_recorded() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/hostile-matrix.json");
+    let actual = serde_json::to_string_pretty(&cases_json()).unwrap() + "\n";
+    if std::env::var_os("PROMPT_HOST_BLESS").is_some() {
+        std::fs::write(&path, &actual).unwrap();
+        return;
+    }
+    let recorded = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (record it with PROMPT_HOST_BLESS=1)",
+            path.display()
+        )
+    });
+    assert!(
+        recorded == actual,
+        "{} differs from the matrix in hostile_matrix.rs: record it again with PROMPT_HOST_BLESS=1",
+        path.display()
+    );
+}

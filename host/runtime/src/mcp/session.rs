@@ -183,11 +183,15 @@ impl Session {
     }
 }
 
+/// How long dropping a session waits for its killed server to be reaped.
+const REAP_LIMIT: Duration = Duration::from_millis(200);
+
 impl Drop for Session {
     /// However the session ends (an aborted task, a dropped host), the server and whatever
     /// it started in its process group are killed.
     fn drop(&mut self) {
         crate::child::kill_group(&mut self.child);
+        crate::child::reap_briefly(&mut self.child, REAP_LIMIT);
     }
 }
 

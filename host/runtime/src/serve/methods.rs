@@ -26,9 +26,17 @@ use crate::session::{AssistantReply, ModelRequest, Session, ToolResult, Usage};
 pub(crate) struct SessionState {
     session: Option<Session>,
     last: Option<(Option<String>, Rendered)>,
+    /// What a step leaves to free (its outcome, with the whole request, and the rendering it
+    /// replaced): freed after the answer is on its way, not before.
+    after_answer: Option<Box<dyn Send>>,
 }
 
 impl SessionState {
+    /// Free what the last request left to free (after its answer was sent).
+    pub(crate) fn free_after_answer(&mut self) {
+        self.after_answer = None;
+    }
+
     /// Whether nothing is held: no open log, no step to retry.
     pub(crate) fn is_idle(&self) -> bool {
         self.session.is_none() && self.last.is_none()
@@ -76,8 +84,10 @@ pub(super) async fn dispatch(
             let (rendered, outcome) = host
                 .step(session, p.scope.as_deref(), facts, &options)
                 .await?;
-            state.last = Some((p.scope, rendered));
-            step_result(&outcome)
+            let previous = state.last.replace((p.scope, rendered));
+            let result = step_result(&outcome);
+            state.after_answer = Some(Box::new((outcome, previous)));
+            result
         }
         "retry" => {
             let p: params::Retry = parse(params)?;
@@ -101,8 +111,10 @@ pub(super) async fn dispatch(
             let result = host.retry(session, scope.as_deref(), &previous, facts, &options);
             match result {
                 Ok((rendered, outcome)) => {
-                    state.last = Some((scope, rendered));
-                    step_result(&outcome)
+                    let previous = state.last.replace((scope, rendered));
+                    let result = step_result(&outcome);
+                    state.after_answer = Some(Box::new((outcome, previous)));
+                    result
                 }
                 Err(e) => {
                     state.last = Some((scope, previous));

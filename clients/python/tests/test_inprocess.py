@@ -1,0 +1,236 @@
+"""What only the in-process host has: the server stopping inside this process, its children
+dying with the Python process, the GIL released while the host works, a file-size limit that
+is an error and not a signal, and the wheel's own command line. (Everything the two
+transports share runs over both in the other files.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from prompt_host import InProcessHost, PromptHostError, ServerExited, native_available
+
+pytestmark = pytest.mark.skipif(not native_available(), reason="the native module is not installed (build the wheel: README 'Install')")
+
+MCP_SERVER = REPO / "tests" / "fixtures" / "mcp" / "server.py"
+
+
+def run_python(code: str, *, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout, **kwargs)
+
+
+def test_a_host_toml_that_cannot_load_stops_the_server_with_its_message(tmp_path: Path, cache_dir: Path) -> None:
+    config = tmp_path / "host.toml"
+    config.write_text("[prompt]\nno_such_key = 1\n")
+    host = InProcessHost(config, cache_dir=cache_dir)
+    with pytest.raises(ServerExited) as e:
+        host.describe()
+    assert host.close() == 1
+    assert e.value.returncode == 1
+    assert "no_such_key" in e.value.stderr and str(config) in e.value.stderr
+    assert "no_such_key" in host.stderr_tail()
+
+
+def test_killing_the_server_fails_what_is_in_flight_and_leaves_this_process(wasm, cache_dir: Path) -> None:
+    host = InProcessHost(cache_dir=cache_dir)
+    host.load_plugin("sleepy", wasm("hostile"), config={"mode": "sleep", "in": "section"}, limits={"call_timeout_ms": 20000})
+    pending = host.send("render")
+    time.sleep(0.2)
+    started = time.monotonic()
+    host.kill()
+    with pytest.raises(ServerExited) as e:
+        pending.result(timeout=10)
+    assert time.monotonic() - started < 5
+    assert e.value.method == "render" and e.value.returncode == -9
+    with pytest.raises(ServerExited):
+        host.describe()
+    # This process goes on, and so does a new host in it.
+    with InProcessHost(cache_dir=cache_dir) as other:
+        assert other.render().prompt
+
+
+def test_the_gil_is_released_while_the_host_works(wasm, cache_dir: Path) -> None:
+    with InProcessHost(cache_dir=cache_dir) as host:
+        host.load_plugin("sleepy", wasm("hostile"), config={"mode": "sleep", "in": "section"}, limits={"call_timeout_ms": 600})
+        busy = {"n": 0}
+        done = threading.Event()
+
+        def spin() -> None:
+            while not done.is_set():
+                busy["n"] += 1
+
+        spinner = threading.Thread(target=spin)
+        spinner.start()
+        try:
+            time.sleep(0.2)
+            alone = busy["n"]
+            started = time.monotonic()
+            with pytest.raises(PromptHostError):
+                host.render()  # the plugin sleeps past its deadline
+            elapsed = time.monotonic() - started
+        finally:
+            done.set()
+            spinner.join()
+        # While this thread waited on the host, the spinner ran (at a rate comparable to
+        # when it had the interpreter to itself).
+        assert busy["n"] - alone > 0.25 * alone * elapsed / 0.2, (alone, busy["n"], elapsed)
+
+
+def test_a_file_size_limit_is_an_error_not_a_signal(wasm, cache_dir: Path, tmp_path: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    done = run_python(
+        f"""
+        import resource
+        from prompt_host import InProcessHost, PromptHostError
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+        with InProcessHost(cache_dir={str(cache_dir)!r}) as host:
+            host.step({str(log)!r}, user="small")
+            try:
+                host.step({str(log)!r}, user="x" * (100 << 10))
+            except PromptHostError as e:
+                print("refused:", e.kind, e.message)
+            print("after:", host.step({str(log)!r}, user="small again").step)
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert "refused: session" in done.stdout and "File too large" in done.stdout, done.stdout
+    assert "after: 1" in done.stdout, done.stdout
+    # What was acknowledged reads back.
+    with InProcessHost(cache_dir=cache_dir) as host:
+        assert host.request(log).step == 1
+
+
+def _children(pid: int) -> list:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += (task / "children").read_text().split()
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
+def test_an_mcp_server_dies_with_the_python_process(wasm, cache_dir: Path, tmp_path: Path) -> None:
+    pytest.importorskip("mcp", reason="the MCP fixture server needs tests/fixtures/mcp/requirements.txt")
+    pid_file = tmp_path / "server.pid"
+    config = tmp_path / "host.toml"
+    config.write_text(
+        f"""
+[host]
+mcp_provider = {json.dumps(wasm("mcp-instructions"))}
+
+[[scope]]
+name = "agent"
+
+[[mcp]]
+name = "fixture"
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(str(MCP_SERVER))}, "--instructions", "Use the echo tool."]
+scope = "agent"
+timeout_ms = 20000
+env = {{ MCP_FIXTURE_PID_FILE = {json.dumps(str(pid_file))} }}
+"""
+    )
+    script = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                f"""
+                import sys, time
+                from prompt_host import InProcessHost
+                host = InProcessHost({str(config)!r}, cache_dir={str(cache_dir)!r})
+                assert host.mcp_status(wait_ms=30000)[0].state == "up"
+                assert "Use the echo tool." in host.render("agent").prompt
+                print("up", flush=True)
+                time.sleep(600)
+                """
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert script.stdout is not None
+        line = script.stdout.readline()
+        assert line.strip() == "up", script.stderr.read() if script.stderr else ""
+        server = int(pid_file.read_text())
+        assert os.path.exists(f"/proc/{server}")
+        script.send_signal(signal.SIGKILL)
+        script.wait(10)
+        deadline = time.monotonic() + 10
+        while os.path.exists(f"/proc/{server}") and time.monotonic() < deadline:
+            # A zombie is gone as far as it matters: it runs no more.
+            try:
+                if Path(f"/proc/{server}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+            except OSError:
+                break
+            time.sleep(0.05)
+        alive = os.path.exists(f"/proc/{server}") and Path(f"/proc/{server}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        assert not alive, f"the MCP server {server} outlived the Python process that hosted it"
+    finally:
+        if script.poll() is None:
+            script.kill()
+            script.wait()
+
+
+def test_closing_the_host_stops_its_mcp_server(wasm, cache_dir: Path, tmp_path: Path) -> None:
+    pytest.importorskip("mcp", reason="the MCP fixture server needs tests/fixtures/mcp/requirements.txt")
+    config = tmp_path / "host.toml"
+    config.write_text(
+        f"""
+[host]
+mcp_provider = {json.dumps(wasm("mcp-instructions"))}
+
+[[scope]]
+name = "agent"
+
+[[mcp]]
+name = "fixture"
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(str(MCP_SERVER))}]
+scope = "agent"
+timeout_ms = 20000
+"""
+    )
+    before = set(_children(os.getpid()))
+    host = InProcessHost(config, cache_dir=cache_dir)
+    assert host.mcp_status(wait_ms=30000)[0].state == "up"
+    started = set(_children(os.getpid())) - before
+    assert started, "the MCP server should be a child of this process"
+    assert host.close() == 0
+    deadline = time.monotonic() + 10
+    while set(_children(os.getpid())) & started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not set(_children(os.getpid())) & started
+
+
+def test_the_wheels_command_line(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "prompt_host", "--version"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("prompt-host "), done
+    # A usage error exits 2 with clap's message, as the binary does.
+    done = subprocess.run([sys.executable, "-m", "prompt_host", "no-such-command"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "no-such-command" in done.stderr
+    # A reader that stops reading ends the command normally, with nothing on stderr.
+    proc = subprocess.Popen([sys.executable, "-m", "prompt_host", "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(1)
+    proc.stdout.close()
+    assert proc.wait(60) == 0
+    assert proc.stderr.read() == b""
+    script = shutil.which("prompt-host")
+    if script and Path(script).read_bytes()[:2] == b"#!" and b"prompt_host" in Path(script).read_bytes()[:4096]:
+        done = subprocess.run([script, "--version"], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and done.stdout.startswith("prompt-host "), done
+
