@@ -292,23 +292,23 @@ def main() -> None:
         print(f"{'in process (Rust library)':24}{median_in:8.3f} ms  {p99_in:8.3f} ms  ({len(in_process)} steps, rounds alternating with the client's)")
         print(f"through the client / in process: median {med_step * 1000 / median_in:.2f}x, "
               f"p99 {pct(step, 0.99) * 1000 / p99_in:.2f}x; the client adds {med_step * 1000 - median_in:.3f} ms at the median")
+    def side(key: str, label: str, samples: List[float], note: str) -> float:
+        """Print one more way of taking the step beside the client's; its median (s)."""
+        median, p99 = statistics.median(samples), pct(samples, 0.99)
+        figures[f"{key}_median_ms"] = median * 1000
+        figures[f"{key}_p99_ms"] = p99 * 1000
+        print(f"{label:24}{ms(median)}  {ms(p99)}  ({note}; rounds alternating)")
+        return median
+
     if python_in:
-        median_py = statistics.median(python_in)
-        p99_py = pct(python_in, 0.99)
-        figures["python_in_process_median_ms"] = median_py * 1000
-        figures["python_in_process_p99_ms"] = p99_py * 1000
-        print(f"{'InProcessHost (Python)':24}{ms(median_py)}  {ms(p99_py)}  ({len(python_in)} steps, rounds alternating)")
-        print(f"serve client / InProcessHost: median {med_step / median_py:.2f}x, p99 {pct(step, 0.99) / p99_py:.2f}x")
+        median_py = side("python_in_process", "InProcessHost (Python)", python_in, f"{len(python_in)} steps")
+        print(f"serve client / InProcessHost: median {med_step / median_py:.2f}x, p99 {pct(step, 0.99) / pct(python_in, 0.99):.2f}x")
         if in_process:
             print(f"InProcessHost / in process (Rust): median {median_py * 1000 / statistics.median(in_process):.2f}x, "
-                  f"p99 {p99_py * 1000 / pct(in_process, 0.99):.2f}x")
+                  f"p99 {pct(python_in, 0.99) * 1000 / pct(in_process, 0.99):.2f}x")
     if compared:
-        median_cmp = statistics.median(compared)
-        p99_cmp = pct(compared, 0.99)
-        figures["compare_median_ms"] = median_cmp * 1000
-        figures["compare_p99_ms"] = p99_cmp * 1000
-        print(f"{'serve client, --compare-bin':24}{ms(median_cmp)}  {ms(p99_cmp)}  ({args.compare_bin}; rounds alternating)")
-        print(f"--compare-bin / --bin: median {median_cmp / med_step:.2f}x, p99 {p99_cmp / pct(step, 0.99):.2f}x; "
+        median_cmp = side("compare", "serve client, --compare-bin", compared, str(args.compare_bin))
+        print(f"--compare-bin / --bin: median {median_cmp / med_step:.2f}x, p99 {pct(compared, 0.99) / pct(step, 0.99):.2f}x; "
               f"{(median_cmp - med_step) * 1000:.3f} ms less per step at the median")
     if args.json:
         print(json.dumps(figures, indent=2))

@@ -73,6 +73,24 @@ def deploy_rules(host: PromptHost, wasm: Callable[[str], str], scope: str, name:
     )
 
 
+def mcp_config(tmp_path: Path, wasm: Callable[[str], str], servers: str) -> Path:
+    """A host.toml with the MCP instruction provider, the scope `agent` and ``servers``
+    (``[[mcp]]`` tables)."""
+    config = tmp_path / "host.toml"
+    config.write_text(
+        f"""
+[host]
+mcp_provider = {json.dumps(wasm("mcp-instructions"))}
+
+[[scope]]
+name = "agent"
+
+{servers}
+"""
+    )
+    return config
+
+
 def validator_for(pointer: str) -> Draft202012Validator:
     return Draft202012Validator({"$ref": f"{SCHEMA_ID}#{pointer}"}, registry=_REGISTRY)
 

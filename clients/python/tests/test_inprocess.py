@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, mcp_config
 from prompt_host import InProcessHost, PromptHostError, ServerExited, native_available
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the native module is not installed (build the wheel: README 'Install')")
@@ -122,15 +122,10 @@ def _children(pid: int) -> list:
 def test_an_mcp_server_dies_with_the_python_process(wasm, cache_dir: Path, tmp_path: Path) -> None:
     pytest.importorskip("mcp", reason="the MCP fixture server needs tests/fixtures/mcp/requirements.txt")
     pid_file = tmp_path / "server.pid"
-    config = tmp_path / "host.toml"
-    config.write_text(
+    config = mcp_config(
+        tmp_path,
+        wasm,
         f"""
-[host]
-mcp_provider = {json.dumps(wasm("mcp-instructions"))}
-
-[[scope]]
-name = "agent"
-
 [[mcp]]
 name = "fixture"
 command = {json.dumps(sys.executable)}
@@ -138,7 +133,7 @@ args = [{json.dumps(str(MCP_SERVER))}, "--instructions", "Use the echo tool."]
 scope = "agent"
 timeout_ms = 20000
 env = {{ MCP_FIXTURE_PID_FILE = {json.dumps(str(pid_file))} }}
-"""
+""",
     )
     script = subprocess.Popen(
         [
@@ -187,22 +182,17 @@ env = {{ MCP_FIXTURE_PID_FILE = {json.dumps(str(pid_file))} }}
 
 def test_closing_the_host_stops_its_mcp_server(wasm, cache_dir: Path, tmp_path: Path) -> None:
     pytest.importorskip("mcp", reason="the MCP fixture server needs tests/fixtures/mcp/requirements.txt")
-    config = tmp_path / "host.toml"
-    config.write_text(
+    config = mcp_config(
+        tmp_path,
+        wasm,
         f"""
-[host]
-mcp_provider = {json.dumps(wasm("mcp-instructions"))}
-
-[[scope]]
-name = "agent"
-
 [[mcp]]
 name = "fixture"
 command = {json.dumps(sys.executable)}
 args = [{json.dumps(str(MCP_SERVER))}]
 scope = "agent"
 timeout_ms = 20000
-"""
+""",
     )
     before = set(_children(os.getpid()))
     host = InProcessHost(config, cache_dir=cache_dir)

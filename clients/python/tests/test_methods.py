@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IDENTITY, SNAPSHOT, REPO, Wire
+from conftest import IDENTITY, SNAPSHOT, REPO, Wire, mcp_config
 from prompt_host import (
     PROTOCOL_VERSION,
     Assembly,
@@ -198,25 +198,9 @@ def test_mcp_status_without_servers(host: PromptHost) -> None:
     assert host.mcp_status(wait_ms=10) == []
 
 
-def _mcp_config(tmp_path: Path, wasm, servers: str) -> Path:
-    config = tmp_path / "host.toml"
-    config.write_text(
-        f"""
-[host]
-mcp_provider = {json.dumps(wasm("mcp-instructions"))}
-
-[[scope]]
-name = "agent"
-
-{servers}
-"""
-    )
-    return config
-
-
 def test_mcp_status_and_notifications(open_host, wasm, tmp_path: Path) -> None:
     hang = REPO / "tests" / "fixtures" / "mcp" / "hang.py"
-    config = _mcp_config(
+    config = mcp_config(
         tmp_path,
         wasm,
         f"""
@@ -247,7 +231,7 @@ timeout_ms = 300
 def test_mcp_server_up(open_host, wasm, tmp_path: Path) -> None:
     pytest.importorskip("mcp", reason="the MCP fixture server needs tests/fixtures/mcp/requirements.txt")
     server = REPO / "tests" / "fixtures" / "mcp" / "server.py"
-    config = _mcp_config(
+    config = mcp_config(
         tmp_path,
         wasm,
         f"""
