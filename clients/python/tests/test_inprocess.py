@@ -224,3 +224,21 @@ def test_the_wheels_command_line(tmp_path: Path) -> None:
         done = subprocess.run([script, "--version"], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0 and done.stdout.startswith("prompt-host "), done
 
+
+
+def test_the_hosts_own_warnings_reach_python_logging(wasm, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    cache = tmp_path / "cache"
+    config = {"sections": [{"name": "s", "order": 1, "text": "Hi."}]}
+    with InProcessHost(cache_dir=cache) as host:
+        host.load_plugin("p", wasm("declare"), config=config)
+    compiled = list(cache.rglob("*.cwasm"))
+    assert compiled, list(cache.rglob("*"))
+    for path in compiled:
+        data = bytearray(path.read_bytes())
+        data[:16] = b"\0" * 16
+        path.write_bytes(bytes(data))
+    with caplog.at_level("WARNING", logger="prompt_host"), InProcessHost(cache_dir=cache) as host:
+        host.load_plugin("p", wasm("declare"), config=config)
+        assert host.render().prompt.endswith("Hi.")
+    warned = [r for r in caplog.records if r.name == "prompt_host" and "compiled-code cache: ignoring" in r.getMessage()]
+    assert warned and warned[0].levelname == "WARNING", [r.getMessage() for r in caplog.records]

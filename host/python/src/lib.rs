@@ -7,10 +7,13 @@
 //!   the GIL.
 //! - [`run_command_line`]: the `prompt-host` command line, which the package installs as a
 //!   console script, so a wheel is all an installation needs.
+//!
+//! An in-process host's own warnings go to Python's `logging` (logger `prompt_host`).
 
 use pyo3::prelude::*;
 
 mod command_line;
+mod host_log;
 mod lines;
 mod server;
 

@@ -107,6 +107,9 @@ impl InProcessServer {
         max_request_bytes: Option<usize>,
         cache_dir: Option<PathBuf>,
     ) -> PyResult<Self> {
+        // Installed by the first server, not on import: the command line
+        // (`run_command_line`) sets its own logger for stderr.
+        crate::host_log::install();
         let (input, chunks) = mpsc::channel(CHUNKS_AHEAD);
         let (lines, output) = mpsc::channel(LINES_AHEAD);
         let (stderr_tx, stderr) = std::sync::mpsc::channel();
