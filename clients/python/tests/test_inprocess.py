@@ -242,3 +242,37 @@ def test_the_hosts_own_warnings_reach_python_logging(wasm, tmp_path: Path, caplo
         assert host.render().prompt.endswith("Hi.")
     warned = [r for r in caplog.records if r.name == "prompt_host" and "compiled-code cache: ignoring" in r.getMessage()]
     assert warned and warned[0].levelname == "WARNING", [r.getMessage() for r in caplog.records]
+
+
+def test_a_call_answered_directly_equals_one_answered_as_a_line(wasm, cache_dir: Path, tmp_path: Path) -> None:
+    """Without cancel or timeout a call is answered to the caller directly (a step's result as
+    objects built from the host's values); with a timeout it goes as a line. The same
+    conversation both ways gives the same results and the same events in the log."""
+    from conftest import deploy_rules
+
+    with InProcessHost(cache_dir=cache_dir) as host:
+        deploy_rules(host, wasm, "agent", "rules")
+        logs = {"direct": tmp_path / "direct.jsonl", "line": tmp_path / "line.jsonl"}
+        results = {}
+        for way, log in logs.items():
+            timeout = None if way == "direct" else 60.0
+            facts = {"model": "m1", "cwd": "/repo"}
+            got = [host.call("step", {"session": str(log), "scope": "agent", "facts": facts, "user": ["hi"]}, timeout=timeout)]
+            host.append_assistant(log, text="hello", timeout=timeout)
+            got.append(
+                host.call(
+                    "step",
+                    {"session": str(log), "scope": "agent", "facts": {**facts, "model": "m2"}, "route": {"name": "anthropic-messages", "options": {"max_tokens": 64}}, "user": ["again"]},
+                    timeout=timeout,
+                )
+            )
+            got.append(host.call("request", {"session": str(log), "step": 0}, timeout=timeout))
+            with pytest.raises(PromptHostError) as e:
+                host.call("step", {"session": str(log), "scope": "nowhere"}, timeout=timeout)
+            got.append((e.value.code, e.value.data))
+            results[way] = got
+        assert results["direct"] == results["line"]
+        assert json.dumps(results["direct"][1]) == json.dumps(results["line"][1])  # key order too
+        # The same events (their times and message ids are their own).
+        events = {way: [(e["type"], e["seq"]) for e in map(json.loads, log.read_text().splitlines()[1:])] for way, log in logs.items()}
+        assert events["direct"] == events["line"] and len(events["direct"]) > 5

@@ -493,3 +493,15 @@ scope = "preset"
     assembly = host.assemble("agent:1", {"model": "m1", "cwd": "/w"})
     assert sorted(t.name for t in assembly.tools) == ["bash", "read_file", "write_file"]
     assert host.render(facts={"model": "m1"}).prompt == f"{IDENTITY}\n\nYou run on m1."
+
+
+def test_a_notification_is_delivered_before_the_answer_after_it(host: PromptHost, wasm) -> None:
+    """docs/protocol.md: the callback runs before any response that follows the notification
+    is delivered (in process too, where the answer does not come as a line)."""
+    seen: list = []
+    host._on_notification = lambda note: seen.append(note.method)
+    host.subscribe(plugins=True)
+    host.load_plugin("skipper", wasm("declare"), on_error="skip", config={"sections": [{"name": "sk", "order": 5, "text": {"fail": "nope"}}]})
+    for n in range(1, 4):
+        host.render()
+        assert seen.count("plugin/skipped") == n, seen

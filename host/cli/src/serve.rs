@@ -3,6 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, BufReader, ReadBuf};
@@ -30,14 +31,12 @@ pub async fn run(config: Option<&Path>, limits: ServeLimits) -> anyhow::Result<(
     .await
 }
 
-/// What `prompt-host serve` does, over any input and output: build the host (from
-/// `config`, else an empty default one) with `runtime`, whose plugin lines become
-/// notifications for a subscribed client and still reach `runtime.log_sink`, then serve
-/// requests from `input` until it closes (or `output` does). An in-process host (the
-/// Python package's) runs exactly this over channels.
+/// What `prompt-host serve` does, over any input and output: [`build_server`], then serve
+/// requests from `input` until it closes (or `output` does). An in-process host (the Python
+/// package's) runs exactly this over channels.
 pub async fn serve_with<R, W>(
     config: Option<&Path>,
-    mut runtime: RuntimeConfig,
+    runtime: RuntimeConfig,
     limits: ServeLimits,
     input: R,
     output: W,
@@ -46,15 +45,26 @@ where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let server = build_server(config, runtime, limits)?;
+    server.serve(input, output).await?;
+    Ok(())
+}
+
+/// The server `prompt-host serve` runs: the host built from `config` (else an empty default
+/// one) with `runtime`, whose plugin lines become notifications for a subscribed client and
+/// still reach `runtime.log_sink`. Call it inside a tokio runtime (MCP servers start on it).
+pub fn build_server(
+    config: Option<&Path>,
+    mut runtime: RuntimeConfig,
+    limits: ServeLimits,
+) -> anyhow::Result<Arc<Server>> {
     let notifier = Notifier::new();
     runtime.log_sink = Some(notifier.sink(runtime.log_sink.take()));
     let host = match config {
         Some(path) => super::commands::load_host_with(path, runtime)?,
         None => Host::new(prompt_host::prompt::PromptConfig::default(), runtime)?,
     };
-    let server = Server::with_limits(host, notifier, limits);
-    server.serve(input, output).await?;
-    Ok(())
+    Ok(Server::with_limits(host, notifier, limits))
 }
 
 /// How much one read of stdin takes at most.

@@ -12,6 +12,7 @@
 
 use pyo3::prelude::*;
 
+mod call;
 mod command_line;
 mod host_log;
 mod lines;

@@ -15,10 +15,12 @@ use pyo3::types::PyBytes;
 use tokio::io::BufReader;
 use tokio::sync::{mpsc, oneshot};
 
+use prompt_host::serve::Server;
 use prompt_host::wasm::PluginLog;
 use prompt_host::RuntimeConfig;
-use prompt_host_cli::serve::{serve_with, ChunkReader, ServeLimits};
+use prompt_host_cli::serve::{build_server, ChunkReader, ServeLimits};
 
+use crate::call::Slot;
 use crate::lines::{LineWriter, LINES_AHEAD};
 
 /// Request chunks taken ahead of the server: a client that writes faster than requests are
@@ -96,6 +98,9 @@ pub struct InProcessServer {
     stderr: Mutex<std::sync::mpsc::Receiver<String>>,
     exit: Arc<Exit>,
     kill: Mutex<Option<oneshot::Sender<()>>>,
+    /// The server for [`InProcessServer::call`], once built, and the runtime it runs on.
+    pub(crate) slot: Arc<Slot>,
+    pub(crate) handle: tokio::runtime::Handle,
 }
 
 #[pymethods]
@@ -131,18 +136,30 @@ impl InProcessServer {
             }
         }));
 
+        let tokio = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_name("prompt-host")
+            .build()
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot start the async runtime: {e}")))?;
+        let handle = tokio.handle().clone();
+        let slot = Arc::new(Slot::default());
+        let thread_slot = Arc::clone(&slot);
         let thread_stderr = Arc::clone(&stderr_sender);
         let thread_exit = Arc::clone(&exit);
         std::thread::Builder::new()
             .name("prompt-host-serve".into())
             .spawn(move || {
-                let status = serve_on_own_runtime(
-                    config,
-                    runtime,
-                    limits,
+                let status = serve_on(
+                    tokio,
+                    Start {
+                        config,
+                        runtime,
+                        limits,
+                    },
                     ChunkReader::new(chunks),
                     LineWriter::new(lines),
                     killed,
+                    &thread_slot,
                     &thread_stderr,
                 );
                 thread_exit.set(status);
@@ -163,7 +180,22 @@ impl InProcessServer {
             stderr: Mutex::new(stderr),
             exit,
             kill: Mutex::new(Some(kill)),
+            slot,
+            handle,
         })
+    }
+
+    /// Run one request (a JSON-RPC request object's text) to its answer, in this thread with
+    /// the GIL released: `(kind, payload, lines)` — kind 0 a result as objects, 1 a result as
+    /// JSON text, 2 an error object as JSON text; `lines` the output lines queued before the
+    /// answer, to be delivered first — or `None` when the server is not running. Ctrl-C
+    /// cancels it.
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        line: String,
+    ) -> PyResult<Option<(u8, Bound<'py, PyAny>, u64)>> {
+        crate::call::call(py, &self.slot, &self.handle, line)
     }
 
     /// Hand request bytes to the server (whole lines or parts of them); waits, with the
@@ -265,37 +297,38 @@ impl Drop for InProcessServer {
     }
 }
 
-/// Serve on a runtime of this thread's own until the input closes, the client stops
-/// reading, or `killed`; the exit status.
-fn serve_on_own_runtime(
+/// What the server is built from.
+struct Start {
     config: Option<PathBuf>,
     runtime: RuntimeConfig,
     limits: ServeLimits,
+}
+
+/// Build the server on `tokio` and serve until the input closes, the client stops reading,
+/// or `killed`; the exit status. The server is in `slot` while it serves.
+#[allow(clippy::too_many_arguments)]
+fn serve_on(
+    tokio: tokio::runtime::Runtime,
+    start: Start,
     input: ChunkReader,
     output: LineWriter,
     killed: oneshot::Receiver<()>,
+    slot: &Slot,
     stderr: &StderrSender,
 ) -> i32 {
-    let tokio = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("prompt-host")
-        .build()
-    {
-        Ok(tokio) => tokio,
-        Err(e) => {
-            say(
-                stderr,
-                format!("error: cannot start the async runtime: {e}"),
-            );
-            return 1;
-        }
-    };
     let outcome = tokio.block_on(async move {
+        let server: Arc<Server> =
+            match build_server(start.config.as_deref(), start.runtime, start.limits) {
+                Ok(server) => server,
+                Err(e) => return Some(Err(e)),
+            };
+        slot.ready(Arc::clone(&server));
         tokio::select! {
-            served = serve_with(config.as_deref(), runtime, limits, BufReader::new(input), output) => Some(served),
+            served = server.serve(BufReader::new(input), output) => Some(served.map_err(anyhow::Error::from)),
             _ = killed => None,
         }
     });
+    slot.stopped();
     match outcome {
         Some(Ok(())) => {
             tokio.shutdown_timeout(SHUTDOWN_GRACE);

@@ -22,6 +22,7 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 use crate::host::Host;
 
+mod direct;
 mod envelope;
 mod error;
 mod lines;
@@ -30,8 +31,10 @@ mod notify;
 mod output;
 mod params;
 
+pub use direct::TURN_POLL;
 pub use error::{code, RpcError};
 pub use lines::{Line, DEFAULT_MAX_REQUEST_BYTES};
+pub use methods::{Answer, StepResultView};
 pub use notify::Notifier;
 pub use output::DEFAULT_MAX_OUTPUT_BYTES;
 
@@ -126,7 +129,16 @@ impl Default for ServeLimits {
     }
 }
 
-type Job = (Call, mpsc::UnboundedSender<Option<String>>);
+type Job = (Call, Responder);
+
+/// Where a session request's answer goes.
+enum Responder {
+    /// A line's answer (`None` for a notification).
+    Line(mpsc::UnboundedSender<Option<String>>),
+    /// An in-process client's call ([`Server::call`]), which runs on the caller's thread
+    /// with the session's state lent to it.
+    Lend(std::sync::mpsc::Sender<direct::Lent>),
+}
 
 /// The queue of one session log: its worker runs the session's requests in order.
 struct SessionQueue {
@@ -148,6 +160,9 @@ pub struct Server {
     inflight: Mutex<HashMap<String, crate::prompt::CancelToken>>,
     /// Whether the notification observers were started (by the first `subscribe`).
     pub(crate) watchers_started: std::sync::atomic::AtomicBool,
+    /// Lines queued for the output so far (answers and notifications, in the order they are
+    /// written): an in-process client's call is answered after the lines before it.
+    lines_queued: Arc<AtomicU64>,
 }
 
 impl Server {
@@ -173,6 +188,7 @@ impl Server {
             next_serial: AtomicU64::new(1),
             inflight: Mutex::new(HashMap::new()),
             watchers_started: std::sync::atomic::AtomicBool::new(false),
+            lines_queued: Arc::default(),
         })
     }
 
@@ -212,7 +228,7 @@ impl Server {
     {
         let limits = self.limits;
         let (tx, mut rx) = mpsc::unbounded_channel::<String>();
-        let (out, written) = Output::new(tx, limits.max_output_bytes);
+        let (out, written) = Output::new(tx, limits.max_output_bytes, self.lines_queued.clone());
         let out = Arc::new(out);
         self.notifier.attach(out.clone());
         let mut writer = tokio::spawn(async move {
@@ -343,10 +359,12 @@ impl Server {
         }
         match session_of(&call) {
             Some(path) => {
-                if let Err(refused) = self.queue(path, (call, done)) {
-                    let ((call, done), e) = *refused;
+                if let Err(refused) = self.queue(path, (call, Responder::Line(done))) {
+                    let ((call, responder), e) = *refused;
                     let response = self.answer(call.id, Err(e));
-                    let _ = done.send(response);
+                    if let Responder::Line(done) = responder {
+                        let _ = done.send(response);
+                    }
                 }
             }
             None => {
@@ -373,7 +391,10 @@ impl Server {
         } else {
             let mut scratch = SessionState::default();
             let state = session.unwrap_or(&mut scratch);
-            methods::dispatch(self, state, &call.method, call.params, &signal).await
+            match methods::dispatch(self, state, &call.method, call.params, &signal).await {
+                Ok(answer) => answer.into_json(state),
+                Err(e) => Err(e),
+            }
         };
         self.answer(call.id, outcome)
     }
@@ -442,7 +463,35 @@ impl Server {
         mut jobs: mpsc::UnboundedReceiver<Job>,
     ) {
         let mut state = SessionState::default();
-        while let Some((call, done)) = jobs.recv().await {
+        while let Some((call, responder)) = jobs.recv().await {
+            let done = match responder {
+                Responder::Line(done) => done,
+                Responder::Lend(lend) => {
+                    let (give_back, returned) = tokio::sync::oneshot::channel();
+                    let lent = direct::Lent {
+                        call,
+                        state,
+                        give_back,
+                    };
+                    state = match lend.send(lent) {
+                        // The caller is gone: the state is ours again.
+                        Err(unsent) => unsent.0.state,
+                        Ok(()) => match returned.await {
+                            Ok(state) => state,
+                            // The caller panicked with it: a later request starts afresh.
+                            Err(_) => {
+                                self.lock_sessions().remove(&path);
+                                return;
+                            }
+                        },
+                    };
+                    state.free_after_answer();
+                    if self.finish_turn(&path, serial, &state, &jobs) {
+                        return;
+                    }
+                    continue;
+                }
+            };
             let me = Arc::clone(&self);
             let handle = tokio::runtime::Handle::current();
             // Answered from the blocking thread, and what the request leaves is freed after
@@ -462,16 +511,32 @@ impl Server {
                 return;
             };
             state = returned;
-            if state.is_idle() {
-                let mut sessions = self.lock_sessions();
-                if jobs.is_empty() {
-                    if sessions.get(&path).is_some_and(|q| q.serial == serial) {
-                        sessions.remove(&path);
-                    }
-                    return;
-                }
+            if self.finish_turn(&path, serial, &state, &jobs) {
+                return;
             }
         }
+    }
+
+    /// After a request on the session at `path`: whether its worker ends now (the session
+    /// holds nothing open and no request waits), its queue removed.
+    fn finish_turn(
+        &self,
+        path: &std::path::Path,
+        serial: u64,
+        state: &SessionState,
+        jobs: &mpsc::UnboundedReceiver<Job>,
+    ) -> bool {
+        if !state.is_idle() {
+            return false;
+        }
+        let mut sessions = self.lock_sessions();
+        if !jobs.is_empty() {
+            return false;
+        }
+        if sessions.get(path).is_some_and(|q| q.serial == serial) {
+            sessions.remove(path);
+        }
+        true
     }
 
     /// Forget every session queue: their workers end, closing the logs.

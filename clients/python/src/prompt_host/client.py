@@ -384,6 +384,7 @@ class PromptHost:
             except ValueError:
                 if self._trace is not None:
                     self._trace("recv-invalid", line.decode("utf-8", "replace"))
+                self._line_read()
                 continue
             if self._trace is not None:
                 try:
@@ -395,6 +396,8 @@ class PromptHost:
                     self._dispatch(item)
             else:
                 self._dispatch(message)
+            self._line_read()
+        self._line_read(end=True)
         returncode = self._proc.wait()
         self._stderr_reader.join(5)
         exited = ServerExited(
@@ -409,6 +412,10 @@ class PromptHost:
             call._fail(ServerExited(exited.message, returncode=returncode, stderr=exited.stderr, method=call.method))
         for stream in streams:
             stream._put(_END)
+
+    def _line_read(self, end: bool = False) -> None:
+        """Called by the reader after each line it delivered (and at the end of the output):
+        the in-process host answers its calls after the lines before them."""
 
     def _dispatch(self, message: Any) -> None:
         if not isinstance(message, dict):

@@ -16,15 +16,21 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import os
 import subprocess
 import threading
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional
 
-from ._wire import PathLike
+from . import _wire
+from ._types import Notification
+from ._wire import CancelToken, PathLike
 from .aio import _LINE_LIMIT, AsyncPromptHost, Trace
 from .client import PromptHost
-from ._types import Notification
+from .errors import PromptHostError
+
+#: How the native module answers a call (`InProcessServer.call`).
+_RESULT_OBJECT, _RESULT_JSON, _ERROR_JSON = 0, 1, 2
 
 __all__ = ["AsyncInProcessHost", "InProcessHost", "native_available"]
 
@@ -121,6 +127,11 @@ class _Process:
 class InProcessHost(PromptHost):
     """`PromptHost` with the host in this process: ``prompt-host serve`` runs on threads of
     its own inside Python, and requests and answers pass through memory instead of a pipe.
+    A call without ``cancel`` or ``timeout`` is answered to the calling thread directly (the
+    request runs through the server as a line's would, and a step's result arrives as Python
+    objects built from the host's own values, with no JSON text in between); one with either
+    goes as a line, so that it can be cancelled as over ``serve``. Both give the same results
+    and errors, in the same order with the notifications.
 
     ``config``: a host.toml (else an empty default host). ``cache_dir``: the compile cache
     (else ``PROMPT_HOST_CACHE_DIR``, else the user's cache directory). The other options are
@@ -143,6 +154,11 @@ class InProcessHost(PromptHost):
         cancel_wait: float = 30.0,
     ) -> None:
         process = _Process(_server(config, max_request_bytes, cache_dir))
+        # Before the reader starts (in the base class), which counts the lines.
+        self._native_server = process._server
+        self._lines = threading.Condition()
+        self._lines_read = 0
+        self._output_ended = False
         super().__init__(
             config,
             max_request_bytes=max_request_bytes,
@@ -155,6 +171,64 @@ class InProcessHost(PromptHost):
 
     def __enter__(self) -> "InProcessHost":
         return self
+
+    def _line_read(self, end: bool = False) -> None:
+        with self._lines:
+            if end:
+                self._output_ended = True
+            else:
+                self._lines_read += 1
+            self._lines.notify_all()
+
+    def _after_lines(self, count: int) -> None:
+        """Wait until the reader delivered the first ``count`` lines of the output (the
+        notifications queued before an answer are delivered before it, as over a pipe)."""
+        with self._lines:
+            while self._lines_read < count and not self._output_ended:
+                self._lines.wait(0.1)
+
+    def call(
+        self,
+        method: str,
+        params: Optional[Mapping[str, Any]] = None,
+        *,
+        cancel: Optional[CancelToken] = None,
+        timeout: Optional[float] = None,
+    ) -> Any:
+        """Send a request and wait for its raw result: directly when neither ``cancel`` nor
+        ``timeout`` is given (and not from a notification callback), else as a line."""
+        if cancel is not None or timeout is not None or threading.current_thread() is self._reader:
+            return super().call(method, params, cancel=cancel, timeout=timeout)
+        id = next(self._ids)
+        message = _wire.request_message(id, method, params)
+        data = _wire.encode(message)
+        refused = _wire.too_large(data, self.max_request_bytes, method)
+        if refused is not None:
+            raise refused
+        if self._exited is not None or self._stdin_failed:
+            raise self._exit_error(method)
+        if self._trace is not None:
+            self._trace("send", message)
+        answered = self._native_server.call(data.decode("utf-8"))
+        if answered is None:
+            # The server is not running (it failed to start, or stopped): as over serve.
+            self._reader.join(5)
+            raise self._exit_error(method)
+        kind, payload, lines = answered
+        self._after_lines(lines)
+        response: Dict[str, Any] = {"jsonrpc": "2.0", "id": id}
+        if kind == _ERROR_JSON:
+            response["error"] = json.loads(payload)
+        else:
+            response["result"] = payload if kind == _RESULT_OBJECT else json.loads(payload)
+        if self._trace is not None:
+            try:
+                self._trace("recv", response)
+            except Exception:
+                pass
+        if "error" in response:
+            raise PromptHostError.from_error(response["error"], method=method)
+        return response["result"]
 
 
 class _AsyncStdin:

@@ -28,13 +28,18 @@ pub(crate) struct SessionState {
     last: Option<(Option<String>, Rendered)>,
     /// What a step leaves to free (its outcome, with the whole request, and the rendering it
     /// replaced): freed after the answer is on its way, not before.
-    after_answer: Option<Box<dyn Send>>,
+    after_answer: Vec<Box<dyn Send>>,
 }
 
 impl SessionState {
+    /// Free `value` after the answer is on its way ([`SessionState::free_after_answer`]).
+    pub(crate) fn free_later(&mut self, value: impl Send + 'static) {
+        self.after_answer.push(Box::new(value));
+    }
+
     /// Free what the last request left to free (after its answer was sent).
     pub(crate) fn free_after_answer(&mut self) {
-        self.after_answer = None;
+        self.after_answer.clear();
     }
 
     /// Whether nothing is held: no open log, no step to retry.
@@ -60,15 +65,41 @@ fn session_error(path: &Path, e: impl std::fmt::Display) -> RpcError {
     error
 }
 
-/// Run `method`: its result as JSON text. A step's result (the whole request, with every
-/// tool schema) is written straight from the host's values; the other results are small.
+/// What a method answers: the JSON text of its result, or a step's outcome itself (the whole
+/// request, with every tool schema), which a line's answer writes straight from the host's
+/// values ([`step_result`]) and an in-process client turns into its own objects
+/// ([`StepResultView`]) without a text form in between.
+pub enum Answer {
+    /// The result, as JSON text.
+    Json(Box<RawValue>),
+    /// The outcome of `step` or `retry`.
+    Step(Box<StepOutcome>),
+}
+
+impl Answer {
+    /// The result as JSON text; a step's outcome is handed to `keep` to be freed later (after
+    /// the answer is on its way).
+    pub(super) fn into_json(self, keep: &mut SessionState) -> Result<Box<RawValue>, RpcError> {
+        match self {
+            Answer::Json(raw) => Ok(raw),
+            Answer::Step(outcome) => {
+                let raw = step_result(&outcome);
+                keep.free_later(outcome);
+                raw
+            }
+        }
+    }
+}
+
+/// Run `method`. A step's outcome is answered as it is (see [`Answer`]); the other results
+/// are small and answered as JSON text.
 pub(super) async fn dispatch(
     server: &Arc<Server>,
     state: &mut SessionState,
     method: &str,
     params: Value,
     signal: &CancelToken,
-) -> Result<Box<RawValue>, RpcError> {
+) -> Result<Answer, RpcError> {
     let host = server.host();
     match method {
         "step" => {
@@ -85,9 +116,8 @@ pub(super) async fn dispatch(
                 .step(session, p.scope.as_deref(), facts, &options)
                 .await?;
             let previous = state.last.replace((p.scope, rendered));
-            let result = step_result(&outcome);
-            state.after_answer = Some(Box::new((outcome, previous)));
-            result
+            state.free_later(previous);
+            Ok(Answer::Step(Box::new(outcome)))
         }
         "retry" => {
             let p: params::Retry = parse(params)?;
@@ -112,9 +142,8 @@ pub(super) async fn dispatch(
             match result {
                 Ok((rendered, outcome)) => {
                     let previous = state.last.replace((scope, rendered));
-                    let result = step_result(&outcome);
-                    state.after_answer = Some(Box::new((outcome, previous)));
-                    result
+                    state.free_later(previous);
+                    Ok(Answer::Step(Box::new(outcome)))
                 }
                 Err(e) => {
                     state.last = Some((scope, previous));
@@ -122,7 +151,7 @@ pub(super) async fn dispatch(
                 }
             }
         }
-        _ => raw(&small_result(server, state, method, params, signal).await?),
+        _ => raw(&small_result(server, state, method, params, signal).await?).map(Answer::Json),
     }
 }
 
@@ -340,35 +369,47 @@ fn load_plugin(host: &Host, p: params::LoadPlugin) -> Result<Value, RpcError> {
     Ok(json!({ "id": id.0 }))
 }
 
-/// A step's result, written from the outcome as it is (no copy of the request on the way).
+/// A step's result as the protocol gives it (`step` in docs/protocol.md), borrowing the
+/// outcome: serialised as a line's answer, or into an in-process client's own objects.
+#[derive(Serialize)]
+pub struct StepResultView<'a> {
+    step: u64,
+    request: &'a ModelRequest,
+    commits: usize,
+    starts_series: bool,
+    header: Option<&'static str>,
+    route: Value,
+    cache: CacheView<'a>,
+}
+
+#[derive(Serialize)]
+struct CacheView<'a> {
+    breakpoints: &'a [Breakpoint],
+    last_usage: &'a Option<Usage>,
+}
+
+impl<'a> StepResultView<'a> {
+    /// The result of the step that had `outcome`.
+    pub fn of(outcome: &'a StepOutcome) -> Self {
+        Self {
+            step: outcome.step,
+            request: &outcome.request,
+            commits: outcome.commits.len(),
+            starts_series: outcome.starts_series,
+            header: outcome.header.map(|h| h.as_str()),
+            route: route_json(&outcome.route),
+            cache: CacheView {
+                breakpoints: &outcome.request.cache_breakpoints,
+                last_usage: &outcome.last_usage,
+            },
+        }
+    }
+}
+
+/// A step's result as JSON text, written from the outcome as it is (no copy of the request
+/// on the way).
 fn step_result(outcome: &StepOutcome) -> Result<Box<RawValue>, RpcError> {
-    #[derive(Serialize)]
-    struct StepResult<'a> {
-        step: u64,
-        request: &'a ModelRequest,
-        commits: usize,
-        starts_series: bool,
-        header: Option<&'static str>,
-        route: Value,
-        cache: Cache<'a>,
-    }
-    #[derive(Serialize)]
-    struct Cache<'a> {
-        breakpoints: &'a [Breakpoint],
-        last_usage: &'a Option<Usage>,
-    }
-    raw(&StepResult {
-        step: outcome.step,
-        request: &outcome.request,
-        commits: outcome.commits.len(),
-        starts_series: outcome.starts_series,
-        header: outcome.header.map(|h| h.as_str()),
-        route: route_json(&outcome.route),
-        cache: Cache {
-            breakpoints: &outcome.request.cache_breakpoints,
-            last_usage: &outcome.last_usage,
-        },
-    })
+    raw(&StepResultView::of(outcome))
 }
 
 /// What a step's request was prepared with: the route, its model, its modes and what the

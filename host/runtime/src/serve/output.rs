@@ -23,6 +23,8 @@ pub(crate) struct Output {
     pending: std::sync::Arc<Pending>,
     /// Notifications dropped because the output was over its budget.
     dropped: AtomicU64,
+    /// Lines queued so far, over every output of the server (`Server::lines_queued`).
+    queued: std::sync::Arc<AtomicU64>,
 }
 
 /// The bytes queued and not yet written, against the budget.
@@ -53,6 +55,7 @@ impl Output {
     pub(crate) fn new(
         lines: mpsc::UnboundedSender<String>,
         budget: usize,
+        queued: std::sync::Arc<AtomicU64>,
     ) -> (Self, std::sync::Arc<Pending>) {
         let pending = std::sync::Arc::new(Pending {
             bytes: AtomicUsize::new(0),
@@ -63,6 +66,7 @@ impl Output {
             lines,
             pending: pending.clone(),
             dropped: AtomicU64::new(0),
+            queued,
         };
         (output, pending)
     }
@@ -74,6 +78,8 @@ impl Output {
         if self.lines.send(line).is_err() {
             // The writer is gone (the client closed its output): nothing will be written.
             self.pending.bytes.fetch_sub(bytes, Ordering::AcqRel);
+        } else {
+            self.queued.fetch_add(1, Ordering::AcqRel);
         }
     }
 
@@ -124,7 +130,7 @@ mod tests {
     #[tokio::test]
     async fn over_the_budget_notifications_drop_and_readers_wait() {
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let (output, pending) = Output::new(tx, 10);
+        let (output, pending) = Output::new(tx, 10, Default::default());
         let output = std::sync::Arc::new(output);
         output.respond("0123456789ab".into());
         assert_eq!(output.pending(), 13);

@@ -1,0 +1,167 @@
+//! [`InProcessServer::call`](crate::InProcessServer): a request answered to its caller in
+//! this process, its result handed over as Python objects built from the host's own values.
+//!
+//! The request goes through the server as a line's would ([`Server::call`]: the same
+//! envelope checks, the same session queue and state, the same errors), but the caller's
+//! thread waits for it with the GIL released, and a step's result (the whole request, with
+//! every tool schema) becomes Python objects directly, without a JSON text in between.
+
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use prompt_host::prompt::CancelToken;
+use prompt_host::serve::{Answer, RpcError, Server, StepResultView};
+
+/// How a call was answered, for the Python side: a result as objects, a result as JSON text
+/// (the small ones), or an error object as JSON text.
+pub const RESULT_OBJECT: u8 = 0;
+/// See [`RESULT_OBJECT`].
+pub const RESULT_JSON: u8 = 1;
+/// See [`RESULT_OBJECT`].
+pub const ERROR_JSON: u8 = 2;
+
+/// Where the server is, for calls: being built, serving, or gone.
+#[derive(Default)]
+pub struct Slot {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+enum State {
+    #[default]
+    Starting,
+    Ready(Arc<Server>),
+    Stopped,
+}
+
+impl Slot {
+    pub fn ready(&self, server: Arc<Server>) {
+        self.set(State::Ready(server));
+    }
+
+    pub fn stopped(&self) {
+        self.set(State::Stopped);
+    }
+
+    fn set(&self, state: State) {
+        *self.state.lock().unwrap_or_else(PoisonError::into_inner) = state;
+        self.changed.notify_all();
+    }
+
+    /// The server once it is built; `None` if it never was or stopped.
+    fn wait(&self) -> Option<Arc<Server>> {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let state = self
+            .changed
+            .wait_while(state, |s| matches!(s, State::Starting))
+            .unwrap_or_else(PoisonError::into_inner);
+        match &*state {
+            State::Ready(server) => Some(Arc::clone(server)),
+            State::Starting | State::Stopped => None,
+        }
+    }
+}
+
+/// Run the request `line`; `(kind, payload, lines)` with `lines` the lines queued for the
+/// output before the answer (the caller delivers those first), or `None` when the server is
+/// not running (or stopped before answering). The call runs on this thread, the GIL released;
+/// Ctrl-C while it waits for its session's turn cancels it and is raised once it has ended
+/// (a request already running is not interrupted: plugin deadlines bound it).
+pub fn call<'py>(
+    py: Python<'py>,
+    slot: &Slot,
+    handle: &tokio::runtime::Handle,
+    line: String,
+) -> PyResult<Option<(u8, Bound<'py, PyAny>, u64)>> {
+    let Some(server) = py.detach(|| slot.wait()) else {
+        return Ok(None);
+    };
+    let signal = CancelToken::new();
+    // Ctrl-C while the call waits for its session's turn: checked with the GIL taken back
+    // for the moment, kept, and raised once the call has ended (cancelled).
+    let interrupt: Mutex<Option<PyErr>> = Mutex::new(None);
+    let interrupted = || {
+        let mut slot = interrupt.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() {
+            if let Err(e) = Python::attach(|py| py.check_signals()) {
+                *slot = Some(e);
+            }
+        }
+        slot.is_some()
+    };
+    let answered = py.detach(|| server.call(handle, &line, &signal, &interrupted));
+    if let Some(e) = interrupt
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+    {
+        return Err(e);
+    }
+    let Some(answer) = answered else {
+        return Ok(None);
+    };
+    let lines = server.lines_queued();
+    let (kind, payload) = match answer {
+        Ok(Answer::Step(outcome)) => {
+            let objects = pythonize::pythonize(py, &StepResultView::of(&outcome));
+            // A step's outcome is the whole request: freed on another thread, after the
+            // caller has its answer.
+            free_elsewhere(outcome);
+            let objects = objects.map_err(|e| {
+                pyo3::exceptions::PyRuntimeError::new_err(format!(
+                    "cannot hand the step's result to Python: {e}"
+                ))
+            })?;
+            (RESULT_OBJECT, objects)
+        }
+        Ok(Answer::Json(raw)) => (RESULT_JSON, PyString::new(py, raw.get()).into_any()),
+        Err(e) => (ERROR_JSON, PyString::new(py, &error_json(&e)).into_any()),
+    };
+    Ok(Some((kind, payload, lines)))
+}
+
+/// Where values to free are sent.
+type Garbage = std::sync::mpsc::Sender<Box<dyn Send>>;
+
+/// Drop `value` on a thread of its own (started on first use), so that freeing a large
+/// answer is not part of the caller's wait.
+fn free_elsewhere(value: impl Send + 'static) {
+    static FREE: OnceLock<Option<Mutex<Garbage>>> = OnceLock::new();
+    let sender = FREE.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<Box<dyn Send>>();
+        std::thread::Builder::new()
+            .name("prompt-host-free".into())
+            .spawn(move || {
+                for value in rx {
+                    drop(value)
+                }
+            })
+            .ok()
+            .map(|_| Mutex::new(tx))
+    });
+    let value: Box<dyn Send> = Box::new(value);
+    match sender {
+        Some(sender) => {
+            if let Err(unsent) = sender
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .send(value)
+            {
+                drop(unsent.0);
+            }
+        }
+        None => drop(value),
+    }
+}
+
+/// The JSON-RPC error object of `e`, as a line's answer carries it.
+fn error_json(e: &RpcError) -> String {
+    serde_json::to_string(&e.to_value()).unwrap_or_else(|_| {
+        format!(
+            r#"{{"code":{},"message":"the error could not be written"}}"#,
+            e.code
+        )
+    })
+}
