@@ -4,6 +4,9 @@
 //! from a bounded channel and writing answer lines to another, exactly as the command runs
 //! over stdio. The Python side (`prompt_host.inprocess`) wraps it in the shape of a child
 //! process (stdin, stdout, stderr, wait, kill), so the clients' code is the same for both.
+//! Beside the lines, `InProcessServer.call` runs a request on the caller's own thread and
+//! answers it with Python objects (see `call.rs`); the Python side uses it for calls that
+//! have neither a cancel token nor a timeout.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};

@@ -67,7 +67,7 @@ fn session_error(path: &Path, e: impl std::fmt::Display) -> RpcError {
 
 /// What a method answers: the JSON text of its result, or a step's outcome itself (the whole
 /// request, with every tool schema), which a line's answer writes straight from the host's
-/// values ([`step_result`]) and an in-process client turns into its own objects
+/// values (`step_result`) and an in-process client turns into its own objects
 /// ([`StepResultView`]) without a text form in between.
 pub enum Answer {
     /// The result, as JSON text.
