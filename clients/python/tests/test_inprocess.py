@@ -276,3 +276,35 @@ def test_a_call_answered_directly_equals_one_answered_as_a_line(wasm, cache_dir:
         # The same events (their times and message ids are their own).
         events = {way: [(e["type"], e["seq"]) for e in map(json.loads, log.read_text().splitlines()[1:])] for way, log in logs.items()}
         assert events["direct"] == events["line"] and len(events["direct"]) > 5
+
+
+def test_closing_the_host_lets_a_call_in_flight_on_another_thread_end(wasm, cache_dir: Path, tmp_path: Path) -> None:
+    """As `serve` answers the requests in flight when its input closes: a step running on
+    another thread when the host is closed ends with its own answer (here the plugin's
+    deadline), not with the runtime gone from under it; a kill cancels it instead."""
+    for end in ("close", "kill"):
+        host = InProcessHost(cache_dir=cache_dir)
+        host.load_plugin("slow", wasm("hostile"), config={"mode": "sleep", "in": "section"}, limits={"call_timeout_ms": 700})
+        outcome: list = []
+
+        def step() -> None:
+            try:
+                host.step(tmp_path / f"{end}.jsonl", user="hi")
+                outcome.append("answered")
+            except BaseException as e:  # noqa: BLE001 - the kind of failure is the point
+                outcome.append(e)
+
+        worker = threading.Thread(target=step)
+        worker.start()
+        time.sleep(0.3)
+        status = host.close() if end == "close" else (host.kill(), host.returncode)[1]
+        worker.join(30)
+        assert not worker.is_alive()
+        (got,) = outcome
+        if end == "close":
+            assert status == 0
+            assert isinstance(got, PromptHostError) and got.kind == "plugin" and "deadline" in got.message, repr(got)
+        else:
+            assert status == -9
+            assert isinstance(got, (PromptHostError, ServerExited)), repr(got)
+            assert not isinstance(got, ServerExited) or got.returncode == -9 or got.returncode is None

@@ -6,7 +6,9 @@
 //! thread waits for it with the GIL released, and a step's result (the whole request, with
 //! every tool schema) becomes Python objects directly, without a JSON text in between.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -22,7 +24,9 @@ pub const RESULT_JSON: u8 = 1;
 /// See [`RESULT_OBJECT`].
 pub const ERROR_JSON: u8 = 2;
 
-/// Where the server is, for calls: being built, serving, or gone.
+/// Where the server is, for calls: being built, serving, or gone; and the calls running on
+/// callers' threads, which the server waits for before its runtime goes (as `serve` answers
+/// the requests in flight when its input closes).
 #[derive(Default)]
 pub struct Slot {
     state: Mutex<State>,
@@ -30,38 +34,75 @@ pub struct Slot {
 }
 
 #[derive(Default)]
-enum State {
+struct State {
+    phase: Phase,
+    /// The cancel token of each call running now, by its number.
+    running: HashMap<u64, CancelToken>,
+    next: u64,
+}
+
+#[derive(Default)]
+enum Phase {
     #[default]
     Starting,
     Ready(Arc<Server>),
     Stopped,
 }
 
+/// A call counted as running; it leaves the count when dropped.
+struct Running<'a> {
+    slot: &'a Slot,
+    number: u64,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.slot.lock().running.remove(&self.number);
+        self.slot.changed.notify_all();
+    }
+}
+
 impl Slot {
     pub fn ready(&self, server: Arc<Server>) {
-        self.set(State::Ready(server));
-    }
-
-    pub fn stopped(&self) {
-        self.set(State::Stopped);
-    }
-
-    fn set(&self, state: State) {
-        *self.state.lock().unwrap_or_else(PoisonError::into_inner) = state;
+        self.lock().phase = Phase::Ready(server);
         self.changed.notify_all();
     }
 
-    /// The server once it is built; `None` if it never was or stopped.
-    fn wait(&self) -> Option<Arc<Server>> {
-        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let state = self
-            .changed
-            .wait_while(state, |s| matches!(s, State::Starting))
-            .unwrap_or_else(PoisonError::into_inner);
-        match &*state {
-            State::Ready(server) => Some(Arc::clone(server)),
-            State::Starting | State::Stopped => None,
+    /// No call starts any more; with `cancel`, those running are cancelled (a kill). Waits
+    /// at most `limit` for the running ones to end.
+    pub fn stop(&self, cancel: bool, limit: Duration) {
+        let mut state = self.lock();
+        state.phase = Phase::Stopped;
+        if cancel {
+            state.running.values().for_each(CancelToken::cancel);
         }
+        self.changed.notify_all();
+        let _ = self
+            .changed
+            .wait_timeout_while(state, limit, |s| !s.running.is_empty())
+            .unwrap_or_else(PoisonError::into_inner);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The server once it is built, with the call counted as running; `None` if it never was
+    /// or stopped.
+    fn enter(&self, signal: &CancelToken) -> Option<(Arc<Server>, Running<'_>)> {
+        let state = self.lock();
+        let mut state = self
+            .changed
+            .wait_while(state, |s| matches!(s.phase, Phase::Starting))
+            .unwrap_or_else(PoisonError::into_inner);
+        let Phase::Ready(server) = &state.phase else {
+            return None;
+        };
+        let server = Arc::clone(server);
+        let number = state.next;
+        state.next += 1;
+        state.running.insert(number, signal.clone());
+        Some((server, Running { slot: self, number }))
     }
 }
 
@@ -76,10 +117,10 @@ pub fn call<'py>(
     handle: &tokio::runtime::Handle,
     line: String,
 ) -> PyResult<Option<(u8, Bound<'py, PyAny>, u64)>> {
-    let Some(server) = py.detach(|| slot.wait()) else {
+    let signal = CancelToken::new();
+    let Some((server, running)) = py.detach(|| slot.enter(&signal)) else {
         return Ok(None);
     };
-    let signal = CancelToken::new();
     // Ctrl-C while the call waits for its session's turn: checked with the GIL taken back
     // for the moment, kept, and raised once the call has ended (cancelled).
     let interrupt: Mutex<Option<PyErr>> = Mutex::new(None);
@@ -99,6 +140,7 @@ pub fn call<'py>(
     {
         return Err(e);
     }
+    drop(running);
     let Some(answer) = answered else {
         return Ok(None);
     };

@@ -9,6 +9,7 @@
 //! have neither a cancel token nor a timeout.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -101,6 +102,9 @@ pub struct InProcessServer {
     stderr: Mutex<std::sync::mpsc::Receiver<String>>,
     exit: Arc<Exit>,
     kill: Mutex<Option<oneshot::Sender<()>>>,
+    /// Set by [`InProcessServer::kill`]: however serving ended meanwhile (the client may have
+    /// closed the input just before), the end is a kill.
+    killed: Arc<AtomicBool>,
     /// The server for [`InProcessServer::call`], once built, and the runtime it runs on.
     pub(crate) slot: Arc<Slot>,
     pub(crate) handle: tokio::runtime::Handle,
@@ -124,6 +128,8 @@ impl InProcessServer {
         let stderr_sender: StderrSender = Arc::new(Mutex::new(Some(stderr_tx)));
         let exit = Arc::new(Exit::default());
         let (kill, killed) = oneshot::channel();
+        let killed_flag = Arc::new(AtomicBool::new(false));
+        let thread_killed = Arc::clone(&killed_flag);
 
         let mut limits = ServeLimits::default();
         if let Some(bytes) = max_request_bytes {
@@ -161,7 +167,7 @@ impl InProcessServer {
                     },
                     ChunkReader::new(chunks),
                     LineWriter::new(lines),
-                    killed,
+                    (killed, &thread_killed),
                     &thread_slot,
                     &thread_stderr,
                 );
@@ -183,6 +189,7 @@ impl InProcessServer {
             stderr: Mutex::new(stderr),
             exit,
             kill: Mutex::new(Some(kill)),
+            killed: killed_flag,
             slot,
             handle,
         })
@@ -280,7 +287,7 @@ impl InProcessServer {
     /// Stop the server at once, as SIGKILL stops a process: requests in flight get no
     /// answer, and the status is -9.
     fn kill(&self) {
-        self.close_input();
+        self.killed.store(true, Ordering::SeqCst);
         if let Some(kill) = self
             .kill
             .lock()
@@ -289,6 +296,7 @@ impl InProcessServer {
         {
             let _ = kill.send(());
         }
+        self.close_input();
     }
 }
 
@@ -315,7 +323,7 @@ fn serve_on(
     start: Start,
     input: ChunkReader,
     output: LineWriter,
-    killed: oneshot::Receiver<()>,
+    (killed, kill_requested): (oneshot::Receiver<()>, &AtomicBool),
     slot: &Slot,
     stderr: &StderrSender,
 ) -> i32 {
@@ -331,7 +339,14 @@ fn serve_on(
             _ = killed => None,
         }
     });
-    slot.stopped();
+    let outcome = if kill_requested.load(Ordering::SeqCst) {
+        None
+    } else {
+        outcome
+    };
+    // The calls running on callers' threads end before the runtime does (cancelled first
+    // when killed).
+    slot.stop(outcome.is_none(), SHUTDOWN_GRACE);
     match outcome {
         Some(Ok(())) => {
             tokio.shutdown_timeout(SHUTDOWN_GRACE);

@@ -344,11 +344,7 @@ impl Server {
             }
         };
         if call.method == "$/cancelRequest" {
-            if let Some(target) = &call.cancels {
-                if let Some(token) = self.lock_inflight().get(target) {
-                    token.cancel();
-                }
-            }
+            self.cancel_named(&call);
             let response = call.id.as_ref().map(|id| envelope::result_text(id, "{}"));
             let _ = done.send(response);
             return;
@@ -373,6 +369,15 @@ impl Server {
                     let response = me.run(call, None).await;
                     let _ = done.send(response);
                 });
+            }
+        }
+    }
+
+    /// For `$/cancelRequest`: cancel the request in flight that `call` names, if any.
+    fn cancel_named(&self, call: &Call) {
+        if let Some(target) = &call.cancels {
+            if let Some(token) = self.lock_inflight().get(target) {
+                token.cancel();
             }
         }
     }

@@ -65,6 +65,12 @@ def _server(config: Optional[PathLike], max_request_bytes: Optional[int], cache_
     )
 
 
+def _stderr_line(server: Any) -> Optional[bytes]:
+    """The server's next stderr line as a pipe would give it (bytes); `None` at the end."""
+    line = server.read_stderr_line()
+    return None if line is None else line.encode("utf-8")
+
+
 class _Stdin:
     def __init__(self, server: Any) -> None:
         self._server = server
@@ -102,11 +108,7 @@ class _Process:
         self.returncode: Optional[int] = None
         self.stdin = _Stdin(server)
         self.stdout = _Lines(server.read_line)
-        self.stderr = _Lines(self._stderr_line)
-
-    def _stderr_line(self) -> Optional[bytes]:
-        line = self._server.read_stderr_line()
-        return None if line is None else line.encode("utf-8")
+        self.stderr = _Lines(lambda: _stderr_line(server))
 
     def poll(self) -> Optional[int]:
         if self.returncode is None:
@@ -289,10 +291,6 @@ class _AsyncProcess:
         self.stderr = asyncio.StreamReader(limit=_LINE_LIMIT)
         self._exited: "asyncio.Future[int]" = loop.create_future()
 
-        def stderr_line() -> Optional[bytes]:
-            line = server.read_stderr_line()
-            return None if line is None else line.encode("utf-8")
-
         def wait_exit() -> None:
             status = int(server.wait(None))
             try:
@@ -302,7 +300,7 @@ class _AsyncProcess:
 
         for name, target, args in (
             ("prompt-host-output", _feed, (loop, self.stdout, server.read_line)),
-            ("prompt-host-stderr", _feed, (loop, self.stderr, stderr_line)),
+            ("prompt-host-stderr", _feed, (loop, self.stderr, lambda: _stderr_line(server))),
             ("prompt-host-exit", wait_exit, ()),
         ):
             threading.Thread(target=target, args=args, name=name, daemon=True).start()

@@ -48,11 +48,7 @@ impl Server {
         };
         if call.method == "$/cancelRequest" {
             // As a line's: the request it names (a line's, by its id) is cancelled; `{}`.
-            if let Some(target) = &call.cancels {
-                if let Some(token) = self.lock_inflight().get(target) {
-                    token.cancel();
-                }
-            }
+            self.cancel_named(&call);
             return Some(methods::raw(&serde_json::json!({})).map(Answer::Json));
         }
         // Without an id nothing else can cancel it.
