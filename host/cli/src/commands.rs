@@ -99,14 +99,22 @@ pub async fn assemble(target: &Target) -> anyhow::Result<()> {
 
 /// `prompt-host render`: the exact prompt text (no newline added), or
 /// `{"prompt","context"}` with `--json`.
-pub async fn render(target: &Target, json: bool) -> anyhow::Result<()> {
+pub async fn render(target: &Target, json: bool, tokenizer: Option<&str>) -> anyhow::Result<()> {
+    // The tokenizer first: a wrong name fails before any plugin loads.
+    let tokenizer = tokenizer.map(load_tokenizer).transpose()?;
     let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
     let rendered = host.render(target.scope.as_deref(), facts(target)).await?;
     if json {
-        print_json(&serde_json::json!({
+        let mut out = serde_json::json!({
             "prompt": rendered.prompt,
             "context": rendered.context,
-        }))
+        });
+        if let Some(tokenizer) = &tokenizer {
+            let max_bytes = host.registry().config().max_prompt_bytes;
+            let report = prompt_host::tokens::token_report(tokenizer, &rendered, max_bytes)?;
+            out["tokens"] = serde_json::to_value(report)?;
+        }
+        print_json(&out)
     } else {
         let mut out = std::io::stdout().lock();
         out.write_all(rendered.prompt.as_bytes())?;
@@ -132,4 +140,9 @@ pub async fn step(target: &Target, session: &Path, options: StepOptions) -> anyh
         .step(&mut log, target.scope.as_deref(), facts(target), &options)
         .await?;
     print_json(&serde_json::to_value(&outcome.request)?)
+}
+
+/// Load `--tokenizer`'s tokenizer, the error naming it.
+pub fn load_tokenizer(spec: &str) -> anyhow::Result<prompt_host::tokens::Tokenizer> {
+    Ok(prompt_host::tokens::Tokenizer::load(spec, None)?)
 }

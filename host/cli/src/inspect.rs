@@ -20,11 +20,21 @@ pub async fn run(
     target: &Target,
     against: Option<&Path>,
     session: Option<&Path>,
+    tokenizer: Option<&str>,
 ) -> anyhow::Result<()> {
+    let tokenizer = tokenizer.map(super::commands::load_tokenizer).transpose()?;
     let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
     let scope = target.scope.as_deref();
-    let assembly = host.assemble(scope, facts(target)).await?;
     let max_bytes = host.registry().config().max_prompt_bytes;
+    // With a tokenizer, the rendering (its contexts resolved) is what gets counted.
+    let (assembly, tokens) = match &tokenizer {
+        Some(tokenizer) => {
+            let rendered = host.render(scope, facts(target)).await?;
+            let report = prompt_host::tokens::token_report(tokenizer, &rendered, max_bytes)?;
+            (rendered.assembly, Some(report))
+        }
+        None => (host.assemble(scope, facts(target)).await?, None),
+    };
     let (prompt, spans) =
         section_spans(&assembly, max_bytes).map_err(|source| host.render_error(scope, source))?;
     let registry = host.registry();
@@ -68,11 +78,29 @@ pub async fn run(
         prompt.len(),
         spans.len()
     )?;
+    let token_cell = |list: Option<&Vec<prompt_host::tokens::PartTokens>>, name: &str| {
+        list.and_then(|parts| parts.iter().find(|p| p.name == name))
+            .map_or_else(|| "-".to_string(), |p| p.tokens.to_string())
+    };
+    if let Some(report) = &tokens {
+        writeln!(
+            out,
+            "tokens ({}): prompt {}, sections counted alone {}, runtime context {}, tool schemas {}",
+            report.tokenizer,
+            report.prompt,
+            report.sections_sum,
+            report.context,
+            report.tools.iter().map(|t| t.tokens).sum::<usize>()
+        )?;
+    }
+    let sections_tokens = tokens.as_ref().map(|r| &r.sections);
+    let contexts_tokens = tokens.as_ref().map(|r| &r.contexts);
+    let tools_tokens = tokens.as_ref().map(|r| &r.tools);
     writeln!(out)?;
     writeln!(
         out,
-        "{:<34} {:>7} {:<18} {:<16} {:>7}  shadows",
-        "SECTION", "ORDER", "PLUGIN", "LAYER", "BYTES"
+        "{:<34} {:>7} {:<18} {:<16} {:>7} {:>7}  shadows",
+        "SECTION", "ORDER", "PLUGIN", "LAYER", "BYTES", "TOKENS"
     )?;
     for section in &assembly.sections {
         let bytes = spans
@@ -97,24 +125,45 @@ pub async fn run(
         };
         writeln!(
             out,
-            "{:<34} {:>7} {:<18} {:<16} {:>7}  {}",
-            section.name, order, owner, layer, bytes, shadows
+            "{:<34} {:>7} {:<18} {:<16} {:>7} {:>7}  {}",
+            section.name,
+            order,
+            owner,
+            layer,
+            bytes,
+            token_cell(sections_tokens, &section.name),
+            shadows
         )?;
     }
 
     writeln!(out)?;
-    writeln!(out, "{:<34} {:<18} {:<16}", "CONTEXT", "PLUGIN", "LAYER")?;
+    writeln!(
+        out,
+        "{:<34} {:<18} {:<16} {:>7}",
+        "CONTEXT", "PLUGIN", "LAYER", "TOKENS"
+    )?;
     let contexts = by_name(EntryKind::Context);
     for context in &assembly.contexts {
         let (owner, layer) = contexts
             .get(context.name.as_str())
             .map(|l| (l[l.len() - 1].owner.clone(), label(&l[l.len() - 1].scope)))
             .unwrap_or_else(|| ("(listener)".into(), "-".into()));
-        writeln!(out, "{:<34} {:<18} {:<16}", context.name, owner, layer)?;
+        writeln!(
+            out,
+            "{:<34} {:<18} {:<16} {:>7}",
+            context.name,
+            owner,
+            layer,
+            token_cell(contexts_tokens, &context.name)
+        )?;
     }
 
     writeln!(out)?;
-    writeln!(out, "{:<34} {:<18} {:<16}", "TOOL", "PROVIDER", "LAYER")?;
+    writeln!(
+        out,
+        "{:<34} {:<18} {:<16} {:>7}",
+        "TOOL", "PROVIDER", "LAYER", "TOKENS"
+    )?;
     let declared = host.tool_owners();
     for tool in &assembly.tools {
         let (owner, layer) = declared
@@ -122,7 +171,14 @@ pub async fn run(
             .map_or(("(dynamic provider or listener)", "-"), |o| {
                 (o.plugin.as_str(), o.layer.as_str())
             });
-        writeln!(out, "{:<34} {:<18} {:<16}", tool.name, owner, layer)?;
+        writeln!(
+            out,
+            "{:<34} {:<18} {:<16} {:>7}",
+            tool.name,
+            owner,
+            layer,
+            token_cell(tools_tokens, &tool.name)
+        )?;
     }
     let providers: Vec<String> = visible
         .iter()

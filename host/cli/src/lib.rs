@@ -47,6 +47,11 @@ pub enum Command {
         /// Print `{"prompt": …, "context": …}` instead of the bare prompt.
         #[arg(long)]
         json: bool,
+        /// With `--json`, add `"tokens"`: counts of the whole prompt, each section, each
+        /// runtime context and each tool schema with this tokenizer (o200k_base,
+        /// cl100k_base, or a tokenizer.json path).
+        #[arg(long, value_name = "TOKENIZER", requires = "json")]
+        tokenizer: Option<String>,
     },
     /// Run one step against a session log and print the model request JSON.
     Step {
@@ -130,6 +135,10 @@ pub enum Command {
         /// the cached-token counts its providers reported, beside the prefix report.
         #[arg(long, value_name = "LOG")]
         session: Option<PathBuf>,
+        /// Count tokens with this tokenizer: o200k_base, cl100k_base, or a tokenizer.json
+        /// path (relative to the working directory).
+        #[arg(long, value_name = "TOKENIZER")]
+        tokenizer: Option<String>,
     },
     /// Watch the plugins' sources and `.wasm` files, rebuild and hot-reload a changed plugin,
     /// and show how the prompt changed (diff and KV-cache prefix report).
@@ -346,7 +355,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     log_level::set(cli.log_level);
     match cli.command {
         Command::Assemble(target) => commands::assemble(&target).await,
-        Command::Render { target, json } => commands::render(&target, json).await,
+        Command::Render {
+            target,
+            json,
+            tokenizer,
+        } => commands::render(&target, json, tokenizer.as_deref()).await,
         Command::Step {
             target,
             session,
@@ -369,7 +382,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             target,
             against,
             session,
-        } => inspect::run(&target, against.as_deref(), session.as_deref()).await,
+            tokenizer,
+        } => {
+            inspect::run(
+                &target,
+                against.as_deref(),
+                session.as_deref(),
+                tokenizer.as_deref(),
+            )
+            .await
+        }
         Command::Check {
             plugin,
             config,

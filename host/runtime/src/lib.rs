@@ -31,6 +31,7 @@ pub mod host;
 pub mod mcp;
 pub mod policy;
 pub mod serve;
+pub mod tokens;
 pub mod wasm;
 
 pub use prompt_host_core::{projection, prompt, session};

