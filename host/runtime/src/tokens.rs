@@ -56,6 +56,9 @@ pub enum TokenizerError {
     },
 }
 
+/// The largest `tokenizer.json` read (the big vocabularies' files are 10–35 MB).
+pub const MAX_TOKENIZER_FILE_BYTES: u64 = 256 << 20;
+
 enum Engine {
     Bpe(tiktoken_rs::CoreBPE),
     Hf(Box<tokenizers::Tokenizer>),
@@ -95,7 +98,15 @@ impl Tokenizer {
                     Some(dir) if Path::new(spec).is_relative() => dir.join(spec),
                     _ => PathBuf::from(spec),
                 };
-                let tokenizer = tokenizers::Tokenizer::from_file(&path)
+                // Opened once, non-blocking, and only if it is a regular file: a FIFO or a
+                // device given as a tokenizer is refused, never waited on or read forever.
+                let bytes = crate::fsutil::read_regular(&path, MAX_TOKENIZER_FILE_BYTES).map_err(
+                    |source| TokenizerError::File {
+                        path: path.clone(),
+                        source: Box::new(source),
+                    },
+                )?;
+                let tokenizer = tokenizers::Tokenizer::from_bytes(&bytes)
                     .map_err(|source| TokenizerError::File { path, source })?;
                 Ok(Tokenizer {
                     name: spec.to_string(),
