@@ -26,8 +26,8 @@ const ADVERSARIAL: &[&str] = &[
     "fn main() {\n    println!(\"{}\", 1 + 1);\n}\n",
 ];
 
-/// The reference counts of `texts`; `None` (with the reason printed) where the reference
-/// packages are not installed.
+/// The reference counts of `request`'s texts, from tests/fixtures/tokens/count.py; fails
+/// the test, naming the requirements file, where the reference packages are missing.
 fn reference_counts(request: serde_json::Value) -> Vec<usize> {
     let mut child = Command::new(python())
         .arg(fixture("count.py"))
