@@ -41,6 +41,7 @@ mod integration {
     mod session_attack;
     mod session_files;
     mod stress;
+    mod token_budgets;
     mod tokens;
     mod wasm_hostile;
     mod wasm_hostile_extra;

@@ -27,6 +27,7 @@ from prompt_host import (
     PromptHostError,
     Rendered,
     ServerExited,
+    TokenReport,
     ToolSchema,
 )
 
@@ -175,6 +176,31 @@ def test_render_context(host: PromptHost, wasm) -> None:
     host.load_plugin("policy", wasm("runtime-policy"))
     assert host.render(facts={"sandbox": "read-only"}) == Rendered(IDENTITY, SNAPSHOT + "Sandbox: read-only.")
     assert host.render() == Rendered(IDENTITY, "")
+
+
+def test_token_counts_on_request(host: PromptHost, wasm, wire: Wire, tmp_path: Path) -> None:
+    host.load_plugin("persona", wasm("persona"), config={"text": "Persona on {{model}}: 日本語 👩‍👩‍👧‍👦."})
+    plain = host.render(facts={"model": "m1"})
+    assert plain.tokens is None and "tokens" not in wire.sent[-1]["params"]
+    r = host.render(facts={"model": "m1"}, tokens="cl100k_base")
+    assert wire.sent[-1]["params"]["tokens"] == "cl100k_base"
+    assert r.prompt == plain.prompt and isinstance(r.tokens, TokenReport)
+    t = r.tokens
+    assert t.tokenizer == "cl100k_base"
+    assert [p.name for p in t.sections] == ["harness:identity", "deployment:persona"]
+    assert [p.bytes for p in t.sections] == [len(IDENTITY.encode()), len("Persona on m1: 日本語 👩‍👩‍👧‍👦.".encode())]
+    assert t.sections_sum == sum(p.tokens for p in t.sections) and t.prompt > 0
+    assert t.context == 0 and t.contexts == [] and t.tools == []
+    # A step counts the rendering it committed, with the same figures.
+    step = host.step(tmp_path / "s.jsonl", facts={"model": "m1"}, tokens="cl100k_base")
+    assert step.tokens == t
+    # No [prompt] tokenizer: `True` says how to get one; an unknown name is named.
+    with pytest.raises(PromptHostError) as e:
+        host.render(tokens=True)
+    assert e.value.kind == "tokenizer" and "set [prompt] tokenizer in host.toml" in e.value.message
+    with pytest.raises(PromptHostError) as e:
+        host.render(tokens="gpt2")
+    assert e.value.kind == "tokenizer" and e.value.message.startswith('unknown tokenizer "gpt2"')
 
 
 def test_close_session(host: PromptHost, tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ import type {
   McpStatus,
   Notification,
   PluginInfo,
+  RenderParams,
   Rendered,
   Replay,
   RequestParams,
@@ -437,7 +438,7 @@ export class PromptHost extends EventEmitter {
     return this.call("assemble", defined({ ...params, facts: factsParam(params.facts) }), options);
   }
 
-  render(params: TargetParams = {}, options?: CallOptions): Promise<Rendered> {
+  render(params: RenderParams = {}, options?: CallOptions): Promise<Rendered> {
     return this.call("render", defined({ ...params, facts: factsParam(params.facts) }), options);
   }
 

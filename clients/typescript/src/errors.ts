@@ -29,7 +29,9 @@ export type ErrorKind =
   | "method-not-found"
   | "request-too-large"
   | "too-many-sessions"
-  | "route";
+  | "route"
+  | "token-budget"
+  | "tokenizer";
 
 /** `error.data` of a response. */
 export interface ErrorData {
@@ -47,6 +49,12 @@ export interface ErrorData {
   methods?: string[];
   bytes?: number;
   limit?: number;
+  /** `token-budget`: the host.toml key of the budget passed. */
+  budget?: "max_prompt_tokens" | "max_context_tokens";
+  /** `token-budget`: the tokenizer that counted. */
+  tokenizer?: string;
+  /** `token-budget`: the rendering's tokens (`limit` is the budget). */
+  tokens?: number;
 }
 
 /** The `error` object of a response. */

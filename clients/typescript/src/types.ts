@@ -225,7 +225,41 @@ export interface Rendered {
   prompt: string;
   /** The runtime-context snapshot (`""` when none applies). */
   context: string;
+  /** Token counts, when `render({ tokens })` asked for them. */
+  tokens?: TokenReport;
 }
+
+/** One section, runtime context or tool schema, counted alone. */
+export interface PartTokens {
+  name: string;
+  bytes: number;
+  tokens: number;
+}
+
+/**
+ * What a rendering costs in tokens. Per-part counts can differ from the whole (a merge can
+ * span the blank line between two sections), so `prompt` and `sections_sum` are both given.
+ */
+export interface TokenReport {
+  /** The tokenizer's name. */
+  tokenizer: string;
+  /** The whole system prompt, counted as one text: what a request pays. */
+  prompt: number;
+  /** The sections counted alone, added up. */
+  sections_sum: number;
+  sections: PartTokens[];
+  /** The runtime-context snapshot, counted as one text. */
+  context: number;
+  contexts: PartTokens[];
+  /** Each tool as compact JSON of its name, description and parameters. */
+  tools: PartTokens[];
+}
+
+/**
+ * `tokens` of `render` and `step`: `true` counts with host.toml's `[prompt] tokenizer`; a
+ * name (`"o200k_base"`, `"cl100k_base"` or a `tokenizer.json` path) counts with that one.
+ */
+export type TokensParam = boolean | string;
 
 export type Header = "initial" | "resume" | "change" | "series";
 
@@ -244,6 +278,8 @@ export interface StepResult {
   starts_series: boolean;
   /** Why a `request/header` was logged, or `null`. */
   header: Header | null;
+  /** Token counts of the step's rendering, when `step({ tokens })` asked for them. */
+  tokens?: TokenReport;
 }
 
 /** The result of `request`: a step's request rebuilt from the log, byte for byte. */
@@ -316,6 +352,11 @@ export interface TargetParams {
   facts?: Facts;
 }
 
+export interface RenderParams extends TargetParams {
+  /** Add the rendering's token counts (see `TokensParam`). */
+  tokens?: TokensParam;
+}
+
 export interface StepParams {
   session: string;
   scope?: string;
@@ -328,6 +369,8 @@ export interface StepParams {
   starts_series?: boolean;
   /** The user's messages of this step. */
   user?: string[];
+  /** Add the rendering's token counts (see `TokensParam`). */
+  tokens?: TokensParam;
 }
 
 export interface RetryParams {

@@ -2,19 +2,22 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 
-use super::Target;
+use super::{Counting, Target};
 use prompt_host::config::HostConfig;
 use prompt_host::host::{Facts, Host, StepOptions};
 use prompt_host::mcp::McpState;
 use prompt_host::session::Session;
-use prompt_host::wasm::{PluginLog, RuntimeConfig};
+use prompt_host::tokens::Tokenizer;
+use prompt_host::wasm::{CompileProgress, PluginLog, RuntimeConfig};
 
 /// The runtime settings of a command-line run: the compile cache (overridable with
-/// `PROMPT_HOST_CACHE_DIR`) and plugin warnings/errors echoed to stderr.
+/// `PROMPT_HOST_CACHE_DIR`), plugin warnings/errors echoed to stderr, and a compile that
+/// takes more than a second (`PROMPT_HOST_PROGRESS_AFTER_MS`) announced there.
 pub fn runtime_config() -> RuntimeConfig {
     let mut config = RuntimeConfig::default();
     if let Some(dir) = std::env::var_os("PROMPT_HOST_CACHE_DIR") {
@@ -23,6 +26,15 @@ pub fn runtime_config() -> RuntimeConfig {
     config.log_sink = Some(std::sync::Arc::new(|line: &PluginLog| {
         super::log_level::show(line)
     }));
+    config.progress = Some(std::sync::Arc::new(|progress: &CompileProgress<'_>| {
+        super::log_level::progress(progress)
+    }));
+    if let Some(after) = std::env::var("PROMPT_HOST_PROGRESS_AFTER_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+    {
+        config.progress_after = Duration::from_millis(after);
+    }
     config
 }
 
@@ -88,21 +100,29 @@ pub fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `prompt-host assemble`.
-pub async fn assemble(target: &Target) -> anyhow::Result<()> {
+/// `prompt-host assemble`; with `--tokenizer`/`--tokens`, the assembly as it renders is
+/// counted too (`"tokens"` beside the assembly's own keys).
+pub async fn assemble(target: &Target, counting: &Counting) -> anyhow::Result<()> {
+    let named = named_tokenizer(counting)?;
     let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
-    let assembly = host
-        .assemble(target.scope.as_deref(), facts(target))
-        .await?;
-    print_json(&assembly.to_json())
+    let tokenizer = counting_tokenizer(&host, named, counting)?;
+    let scope = target.scope.as_deref();
+    let assembly = host.assemble(scope, facts(target)).await?;
+    let mut out = assembly.to_json();
+    if let Some(tokenizer) = tokenizer {
+        let rendered = host.render_assembly(assembly, scope)?;
+        let report = host.token_report(&rendered, scope, &tokenizer)?;
+        out["tokens"] = serde_json::to_value(report)?;
+    }
+    print_json(&out)
 }
 
 /// `prompt-host render`: the exact prompt text (no newline added), or
-/// `{"prompt","context"}` with `--json`.
-pub async fn render(target: &Target, json: bool, tokenizer: Option<&str>) -> anyhow::Result<()> {
-    // The tokenizer first: a wrong name fails before any plugin loads.
-    let tokenizer = tokenizer.map(load_tokenizer).transpose()?;
+/// `{"prompt","context"}` with `--json` (and `"tokens"` with `--tokenizer`/`--tokens`).
+pub async fn render(target: &Target, json: bool, counting: &Counting) -> anyhow::Result<()> {
+    let named = named_tokenizer(counting)?;
     let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
+    let tokenizer = counting_tokenizer(&host, named, counting)?;
     let rendered = host.render(target.scope.as_deref(), facts(target)).await?;
     if json {
         let mut out = serde_json::json!({
@@ -110,8 +130,7 @@ pub async fn render(target: &Target, json: bool, tokenizer: Option<&str>) -> any
             "context": rendered.context,
         });
         if let Some(tokenizer) = &tokenizer {
-            let max_bytes = host.registry().config().max_prompt_bytes;
-            let report = prompt_host::tokens::token_report(tokenizer, &rendered, max_bytes)?;
+            let report = host.token_report(&rendered, target.scope.as_deref(), tokenizer)?;
             out["tokens"] = serde_json::to_value(report)?;
         }
         print_json(&out)
@@ -143,6 +162,32 @@ pub async fn step(target: &Target, session: &Path, options: StepOptions) -> anyh
 }
 
 /// Load `--tokenizer`'s tokenizer, the error naming it.
-pub fn load_tokenizer(spec: &str) -> anyhow::Result<prompt_host::tokens::Tokenizer> {
-    Ok(prompt_host::tokens::Tokenizer::load(spec, None)?)
+pub fn load_tokenizer(spec: &str) -> anyhow::Result<Tokenizer> {
+    Ok(Tokenizer::load(spec, None)?)
+}
+
+/// `--tokenizer`'s tokenizer, loaded before the host: a wrong name fails before any plugin
+/// loads.
+pub fn named_tokenizer(counting: &Counting) -> anyhow::Result<Option<Tokenizer>> {
+    counting
+        .tokenizer
+        .as_deref()
+        .map(load_tokenizer)
+        .transpose()
+}
+
+/// What a command counts with: `--tokenizer`'s (loaded already), host.toml's with
+/// `--tokens`, or nothing.
+pub fn counting_tokenizer(
+    host: &Host,
+    named: Option<Tokenizer>,
+    counting: &Counting,
+) -> anyhow::Result<Option<Arc<Tokenizer>>> {
+    if let Some(named) = named {
+        return Ok(Some(Arc::new(named)));
+    }
+    if !counting.tokens {
+        return Ok(None);
+    }
+    Ok(Some(host.tokenizer_named(None)?))
 }

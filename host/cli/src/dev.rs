@@ -191,6 +191,16 @@ async fn report_change(
                 .unwrap_or("(none: the prompt got shorter)")
         )?;
     }
+    // With a `[prompt] tokenizer`, what the change costs in tokens.
+    if let Some(tokenizer) = host.tokenizer() {
+        let (was, now) = (tokenizer.count(before)?, tokenizer.count(after)?);
+        let change = i128::try_from(now).unwrap_or(i128::MAX) - i128::try_from(was).unwrap_or(0);
+        writeln!(
+            out,
+            "== tokens ({}): {now}, was {was} ({change:+})",
+            tokenizer.name()
+        )?;
+    }
     Ok(())
 }
 

@@ -22,15 +22,19 @@ pub async fn run(
     session: Option<&Path>,
     tokenizer: Option<&str>,
 ) -> anyhow::Result<()> {
-    let tokenizer = tokenizer.map(super::commands::load_tokenizer).transpose()?;
+    let named = tokenizer.map(super::commands::load_tokenizer).transpose()?;
     let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
     let scope = target.scope.as_deref();
     let max_bytes = host.registry().config().max_prompt_bytes;
+    // `--tokenizer`'s, else host.toml's `[prompt] tokenizer`.
+    let tokenizer = named
+        .map(std::sync::Arc::new)
+        .or_else(|| host.tokenizer().cloned());
     // With a tokenizer, the rendering (its contexts resolved) is what gets counted.
     let (assembly, tokens) = match &tokenizer {
         Some(tokenizer) => {
             let rendered = host.render(scope, facts(target)).await?;
-            let report = prompt_host::tokens::token_report(tokenizer, &rendered, max_bytes)?;
+            let report = host.token_report(&rendered, scope, tokenizer)?;
             (rendered.assembly, Some(report))
         }
         None => (host.assemble(scope, facts(target)).await?, None),
@@ -78,9 +82,21 @@ pub async fn run(
         prompt.len(),
         spans.len()
     )?;
+    // The TOKENS column is there only when counting was asked for, so the output without
+    // `--tokenizer` stays what scripts reading it already parse.
     let token_cell = |list: Option<&Vec<prompt_host::tokens::PartTokens>>, name: &str| {
-        list.and_then(|parts| parts.iter().find(|p| p.name == name))
-            .map_or_else(|| "-".to_string(), |p| p.tokens.to_string())
+        list.map_or_else(String::new, |parts| {
+            let count = parts
+                .iter()
+                .find(|p| p.name == name)
+                .map_or_else(|| "-".to_string(), |p| p.tokens.to_string());
+            format!(" {count:>7}")
+        })
+    };
+    let token_header = if tokens.is_some() {
+        format!(" {:>7}", "TOKENS")
+    } else {
+        String::new()
     };
     if let Some(report) = &tokens {
         writeln!(
@@ -99,8 +115,8 @@ pub async fn run(
     writeln!(out)?;
     writeln!(
         out,
-        "{:<34} {:>7} {:<18} {:<16} {:>7} {:>7}  shadows",
-        "SECTION", "ORDER", "PLUGIN", "LAYER", "BYTES", "TOKENS"
+        "{:<34} {:>7} {:<18} {:<16} {:>7}{token_header}  shadows",
+        "SECTION", "ORDER", "PLUGIN", "LAYER", "BYTES"
     )?;
     for section in &assembly.sections {
         let bytes = spans
@@ -125,7 +141,7 @@ pub async fn run(
         };
         writeln!(
             out,
-            "{:<34} {:>7} {:<18} {:<16} {:>7} {:>7}  {}",
+            "{:<34} {:>7} {:<18} {:<16} {:>7}{}  {}",
             section.name,
             order,
             owner,
@@ -139,8 +155,8 @@ pub async fn run(
     writeln!(out)?;
     writeln!(
         out,
-        "{:<34} {:<18} {:<16} {:>7}",
-        "CONTEXT", "PLUGIN", "LAYER", "TOKENS"
+        "{:<34} {:<18} {:<16}{token_header}",
+        "CONTEXT", "PLUGIN", "LAYER"
     )?;
     let contexts = by_name(EntryKind::Context);
     for context in &assembly.contexts {
@@ -150,7 +166,7 @@ pub async fn run(
             .unwrap_or_else(|| ("(listener)".into(), "-".into()));
         writeln!(
             out,
-            "{:<34} {:<18} {:<16} {:>7}",
+            "{:<34} {:<18} {:<16}{}",
             context.name,
             owner,
             layer,
@@ -161,8 +177,8 @@ pub async fn run(
     writeln!(out)?;
     writeln!(
         out,
-        "{:<34} {:<18} {:<16} {:>7}",
-        "TOOL", "PROVIDER", "LAYER", "TOKENS"
+        "{:<34} {:<18} {:<16}{token_header}",
+        "TOOL", "PROVIDER", "LAYER"
     )?;
     let declared = host.tool_owners();
     for tool in &assembly.tools {
@@ -173,7 +189,7 @@ pub async fn run(
             });
         writeln!(
             out,
-            "{:<34} {:<18} {:<16} {:>7}",
+            "{:<34} {:<18} {:<16}{}",
             tool.name,
             owner,
             layer,

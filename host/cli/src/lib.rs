@@ -34,11 +34,31 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// `--tokenizer T` / `--tokens`: the token counts `assemble` and `render --json` add.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Counting {
+    /// Add `"tokens"`: the whole prompt, each section, each runtime context and each tool
+    /// schema counted with this tokenizer (o200k_base, cl100k_base, or a tokenizer.json
+    /// path relative to the working directory).
+    #[arg(long, value_name = "TOKENIZER", conflicts_with = "tokens")]
+    pub tokenizer: Option<String>,
+    /// Add `"tokens"`, counted with host.toml's `[prompt] tokenizer`.
+    #[arg(long)]
+    pub tokens: bool,
+}
+
 /// The subcommands (the contract external tools use; see docs/cli.md).
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print the assembly as JSON: sections, contexts, tools and variables.
-    Assemble(Target),
+    Assemble {
+        /// Where and for whom.
+        #[command(flatten)]
+        target: Target,
+        /// How the assembly is counted in tokens (adds `"tokens"`).
+        #[command(flatten)]
+        counting: Counting,
+    },
     /// Print the rendered system prompt (or `{"prompt","context"}` with --json).
     Render {
         /// Where and for whom.
@@ -47,11 +67,9 @@ pub enum Command {
         /// Print `{"prompt": …, "context": …}` instead of the bare prompt.
         #[arg(long)]
         json: bool,
-        /// With `--json`, add `"tokens"`: counts of the whole prompt, each section, each
-        /// runtime context and each tool schema with this tokenizer (o200k_base,
-        /// cl100k_base, or a tokenizer.json path).
-        #[arg(long, value_name = "TOKENIZER", requires = "json")]
-        tokenizer: Option<String>,
+        /// With `--json`, how the rendering is counted in tokens (adds `"tokens"`).
+        #[command(flatten)]
+        counting: Counting,
     },
     /// Run one step against a session log and print the model request JSON.
     Step {
@@ -136,7 +154,8 @@ pub enum Command {
         #[arg(long, value_name = "LOG")]
         session: Option<PathBuf>,
         /// Count tokens with this tokenizer: o200k_base, cl100k_base, or a tokenizer.json
-        /// path (relative to the working directory).
+        /// path (relative to the working directory). Default: host.toml's `[prompt]
+        /// tokenizer`, when it sets one.
         #[arg(long, value_name = "TOKENIZER")]
         tokenizer: Option<String>,
     },
@@ -354,12 +373,17 @@ pub fn chain(e: &anyhow::Error) -> String {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     log_level::set(cli.log_level);
     match cli.command {
-        Command::Assemble(target) => commands::assemble(&target).await,
+        Command::Assemble { target, counting } => commands::assemble(&target, &counting).await,
         Command::Render {
             target,
             json,
-            tokenizer,
-        } => commands::render(&target, json, tokenizer.as_deref()).await,
+            counting,
+        } => {
+            if !json && (counting.tokens || counting.tokenizer.is_some()) {
+                anyhow::bail!("--tokenizer and --tokens add counts to the JSON output: add --json");
+            }
+            commands::render(&target, json, &counting).await
+        }
         Command::Step {
             target,
             session,

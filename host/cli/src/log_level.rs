@@ -107,3 +107,11 @@ pub fn text(line: &PluginLog) -> Option<String> {
         }
     })
 }
+
+/// Print a compile's progress on stderr: at every level but `error`, since a first load
+/// of a large plugin takes seconds and must not look like a hang.
+pub fn progress(progress: &prompt_host::wasm::CompileProgress<'_>) {
+    if LEVEL.load(Ordering::Relaxed) > LogLevel::Error as u8 {
+        super::warn(&progress.to_string());
+    }
+}

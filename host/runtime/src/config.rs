@@ -260,6 +260,12 @@ impl HostConfig {
         if let Some(dir) = &config.host.cache_dir {
             config.host.cache_dir = Some(base.join(dir));
         }
+        // A tokenizer file is the deployment's, like its plugins: found beside host.toml.
+        if let Some(spec) = &config.prompt.tokenizer {
+            if crate::tokens::is_file_spec(spec) {
+                config.prompt.tokenizer = Some(base.join(spec).display().to_string());
+            }
+        }
         if let Some(p) = &config.host.mcp_provider {
             let p = base.join(p);
             check_component_file(&p, config.host.max_wasm_bytes()).map_err(|e| {
@@ -446,6 +452,23 @@ fn validate_settings(config: &HostConfig) -> Result<(), (String, String)> {
     };
     at_least_one("prompt.max_prompt_bytes", config.prompt.max_prompt_bytes)?;
     at_least_one("prompt.max_context_bytes", config.prompt.max_context_bytes)?;
+    for (key, value) in [
+        ("prompt.max_prompt_tokens", config.prompt.max_prompt_tokens),
+        (
+            "prompt.max_context_tokens",
+            config.prompt.max_context_tokens,
+        ),
+    ] {
+        if let Some(value) = value {
+            at_least_one(key, value)?;
+            if config.prompt.tokenizer.is_none() {
+                return Err((
+                    key.to_string(),
+                    "a token budget needs prompt.tokenizer, the tokenizer that counts it".into(),
+                ));
+            }
+        }
+    }
     if config.host.max_wasm_bytes == Some(0) {
         at_least_one("host.max_wasm_bytes", 0)?;
     }

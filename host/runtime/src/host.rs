@@ -41,6 +41,7 @@ mod kept;
 mod mcp_servers;
 mod scopes;
 mod steps;
+mod token_counts;
 
 pub use error::{Blame, HostError};
 pub use facts::Facts;
@@ -94,6 +95,8 @@ pub struct Host {
     scopes: scopes::Scopes,
     /// The host's own global variables (`model`, `cwd`, `provider`); never disposed.
     _host_variables: Fiber,
+    /// The tokenizers: `[prompt] tokenizer` and those named per call.
+    tokenizers: token_counts::Tokenizers,
 }
 
 /// The global variables the host registers, each reading the caller fact of the same name
@@ -104,6 +107,7 @@ pub const HOST_VARIABLES: [&str; 3] = ["provider", "model", "cwd"];
 impl Host {
     /// A host with no plugins.
     pub fn new(prompt: PromptConfig, runtime: RuntimeConfig) -> Result<Self, HostError> {
+        let tokenizers = token_counts::Tokenizers::configured(&prompt)?;
         let registry = Registry::new(prompt).map_err(HostError::Prompt)?;
         let runtime = WasmRuntime::new(runtime).map_err(HostError::Wasm)?;
         let fiber = registry.fiber(BUILT_IN_OWNER, None);
@@ -121,6 +125,7 @@ impl Host {
             next_id: AtomicU64::new(1),
             scopes: scopes::Scopes::default(),
             _host_variables: fiber,
+            tokenizers,
         })
     }
 

@@ -12,6 +12,14 @@
 
 use std::path::{Path, PathBuf};
 
+mod budget;
+mod cache;
+
+pub use budget::{
+    check as check_budget, BudgetError, Contributor, OverTokenBudget, TokenBudgeted, LARGEST_NAMED,
+};
+pub use cache::{CacheStats, MAX_CACHED_BYTES, MAX_CACHED_TEXTS};
+
 use serde::Serialize;
 use thiserror::Error;
 
@@ -64,10 +72,18 @@ enum Engine {
     Hf(Box<tokenizers::Tokenizer>),
 }
 
-/// A loaded tokenizer: counts the tokens of a text.
+/// A loaded tokenizer: counts the tokens of a text, remembering the counts of recent texts
+/// (see [`CacheStats`]).
 pub struct Tokenizer {
     name: String,
     engine: Engine,
+    cache: cache::CountCache,
+}
+
+/// Whether a tokenizer name is a path to a `tokenizer.json` file (every other name is a
+/// built-in encoding, or unknown).
+pub fn is_file_spec(spec: &str) -> bool {
+    spec.ends_with(".json")
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -87,13 +103,14 @@ impl Tokenizer {
                 .map(|bpe| Tokenizer {
                     name: name.to_string(),
                     engine: Engine::Bpe(bpe),
+                    cache: cache::CountCache::new(),
                 })
                 .map_err(|source| TokenizerError::Builtin { name, source })
         };
         match spec {
             "o200k_base" => builtin("o200k_base", tiktoken_rs::o200k_base()),
             "cl100k_base" => builtin("cl100k_base", tiktoken_rs::cl100k_base()),
-            _ if spec.ends_with(".json") => {
+            _ if is_file_spec(spec) => {
                 let path = match base {
                     Some(dir) if Path::new(spec).is_relative() => dir.join(spec),
                     _ => PathBuf::from(spec),
@@ -111,6 +128,7 @@ impl Tokenizer {
                 Ok(Tokenizer {
                     name: spec.to_string(),
                     engine: Engine::Hf(Box::new(tokenizer)),
+                    cache: cache::CountCache::new(),
                 })
             }
             _ => Err(TokenizerError::Unknown(spec.to_string())),
@@ -122,8 +140,19 @@ impl Tokenizer {
         &self.name
     }
 
-    /// The number of tokens of `text`, counted as plain text.
+    /// The number of tokens of `text`, counted as plain text (remembered: the same text is
+    /// counted once while the cache keeps it).
     pub fn count(&self, text: &str) -> Result<usize, TokenizerError> {
+        self.cache.count(text, |text| self.count_afresh(text))
+    }
+
+    /// How the count cache has done.
+    pub fn cache_stats(&self) -> CacheStats {
+        self.cache.stats()
+    }
+
+    /// The number of tokens of `text`, counted by the tokenizer itself (no cache).
+    pub fn count_afresh(&self, text: &str) -> Result<usize, TokenizerError> {
         match &self.engine {
             Engine::Bpe(bpe) => Ok(bpe.encode_ordinary(text).len()),
             Engine::Hf(tokenizer) => tokenizer

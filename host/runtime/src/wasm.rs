@@ -35,6 +35,7 @@ mod imports;
 mod instance;
 mod names;
 mod plugin;
+mod progress;
 mod providers;
 mod quarantine;
 mod runtime;
@@ -55,6 +56,7 @@ pub use digest::sha256_hex;
 pub use error::WasmError;
 pub use ident::{scope_label, LogSink, PluginLog};
 pub use plugin::{LoadedPlugin, PluginHealth};
+pub use progress::{CompileProgress, ProgressSink, DEFAULT_PROGRESS_AFTER};
 pub use runtime::{PluginSource, WasmRuntime};
 pub use settings::{Pooling, RuntimeConfig, DEFAULT_MAX_WASM_BYTES};
 

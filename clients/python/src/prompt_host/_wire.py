@@ -129,10 +129,11 @@ def path_param(path: PathLike) -> str:
     return os.fspath(path)
 
 
-def target(scope: Optional[str], facts: Optional[Facts]) -> Dict[str, Any]:
+def target(scope: Optional[str], facts: Optional[Facts], tokens: Union[bool, str, None] = None) -> Dict[str, Any]:
     p: Dict[str, Any] = {}
     _put(p, "scope", scope)
     _put(p, "facts", facts_param(facts))
+    _put(p, "tokens", tokens)
     return p
 
 
@@ -180,6 +181,7 @@ def step(
     in_history: Optional[bool],
     starts_series: Optional[bool],
     route: Optional[RouteParam] = None,
+    tokens: Union[bool, str, None] = None,
 ) -> Dict[str, Any]:
     p: Dict[str, Any] = {"session": path_param(session)}
     _put(p, "scope", scope)
@@ -189,6 +191,7 @@ def step(
     if user is not None:
         p["user"] = [user] if isinstance(user, str) else list(user)
     _put(p, "route", route_param(route))
+    _put(p, "tokens", tokens)
     return p
 
 

@@ -486,10 +486,15 @@ class AsyncPromptHost:
         scope: Optional[str] = None,
         facts: Optional[Facts] = None,
         *,
+        tokens: Union[bool, str, None] = None,
         cancel: Optional[CancelToken] = None,
         timeout: Optional[float] = None,
     ) -> Rendered:
-        return Rendered.from_json(await self.call("render", _wire.target(scope, facts), cancel=cancel, timeout=timeout))
+        """The system prompt and the runtime-context snapshot. ``tokens=True`` adds their
+        token counts (`TokenReport`) with host.toml's ``[prompt] tokenizer``; a tokenizer's
+        name (``"o200k_base"``, ``"cl100k_base"`` or a ``tokenizer.json`` path) counts with
+        that one."""
+        return Rendered.from_json(await self.call("render", _wire.target(scope, facts, tokens), cancel=cancel, timeout=timeout))
 
     async def step(
         self,
@@ -501,6 +506,7 @@ class AsyncPromptHost:
         in_history: Optional[bool] = None,
         starts_series: Optional[bool] = None,
         route: Union[str, RouteSpec, None] = None,
+        tokens: Union[bool, str, None] = None,
         cancel: Optional[CancelToken] = None,
         timeout: Optional[float] = None,
     ) -> StepResult:
@@ -508,8 +514,8 @@ class AsyncPromptHost:
         are appended, and the request is derived for ``route`` (a route name or a
         `RouteSpec`; without one, the route of the log's newest step, ``chat-completions``
         for a new log). A route that cannot be prepared raises `RouteError`; nothing is
-        written then."""
-        params = _wire.step(session, scope, facts, user, in_history, starts_series, route)
+        written then. ``tokens`` adds the rendering's token counts, as `render`'s does."""
+        params = _wire.step(session, scope, facts, user, in_history, starts_series, route, tokens)
         return StepResult.from_json(await self.call("step", params, cancel=cancel, timeout=timeout))
 
     async def retry(

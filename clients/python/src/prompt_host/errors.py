@@ -40,7 +40,9 @@ class PromptHostError(Exception):
     ``error.data`` object; its keys are also attributes (``None`` when absent): ``kind``,
     ``plugin``, ``export``, ``scope``, ``section``, ``context``, ``variable``,
     ``tool_provider``, ``listener``, ``session``, ``suggestion``, ``methods``, ``bytes``,
-    ``limit``. ``method`` is the method of the request that failed.
+    ``limit``, ``budget``, ``tokenizer``, ``tokens`` (a ``token-budget`` error: the budget's
+    key, the tokenizer, the rendering's count; ``limit`` is the budget). ``method`` is the
+    method of the request that failed.
     """
 
     code: Optional[int]
@@ -61,6 +63,9 @@ class PromptHostError(Exception):
     methods: Optional[List[str]]
     bytes: Optional[int]
     limit: Optional[int]
+    budget: Optional[str]
+    tokenizer: Optional[str]
+    tokens: Optional[int]
 
     FIELDS = (
         "kind",
@@ -77,6 +82,9 @@ class PromptHostError(Exception):
         "methods",
         "bytes",
         "limit",
+        "budget",
+        "tokenizer",
+        "tokens",
     )
 
     def __init__(

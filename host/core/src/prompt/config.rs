@@ -23,6 +23,17 @@ pub struct PromptConfig {
     pub max_prompt_bytes: usize,
     /// The most bytes one runtime-context snapshot may hold.
     pub max_context_bytes: usize,
+    /// The tokenizer counts are made with: `o200k_base`, `cl100k_base`, or a path to a
+    /// `tokenizer.json` (host.toml resolves a relative path against its own directory).
+    /// The core only carries the name; the host loads it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokenizer: Option<String>,
+    /// The most tokens one rendered system prompt may hold, counted with `tokenizer`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_prompt_tokens: Option<usize>,
+    /// The most tokens one runtime-context snapshot may hold, counted with `tokenizer`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_context_tokens: Option<usize>,
 }
 
 /// Default of [`PromptConfig::max_prompt_bytes`]: 8 MiB, about two million tokens, far past
@@ -41,6 +52,9 @@ impl Default for PromptConfig {
             tool_order: None,
             max_prompt_bytes: DEFAULT_MAX_PROMPT_BYTES,
             max_context_bytes: DEFAULT_MAX_CONTEXT_BYTES,
+            tokenizer: None,
+            max_prompt_tokens: None,
+            max_context_tokens: None,
         }
     }
 }
@@ -85,6 +99,24 @@ impl PromptConfig {
     /// Sets [`PromptConfig::max_context_bytes`].
     pub fn max_context_bytes(mut self, value: usize) -> Self {
         self.max_context_bytes = value;
+        self
+    }
+
+    /// Sets [`PromptConfig::tokenizer`].
+    pub fn tokenizer(mut self, value: impl Into<String>) -> Self {
+        self.tokenizer = Some(value.into());
+        self
+    }
+
+    /// Sets [`PromptConfig::max_prompt_tokens`].
+    pub fn max_prompt_tokens(mut self, value: usize) -> Self {
+        self.max_prompt_tokens = Some(value);
+        self
+    }
+
+    /// Sets [`PromptConfig::max_context_tokens`].
+    pub fn max_context_tokens(mut self, value: usize) -> Self {
+        self.max_context_tokens = Some(value);
         self
     }
 }

@@ -85,6 +85,27 @@ pub enum HostError {
         /// What to do about it, when the host knows (a missing caller fact).
         hint: Option<String>,
     },
+    /// A rendering is over a token budget (`[prompt] max_prompt_tokens` or
+    /// `max_context_tokens`); the error names its largest parts and who registered them.
+    #[error("rendering for scope \"{scope}\" failed: {error}")]
+    OverTokenBudget {
+        /// The scope rendered for.
+        scope: String,
+        /// The budget, the count and the largest parts.
+        error: Box<crate::tokens::OverTokenBudget>,
+    },
+    /// The `[prompt] tokenizer` of the configuration could not be loaded.
+    #[error("[prompt] tokenizer")]
+    ConfiguredTokenizer(#[source] crate::tokens::TokenizerError),
+    /// A tokenizer named for one call could not be loaded, or a tokenizer could not count.
+    #[error(transparent)]
+    Tokenizer(crate::tokens::TokenizerError),
+    /// Token counts were asked for with no tokenizer to count them.
+    #[error(
+        "no tokenizer to count tokens with: set [prompt] tokenizer in host.toml or name one \
+         (o200k_base, cl100k_base or a path to a tokenizer.json file)"
+    )]
+    NoTokenizer,
     /// An assistant reply or tool result was refused, or a step was taken while tool calls
     /// were open. Nothing was written.
     #[error("session log {path}: {error}")]

@@ -30,8 +30,9 @@ impl Host {
         self.render_assembly(assembly, scope)
     }
 
-    /// Render an assembly made for `scope` within the `[prompt]` byte budgets. Errors name
-    /// the scope and the plugins that registered the section and variable involved.
+    /// Render an assembly made for `scope` within the `[prompt]` byte and token budgets.
+    /// Errors name the scope and the plugins that registered the section and variable
+    /// involved (for a token budget, the largest sections or contexts).
     pub fn render_assembly(
         &self,
         assembly: Assembly,
@@ -44,12 +45,14 @@ impl Host {
         let context_sections = render_context_sections_within(&assembly, config.max_context_bytes)
             .map_err(render_err)?;
         let context = join_context_sections(&context_sections);
-        Ok(Rendered {
+        let rendered = Rendered {
             assembly,
             prompt,
             context_sections,
             context,
-        })
+        };
+        self.check_token_budgets(&rendered, scope)?;
+        Ok(rendered)
     }
 
     /// A render error for `scope`, with who registered the entries it names.

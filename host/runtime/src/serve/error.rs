@@ -85,15 +85,32 @@ impl From<HostError> for RpcError {
             } else {
                 code::FAILED
             },
-            message: e.to_string(),
+            message: message(&e),
             data: Some(data),
         }
     }
 }
 
+/// The error's text. A tokenizer's errors keep their causes as sources (the file, then why
+/// it could not be read), which a one-line message spells out.
+fn message(e: &HostError) -> String {
+    let mut text = e.to_string();
+    if let HostError::ConfiguredTokenizer(_) | HostError::Tokenizer(_) = e {
+        let mut source = std::error::Error::source(e);
+        while let Some(cause) = source {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            source = cause.source();
+        }
+    }
+    text
+}
+
 /// The structured fields of a host error.
 fn host_error_data(e: &HostError) -> Value {
     let mut d = Map::new();
+    // Numbers of the error (a token budget's), added after the strings.
+    let mut counts: Vec<(&str, usize)> = Vec::new();
     let mut put = |key: &str, value: Option<&str>| {
         if let Some(value) = value {
             d.insert(key.to_string(), Value::String(value.to_string()));
@@ -142,6 +159,21 @@ fn host_error_data(e: &HostError) -> Value {
             }
             "render"
         }
+        HostError::OverTokenBudget { scope, error } => {
+            put("scope", Some(scope));
+            put("budget", Some(error.budgeted.key()));
+            put("tokenizer", Some(&error.tokenizer));
+            // The largest part, and the plugin that registered it.
+            if let Some(largest) = error.largest.first() {
+                put(entry_key(error.budgeted.part_kind()), Some(&largest.name));
+                put("plugin", largest.owner.as_ref().map(|o| o.plugin.as_str()));
+            }
+            counts = vec![("limit", error.limit), ("tokens", error.tokens)];
+            "token-budget"
+        }
+        HostError::ConfiguredTokenizer(_) | HostError::Tokenizer(_) | HostError::NoTokenizer => {
+            "tokenizer"
+        }
         HostError::Conversation { path, .. } => {
             put("session", Some(path));
             "conversation"
@@ -153,6 +185,9 @@ fn host_error_data(e: &HostError) -> Value {
             "session"
         }
     };
+    for (key, count) in counts {
+        d.insert(key.into(), Value::from(count));
+    }
     d.insert("kind".into(), Value::String(kind.into()));
     Value::Object(d)
 }

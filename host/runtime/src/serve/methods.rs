@@ -65,15 +65,23 @@ fn session_error(path: &Path, e: impl std::fmt::Display) -> RpcError {
     error
 }
 
+/// A step's answer: its outcome, and its token counts when they were asked for.
+pub struct StepAnswer {
+    /// What the step did, with the whole request.
+    pub outcome: StepOutcome,
+    /// The rendering's token counts (`tokens` in the params).
+    pub tokens: Option<crate::tokens::TokenReport>,
+}
+
 /// What a method answers: the JSON text of its result, or a step's outcome itself (the whole
 /// request, with every tool schema), which a line's answer writes straight from the host's
-/// values (`step_result`) and an in-process client turns into its own objects
+/// values ([`StepResultView`]) and an in-process client turns into its own objects
 /// ([`StepResultView`]) without a text form in between.
 pub enum Answer {
     /// The result, as JSON text.
     Json(Box<RawValue>),
     /// The outcome of `step` or `retry`.
-    Step(Box<StepOutcome>),
+    Step(Box<StepAnswer>),
 }
 
 impl Answer {
@@ -82,9 +90,9 @@ impl Answer {
     pub(super) fn into_json(self, keep: &mut SessionState) -> Result<Box<RawValue>, RpcError> {
         match self {
             Answer::Json(raw) => Ok(raw),
-            Answer::Step(outcome) => {
-                let raw = step_result(&outcome);
-                keep.free_later(outcome);
+            Answer::Step(answer) => {
+                let raw = raw(&StepResultView::of(&answer));
+                keep.free_later(answer);
                 raw
             }
         }
@@ -111,13 +119,21 @@ pub(super) async fn dispatch(
                 starts_series: p.starts_series,
                 user_texts: p.user,
             };
+            // The tokenizer first: one that cannot be loaded fails the step before anything
+            // is written.
+            let tokenizer = params::tokens_asked(&p.tokens)
+                .map(|name| host.tokenizer_named(name))
+                .transpose()?;
             let session = state.open(&p.session)?;
             let (rendered, outcome) = host
                 .step(session, p.scope.as_deref(), facts, &options)
                 .await?;
+            let tokens = tokenizer
+                .map(|t| host.token_report(&rendered, p.scope.as_deref(), &t))
+                .transpose()?;
             let previous = state.last.replace((p.scope, rendered));
             state.free_later(previous);
-            Ok(Answer::Step(Box::new(outcome)))
+            Ok(Answer::Step(Box::new(StepAnswer { outcome, tokens })))
         }
         "retry" => {
             let p: params::Retry = parse(params)?;
@@ -143,7 +159,10 @@ pub(super) async fn dispatch(
                 Ok((rendered, outcome)) => {
                     let previous = state.last.replace((scope, rendered));
                     state.free_later(previous);
-                    Ok(Answer::Step(Box::new(outcome)))
+                    Ok(Answer::Step(Box::new(StepAnswer {
+                        outcome,
+                        tokens: None,
+                    })))
                 }
                 Err(e) => {
                     state.last = Some((scope, previous));
@@ -224,10 +243,20 @@ async fn small_result(
             Ok(host.assemble(p.scope.as_deref(), facts).await?.to_json())
         }
         "render" => {
-            let p: params::Target = parse(params)?;
+            let p: params::Render = parse(params)?;
             let facts = p.facts.into_facts()?.signal(signal.clone());
+            let tokenizer = params::tokens_asked(&p.tokens)
+                .map(|name| host.tokenizer_named(name))
+                .transpose()?;
             let rendered = host.render(p.scope.as_deref(), facts).await?;
-            Ok(json!({"prompt": rendered.prompt, "context": rendered.context}))
+            let mut result = json!({"prompt": rendered.prompt, "context": rendered.context});
+            if let Some(tokenizer) = tokenizer {
+                let report = host.token_report(&rendered, p.scope.as_deref(), &tokenizer)?;
+                result["tokens"] = serde_json::to_value(report).map_err(|e| {
+                    RpcError::failed("internal", format!("cannot write the result: {e}"))
+                })?;
+            }
+            Ok(result)
         }
         "append_assistant" => {
             let p: params::AppendAssistant = parse(params)?;
@@ -380,6 +409,8 @@ pub struct StepResultView<'a> {
     header: Option<&'static str>,
     route: Value,
     cache: CacheView<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tokens: Option<&'a crate::tokens::TokenReport>,
 }
 
 #[derive(Serialize)]
@@ -389,9 +420,11 @@ struct CacheView<'a> {
 }
 
 impl<'a> StepResultView<'a> {
-    /// The result of the step that had `outcome`.
-    pub fn of(outcome: &'a StepOutcome) -> Self {
+    /// The result of the step that answered `answer`.
+    pub fn of(answer: &'a StepAnswer) -> Self {
+        let outcome = &answer.outcome;
         Self {
+            tokens: answer.tokens.as_ref(),
             step: outcome.step,
             request: &outcome.request,
             commits: outcome.commits.len(),
@@ -404,12 +437,6 @@ impl<'a> StepResultView<'a> {
             },
         }
     }
-}
-
-/// A step's result as JSON text, written from the outcome as it is (no copy of the request
-/// on the way).
-fn step_result(outcome: &StepOutcome) -> Result<Box<RawValue>, RpcError> {
-    raw(&StepResultView::of(outcome))
 }
 
 /// What a step's request was prepared with: the route, its model, its modes and what the

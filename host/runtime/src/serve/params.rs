@@ -94,12 +94,43 @@ pub(super) struct Target {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+pub(super) struct Render {
+    #[serde(default)]
+    pub scope: Option<String>,
+    #[serde(default)]
+    pub facts: FactsParam,
+    #[serde(default)]
+    pub tokens: Option<TokensParam>,
+}
+
+/// `tokens`: `true` counts with the `[prompt] tokenizer`, a name counts with that tokenizer
+/// (`o200k_base`, `cl100k_base` or a `tokenizer.json` path), `false` does not count.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(super) enum TokensParam {
+    Asked(bool),
+    Named(String),
+}
+
+/// Whether counts were asked for, and with which tokenizer (`None`: the configured one).
+pub(super) fn tokens_asked(param: &Option<TokensParam>) -> Option<Option<&str>> {
+    match param {
+        None | Some(TokensParam::Asked(false)) => None,
+        Some(TokensParam::Asked(true)) => Some(None),
+        Some(TokensParam::Named(name)) => Some(Some(name.as_str())),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct Step {
     pub session: PathBuf,
     #[serde(default)]
     pub scope: Option<String>,
     #[serde(default)]
     pub facts: FactsParam,
+    #[serde(default)]
+    pub tokens: Option<TokensParam>,
     #[serde(default)]
     pub route: Option<Value>,
     #[serde(default)]

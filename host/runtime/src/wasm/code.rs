@@ -86,6 +86,9 @@ type Slot = Arc<Mutex<Option<Arc<Compiled>>>>;
 /// See the module docs.
 pub(crate) struct CodeCache {
     disk: Option<DiskCache>,
+    /// Where a slow compile is announced, and after how long.
+    progress: Option<super::ProgressSink>,
+    progress_after: std::time::Duration,
     compiled: Mutex<HashMap<[u8; 32], Slot>>,
     max_wasm_bytes: u64,
     memory_hits: AtomicU64,
@@ -120,6 +123,8 @@ impl CodeCache {
             });
         Self {
             disk,
+            progress: config.progress.clone(),
+            progress_after: config.progress_after,
             compiled: Mutex::new(HashMap::new()),
             max_wasm_bytes: config.max_wasm_bytes,
             memory_hits: AtomicU64::new(0),
@@ -347,8 +352,14 @@ impl CodeCache {
             return Ok(component);
         }
         let started = Instant::now();
-        let component = Component::new(&engine.engine, wasm)
-            .map_err(|e| validate::compile_error(name, wasm, &e))?;
+        let component = super::progress::announced(
+            self.progress.as_ref(),
+            self.progress_after,
+            name,
+            wasm.len(),
+            || Component::new(&engine.engine, wasm),
+        )
+        .map_err(|e| validate::compile_error(name, wasm, &e))?;
         self.compiles.fetch_add(1, Ordering::Relaxed);
         log::info!(
             "plugin \"{name}\": compiled {} bytes in {:?}",

@@ -27,6 +27,12 @@ pub struct RuntimeConfig {
     pub pooling: Option<Pooling>,
     /// The largest component file read, in bytes.
     pub max_wasm_bytes: u64,
+    /// Told of a compile (a component not in the compile cache) still running after
+    /// `progress_after`, and of its time when it ends; `None` = not told.
+    pub progress: Option<super::ProgressSink>,
+    /// How long a compile runs before it is announced to `progress`
+    /// ([`super::DEFAULT_PROGRESS_AFTER`]; zero announces every compile).
+    pub progress_after: Duration,
 }
 
 /// Default of [`RuntimeConfig::max_wasm_bytes`]: 128 MiB, several times the largest
@@ -104,6 +110,8 @@ impl std::fmt::Debug for RuntimeConfig {
             .field("log_sink", &self.log_sink.is_some())
             .field("pooling", &self.pooling)
             .field("max_wasm_bytes", &self.max_wasm_bytes)
+            .field("progress", &self.progress.is_some())
+            .field("progress_after", &self.progress_after)
             .finish()
     }
 }
@@ -118,6 +126,8 @@ impl Default for RuntimeConfig {
             log_sink: None,
             pooling: None,
             max_wasm_bytes: DEFAULT_MAX_WASM_BYTES,
+            progress: None,
+            progress_after: super::DEFAULT_PROGRESS_AFTER,
         }
     }
 }

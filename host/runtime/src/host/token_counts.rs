@@ -1,0 +1,152 @@
+//! Token counts and budgets of a [`Host`]: the `[prompt] tokenizer`, tokenizers named per
+//! call (each loaded once), the report of a rendering, and the token budgets every render
+//! is checked against.
+
+use super::*;
+use crate::prompt::cache_prefix::section_spans;
+use crate::tokens::{self, BudgetError, TokenBudgeted, TokenReport, Tokenizer};
+
+/// How many tokenizers named per call a host keeps loaded (a `tokenizer.json` can hold tens
+/// of megabytes); the one named longest ago goes first.
+pub const MAX_NAMED_TOKENIZERS: usize = 4;
+
+/// The tokenizers a host counts with.
+pub(super) struct Tokenizers {
+    /// `[prompt] tokenizer`, loaded when the host was made.
+    configured: Option<Arc<Tokenizer>>,
+    /// Named per call, newest last.
+    named: Mutex<Vec<Arc<Tokenizer>>>,
+}
+
+impl Tokenizers {
+    /// The tokenizer `prompt` names, loaded now: a wrong name or an unreadable file fails
+    /// the host's start, not its first render.
+    pub(super) fn configured(prompt: &PromptConfig) -> Result<Self, HostError> {
+        let configured = prompt
+            .tokenizer
+            .as_deref()
+            .map(|spec| Tokenizer::load(spec, None).map(Arc::new))
+            .transpose()
+            .map_err(HostError::ConfiguredTokenizer)?;
+        Ok(Self {
+            configured,
+            named: Mutex::new(Vec::new()),
+        })
+    }
+}
+
+impl Host {
+    /// The `[prompt] tokenizer`, when one is set.
+    pub fn tokenizer(&self) -> Option<&Arc<Tokenizer>> {
+        self.tokenizers.configured.as_ref()
+    }
+
+    /// The tokenizer `name` names (`o200k_base`, `cl100k_base` or a `tokenizer.json` path,
+    /// relative to the working directory), or the `[prompt] tokenizer` when `None`. A named
+    /// tokenizer is loaded once and kept (the [`MAX_NAMED_TOKENIZERS`] named last), so a
+    /// count per step does not read its file per step.
+    pub fn tokenizer_named(&self, name: Option<&str>) -> Result<Arc<Tokenizer>, HostError> {
+        let configured = self.tokenizers.configured.as_ref();
+        let Some(name) = name else {
+            return configured.cloned().ok_or(HostError::NoTokenizer);
+        };
+        if let Some(tokenizer) = configured.filter(|t| t.name() == name) {
+            return Ok(Arc::clone(tokenizer));
+        }
+        let lock = || {
+            self.tokenizers
+                .named
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(found) = lock().iter().find(|t| t.name() == name) {
+            return Ok(Arc::clone(found));
+        }
+        // Loaded without the lock: a large file does not hold up counts with the others.
+        let loaded = Arc::new(Tokenizer::load(name, None).map_err(HostError::Tokenizer)?);
+        let mut named = lock();
+        if let Some(found) = named.iter().find(|t| t.name() == name) {
+            return Ok(Arc::clone(found));
+        }
+        if named.len() >= MAX_NAMED_TOKENIZERS {
+            named.remove(0);
+        }
+        named.push(Arc::clone(&loaded));
+        Ok(loaded)
+    }
+
+    /// What `rendered` (made for `scope`) costs in tokens: the prompt, each section, the
+    /// runtime context and each tool schema, counted with `tokenizer` (the host's own,
+    /// [`Host::tokenizer_named`], or any other).
+    pub fn token_report(
+        &self,
+        rendered: &Rendered,
+        scope: Option<&str>,
+        tokenizer: &Tokenizer,
+    ) -> Result<TokenReport, HostError> {
+        let max_bytes = self.registry.config().max_prompt_bytes;
+        tokens::token_report(tokenizer, rendered, max_bytes).map_err(|e| match e {
+            tokens::TokenReportError::Render(source) => self.render_error(scope, source),
+            tokens::TokenReportError::Tokenizer(source) => HostError::Tokenizer(source),
+        })
+    }
+
+    /// Check `rendered` against `[prompt] max_prompt_tokens` and `max_context_tokens`.
+    /// Nothing is counted when neither is set; the counts are remembered by text, so a
+    /// prompt that did not change since the last step is not counted again.
+    pub(super) fn check_token_budgets(
+        &self,
+        rendered: &Rendered,
+        scope: Option<&str>,
+    ) -> Result<(), HostError> {
+        let config = self.registry.config();
+        let budgets = [
+            (TokenBudgeted::Prompt, config.max_prompt_tokens),
+            (TokenBudgeted::Context, config.max_context_tokens),
+        ];
+        if budgets.iter().all(|(_, limit)| limit.is_none()) {
+            return Ok(());
+        }
+        // The configuration refuses a token budget without a tokenizer.
+        let tokenizer = self.tokenizer_named(None)?;
+        for (budgeted, limit) in budgets {
+            let Some(limit) = limit else { continue };
+            let (text, kind) = match budgeted {
+                TokenBudgeted::Prompt => (&rendered.prompt, EntryKind::Section),
+                TokenBudgeted::Context => (&rendered.context, EntryKind::Context),
+            };
+            let parts = || match budgeted {
+                TokenBudgeted::Prompt => prompt_parts(rendered, config.max_prompt_bytes),
+                TokenBudgeted::Context => rendered.context_sections.clone(),
+            };
+            let owner_of = |name: &str| self.registry.owner_of(kind, name, scope);
+            match tokens::check_budget(&tokenizer, budgeted, limit, text, parts, owner_of) {
+                Ok(_) => {}
+                Err(BudgetError::Over(error)) => {
+                    return Err(HostError::OverTokenBudget {
+                        scope: scope_label(scope),
+                        error,
+                    })
+                }
+                Err(BudgetError::Tokenizer(error)) => return Err(HostError::Tokenizer(error)),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Each section's text as it lands in the rendered prompt.
+fn prompt_parts(rendered: &Rendered, max_bytes: usize) -> Vec<NamedText> {
+    // The assembly rendered within this budget a moment ago, so it renders again; should it
+    // not, the error still gives the count and the budget, with no parts named.
+    let Ok((prompt, spans)) = section_spans(&rendered.assembly, max_bytes) else {
+        return Vec::new();
+    };
+    spans
+        .iter()
+        .map(|span| NamedText {
+            name: span.name.clone(),
+            text: prompt[span.start..span.end].to_string(),
+        })
+        .collect()
+}

@@ -1,0 +1,139 @@
+//! What token counting costs: the reference deployment rendered through the public API
+//! (`Host::render`, as an embedder calls it) with no token budget and with
+//! `[prompt] tokenizer = "o200k_base"` and both token budgets set, interleaved in one run;
+//! then a whole token report (every section, context and tool schema) from a warm count
+//! cache, and the prompt counted afresh by each built-in tokenizer (what the first step of a
+//! changed prompt pays). Prints min / median / p99 and the ratios.
+//! `cargo bench -p prompt-host-tests --bench tokens`.
+
+mod support;
+
+use std::path::Path;
+use std::time::Instant;
+
+use prompt_host::config::HostConfig;
+use prompt_host::tokens::Tokenizer;
+use prompt_host::{Facts, Host, RuntimeConfig};
+use prompt_host_tests::reference::{self, Guests, Reference};
+
+const BUDGETS: &str = "[prompt]\ntokenizer = \"o200k_base\"\nmax_prompt_tokens = 1000000\nmax_context_tokens = 1000000\n";
+
+fn host(dir: &Path, name: &str, counted: bool) -> Host {
+    let guests = Guests::load();
+    let declare = dir.join("declare.wasm");
+    let redactor = dir.join("redactor.wasm");
+    std::fs::write(&declare, &guests.declare).expect("declare.wasm");
+    std::fs::write(&redactor, &guests.redactor).expect("redactor.wasm");
+    let mut text = Reference::new().host_toml(&declare, &redactor, &dir.join("cache"));
+    if counted {
+        let before = text.clone();
+        text = text.replacen("[prompt]\n", BUDGETS, 1);
+        assert_ne!(text, before, "the reference host.toml has a [prompt] table");
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("host.toml");
+    let config = HostConfig::load(&path).expect("host.toml");
+    Host::from_config(&config, RuntimeConfig::default()).expect("from_config")
+}
+
+fn facts() -> Facts {
+    Facts::new()
+        .with("model", "deepseek-v4")
+        .with("cwd", "/work/project")
+}
+
+/// min / median / p99 of `values` (µs).
+fn stats(values: &mut [f64]) -> (f64, f64, f64) {
+    values.sort_by(f64::total_cmp);
+    let p99 = values[(values.len() * 99 / 100).min(values.len() - 1)];
+    (values[0], support::median(values), p99)
+}
+
+fn main() {
+    let dir = tempfile::tempdir().expect("dir");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let off = host(dir.path(), "off.toml", false);
+    let on = host(dir.path(), "on.toml", true);
+    let scope = reference::agent(0);
+    let render = |host: &Host| {
+        let started = Instant::now();
+        let rendered = runtime
+            .block_on(host.render(Some(&scope), facts()))
+            .expect("render");
+        (started.elapsed().as_secs_f64() * 1e6, rendered)
+    };
+    let (_, a) = render(&off);
+    let (_, b) = render(&on);
+    assert_eq!(a.prompt, b.prompt, "the budgets change nothing within them");
+    // Interleaved: off, on, off, on … so drift on a shared machine hits both alike.
+    let rounds = 5_000;
+    let (mut t_off, mut t_on) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        t_off.push(render(&off).0);
+        t_on.push(render(&on).0);
+    }
+    let (off_min, off_med, off_p99) = stats(&mut t_off);
+    let (on_min, on_med, on_p99) = stats(&mut t_on);
+    println!(
+        "Host::render, reference deployment ({} bytes of prompt), {rounds} interleaved rounds; µs min / median / p99",
+        a.prompt.len()
+    );
+    println!(
+        "  no token budget                        {off_min:>8.1} {off_med:>8.1} {off_p99:>8.1}"
+    );
+    println!("  o200k_base, both token budgets         {on_min:>8.1} {on_med:>8.1} {on_p99:>8.1}");
+    println!(
+        "  ratio with budgets / without           median {:.3}, p99 {:.3}",
+        on_med / off_med,
+        on_p99 / off_p99
+    );
+    let tokenizer = on.tokenizer().expect("configured").clone();
+    let stats_now = tokenizer.cache_stats();
+    println!(
+        "  count cache: {} hits, {} misses, {} texts, {} bytes",
+        stats_now.hits, stats_now.misses, stats_now.texts, stats_now.bytes
+    );
+
+    // A whole report from a warm cache.
+    let report = on
+        .token_report(&b, Some(&scope), &tokenizer)
+        .expect("report");
+    let mut reports: Vec<f64> = (0..1_000)
+        .map(|_| {
+            let started = Instant::now();
+            let r = on
+                .token_report(&b, Some(&scope), &tokenizer)
+                .expect("report");
+            assert_eq!(r, report);
+            started.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    let (r_min, r_med, r_p99) = stats(&mut reports);
+    println!(
+        "token report ({} sections, {} tools; {} tokens), warm cache; µs {r_min:.1} / {r_med:.1} / {r_p99:.1}",
+        report.sections.len(),
+        report.tools.len(),
+        report.prompt
+    );
+
+    // The prompt counted afresh: what a changed prompt costs once.
+    for name in ["o200k_base", "cl100k_base"] {
+        let t = Tokenizer::load(name, None).expect("built in");
+        let mut fresh: Vec<f64> = (0..50)
+            .map(|_| {
+                let started = Instant::now();
+                t.count_afresh(&b.prompt).expect("count");
+                started.elapsed().as_secs_f64() * 1e6
+            })
+            .collect();
+        let tokens = t.count_afresh(&b.prompt).expect("count");
+        let (min, med, p99) = stats(&mut fresh);
+        println!(
+            "prompt counted afresh by {name} ({tokens} tokens); µs {min:.0} / {med:.0} / {p99:.0} ({:.1} MB/s)",
+            b.prompt.len() as f64 / med
+        );
+    }
+}
