@@ -16,18 +16,23 @@ use prompt_host::tokens::Tokenizer;
 use prompt_host::{Facts, Host, RuntimeConfig};
 use prompt_host_tests::reference::{self, Guests, Reference};
 
-const BUDGETS: &str = "[prompt]\ntokenizer = \"o200k_base\"\nmax_prompt_tokens = 1000000\nmax_context_tokens = 1000000\n";
+/// Budgets the prompt is within by its bytes alone (never counted).
+const ROOMY: &str = "[prompt]\ntokenizer = \"o200k_base\"\nmax_prompt_tokens = 1000000\nmax_context_tokens = 1000000\n";
+/// Budgets under the prompt's bytes (5 KB) and over its tokens (~1,000): counted each step,
+/// answered from the count cache.
+const COUNTED: &str =
+    "[prompt]\ntokenizer = \"o200k_base\"\nmax_prompt_tokens = 2000\nmax_context_tokens = 400\n";
 
-fn host(dir: &Path, name: &str, counted: bool) -> Host {
+fn host(dir: &Path, name: &str, budgets: Option<&str>) -> Host {
     let guests = Guests::load();
     let declare = dir.join("declare.wasm");
     let redactor = dir.join("redactor.wasm");
     std::fs::write(&declare, &guests.declare).expect("declare.wasm");
     std::fs::write(&redactor, &guests.redactor).expect("redactor.wasm");
     let mut text = Reference::new().host_toml(&declare, &redactor, &dir.join("cache"));
-    if counted {
+    if let Some(budgets) = budgets {
         let before = text.clone();
-        text = text.replacen("[prompt]\n", BUDGETS, 1);
+        text = text.replacen("[prompt]\n", budgets, 1);
         assert_ne!(text, before, "the reference host.toml has a [prompt] table");
     }
     let path = dir.join(name);
@@ -55,8 +60,9 @@ fn main() {
         .enable_all()
         .build()
         .expect("tokio");
-    let off = host(dir.path(), "off.toml", false);
-    let on = host(dir.path(), "on.toml", true);
+    let off = host(dir.path(), "off.toml", None);
+    let roomy = host(dir.path(), "roomy.toml", Some(ROOMY));
+    let on = host(dir.path(), "on.toml", Some(COUNTED));
     let scope = reference::agent(0);
     let render = |host: &Host| {
         let started = Instant::now();
@@ -68,25 +74,35 @@ fn main() {
     let (_, a) = render(&off);
     let (_, b) = render(&on);
     assert_eq!(a.prompt, b.prompt, "the budgets change nothing within them");
-    // Interleaved: off, on, off, on … so drift on a shared machine hits both alike.
+    // Interleaved: off, roomy, counted, off, … so drift on a shared machine hits all alike.
     let rounds = 5_000;
-    let (mut t_off, mut t_on) = (Vec::new(), Vec::new());
+    let mut times: [Vec<f64>; 3] = Default::default();
     for _ in 0..rounds {
-        t_off.push(render(&off).0);
-        t_on.push(render(&on).0);
+        for (i, host) in [&off, &roomy, &on].into_iter().enumerate() {
+            times[i].push(render(host).0);
+        }
     }
+    let [mut t_off, mut t_roomy, mut t_on] = times;
     let (off_min, off_med, off_p99) = stats(&mut t_off);
+    let (roomy_min, roomy_med, roomy_p99) = stats(&mut t_roomy);
     let (on_min, on_med, on_p99) = stats(&mut t_on);
     println!(
         "Host::render, reference deployment ({} bytes of prompt), {rounds} interleaved rounds; µs min / median / p99",
         a.prompt.len()
     );
     println!(
-        "  no token budget                        {off_min:>8.1} {off_med:>8.1} {off_p99:>8.1}"
+        "  no token budget                          {off_min:>8.1} {off_med:>8.1} {off_p99:>8.1}"
     );
-    println!("  o200k_base, both token budgets         {on_min:>8.1} {on_med:>8.1} {on_p99:>8.1}");
     println!(
-        "  ratio with budgets / without           median {:.3}, p99 {:.3}",
+        "  budgets within the bytes (not counted)   {roomy_min:>8.1} {roomy_med:>8.1} {roomy_p99:>8.1}"
+    );
+    println!(
+        "  budgets counted (o200k_base, cached)     {on_min:>8.1} {on_med:>8.1} {on_p99:>8.1}"
+    );
+    println!(
+        "  ratio to no budget: not counted median {:.3} p99 {:.3}; counted median {:.3} p99 {:.3}",
+        roomy_med / off_med,
+        roomy_p99 / off_p99,
         on_med / off_med,
         on_p99 / off_p99
     );
@@ -135,5 +151,30 @@ fn main() {
             "prompt counted afresh by {name} ({tokens} tokens); µs {min:.0} / {med:.0} / {p99:.0} ({:.1} MB/s)",
             b.prompt.len() as f64 / med
         );
+    }
+
+    // Text a plugin could return to make counting slow: one long run with no split point
+    // for the pre-tokenizer, CJK, emoji sequences. Counting is host code, out of reach of
+    // a call's deadline, so it must stay linear.
+    let cjk: String = (0..1u32 << 18)
+        .map(|i| char::from_u32(0x4e00 + (i.wrapping_mul(7919) % 20_000)).unwrap_or('x'))
+        .collect();
+    let hostile = [
+        ("1 MiB of one letter", "a".repeat(1 << 20)),
+        ("4 MiB of one letter", "a".repeat(4 << 20)),
+        ("1 MiB of digits", "7".repeat(1 << 20)),
+        ("768 KiB of CJK", cjk),
+        ("1 MiB of ZWJ emoji", "👩‍👩‍👧‍👦".repeat((1 << 20) / 25)),
+    ];
+    for name in ["o200k_base", "cl100k_base"] {
+        let t = Tokenizer::load(name, None).expect("built in");
+        for (label, text) in &hostile {
+            let started = Instant::now();
+            let tokens = t.count_afresh(text).expect("count");
+            println!(
+                "{name}: {label:<22} {tokens:>9} tokens in {:>8.1} ms",
+                started.elapsed().as_secs_f64() * 1e3
+            );
+        }
     }
 }

@@ -41,6 +41,7 @@ mod integration {
     mod session_attack;
     mod session_files;
     mod stress;
+    mod timings;
     mod token_budgets;
     mod tokens;
     mod wasm_hostile;

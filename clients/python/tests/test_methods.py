@@ -203,6 +203,19 @@ def test_token_counts_on_request(host: PromptHost, wasm, wire: Wire, tmp_path: P
     assert e.value.kind == "tokenizer" and e.value.message.startswith('unknown tokenizer "gpt2"')
 
 
+def test_timings_on_request(host: PromptHost, wasm, wire: Wire, tmp_path: Path) -> None:
+    host.load_plugin("dyn", wasm("declare"), config={"sections": [{"name": "live", "order": 150, "text": {"dynamic": "Live."}}]})
+    assert host.render().timings is None
+    r = host.render(timings=True)
+    assert wire.sent[-1]["params"]["timings"] is True
+    assert r.timings is not None and sorted(r.timings.phases) == ["assemble", "render"]
+    live = [c for c in r.timings.calls if c.name == "live"]
+    assert len(live) == 1 and (live[0].kind, live[0].plugin, live[0].layer) == ("section", "dyn", "global")
+    assert all(c.micros >= 0 for c in r.timings.calls)
+    step = host.step(tmp_path / "s.jsonl", timings=True)
+    assert step.timings is not None and sorted(step.timings.phases) == ["assemble", "commit", "render"]
+
+
 def test_close_session(host: PromptHost, tmp_path: Path) -> None:
     log = tmp_path / "s.jsonl"
     assert host.close_session(log) is False

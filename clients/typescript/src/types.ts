@@ -227,6 +227,25 @@ export interface Rendered {
   context: string;
   /** Token counts, when `render({ tokens })` asked for them. */
   tokens?: TokenReport;
+  /** Where the time went, when `render({ timings: true })` asked. */
+  timings?: TimingReport;
+}
+
+/** One plugin call of an assembly (a listener's time includes the listeners it ran). */
+export interface CallTiming {
+  kind: "section" | "context" | "variable" | "tool provider" | "listener";
+  /** The entry's name (a keyed provider's or listener's key), or `null`. */
+  name: string | null;
+  plugin: string;
+  /** The layer: a scope key or `global`. */
+  layer: string;
+  micros: number;
+}
+
+/** Where a rendering's (or step's) time went: the phases and each plugin call, in order. */
+export interface TimingReport {
+  phases: { phase: "assemble" | "render" | "commit"; micros: number }[];
+  calls: CallTiming[];
 }
 
 /** One section, runtime context or tool schema, counted alone. */
@@ -280,6 +299,8 @@ export interface StepResult {
   header: Header | null;
   /** Token counts of the step's rendering, when `step({ tokens })` asked for them. */
   tokens?: TokenReport;
+  /** Where the step's time went, when `step({ timings: true })` asked. */
+  timings?: TimingReport;
 }
 
 /** The result of `request`: a step's request rebuilt from the log, byte for byte. */
@@ -355,6 +376,8 @@ export interface TargetParams {
 export interface RenderParams extends TargetParams {
   /** Add the rendering's token counts (see `TokensParam`). */
   tokens?: TokensParam;
+  /** Add where the time went (`TimingReport`). */
+  timings?: boolean;
 }
 
 export interface StepParams {
@@ -371,6 +394,8 @@ export interface StepParams {
   user?: string[];
   /** Add the rendering's token counts (see `TokensParam`). */
   tokens?: TokensParam;
+  /** Add where the step's time went (`TimingReport`, with the `commit` phase). */
+  timings?: boolean;
 }
 
 export interface RetryParams {

@@ -166,8 +166,12 @@ async fn report_change(
     for line in diff_lines(before, after) {
         writeln!(out, "{line}")?;
     }
+    let timings = prompt_host::prompt::Timings::new();
     let assembly = host
-        .assemble(target.scope.as_deref(), facts(target))
+        .assemble(
+            target.scope.as_deref(),
+            facts(target).timings(std::sync::Arc::clone(&timings)),
+        )
         .await?;
     let max = host.registry().config().max_prompt_bytes;
     let (_, spans) =
@@ -191,6 +195,23 @@ async fn report_change(
                 .unwrap_or("(none: the prompt got shorter)")
         )?;
     }
+    // Where the new assembly's time went: its plugin calls, the slowest named.
+    let report = timings.report();
+    let total: f64 = report.calls.iter().map(|c| c.micros).sum();
+    let slowest = report.slowest().first().map_or(String::new(), |c| {
+        format!(
+            "; slowest: {} \"{}\" of plugin \"{}\" {:.0} µs",
+            c.kind,
+            c.name.as_deref().unwrap_or("-"),
+            c.plugin,
+            c.micros
+        )
+    });
+    writeln!(
+        out,
+        "== timings: {} plugin calls, {total:.0} µs{slowest}",
+        report.calls.len()
+    )?;
     // With a `[prompt] tokenizer`, what the change costs in tokens.
     if let Some(tokenizer) = host.tokenizer() {
         let (was, now) = (tokenizer.count(before)?, tokenizer.count(after)?);

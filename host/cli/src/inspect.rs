@@ -7,6 +7,8 @@ use std::path::Path;
 
 use anyhow::Context;
 
+mod timings;
+
 use super::commands::{facts, load_ready_host};
 use super::Target;
 use prompt_host::prompt::cache_prefix::{compare, section_spans};
@@ -21,6 +23,7 @@ pub async fn run(
     against: Option<&Path>,
     session: Option<&Path>,
     tokenizer: Option<&str>,
+    timed: bool,
 ) -> anyhow::Result<()> {
     let named = tokenizer.map(super::commands::load_tokenizer).transpose()?;
     let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
@@ -30,14 +33,21 @@ pub async fn run(
     let tokenizer = named
         .map(std::sync::Arc::new)
         .or_else(|| host.tokenizer().cloned());
-    // With a tokenizer, the rendering (its contexts resolved) is what gets counted.
+    // With a tokenizer, the rendering (its contexts resolved) is what gets counted; with
+    // --timings, the rendering is what gets timed.
+    let timings = timed.then(prompt_host::prompt::Timings::new);
+    let mut facts = facts(target);
+    if let Some(timings) = &timings {
+        facts = facts.timings(std::sync::Arc::clone(timings));
+    }
     let (assembly, tokens) = match &tokenizer {
         Some(tokenizer) => {
-            let rendered = host.render(scope, facts(target)).await?;
+            let rendered = host.render(scope, facts).await?;
             let report = host.token_report(&rendered, scope, tokenizer)?;
             (rendered.assembly, Some(report))
         }
-        None => (host.assemble(scope, facts(target)).await?, None),
+        None if timed => (host.render(scope, facts).await?.assembly, None),
+        None => (host.assemble(scope, facts).await?, None),
     };
     let (prompt, spans) =
         section_spans(&assembly, max_bytes).map_err(|source| host.render_error(scope, source))?;
@@ -265,6 +275,10 @@ pub async fn run(
             plugin.name,
             label(&plugin.scope)
         )?;
+    }
+
+    if let Some(timings) = &timings {
+        timings::print(&mut out, &host, &timings.report(), |s| rank(s).is_some())?;
     }
 
     if let Some(path) = against {

@@ -158,6 +158,11 @@ pub enum Command {
         /// tokenizer`, when it sets one.
         #[arg(long, value_name = "TOKENIZER")]
         tokenizer: Option<String>,
+        /// Show where the assembly's time went: each plugin call (slowest first), the
+        /// assemble and render phases, each plugin's instantiation and `init`, and the
+        /// compile cache's hits and misses.
+        #[arg(long)]
+        timings: bool,
     },
     /// Watch the plugins' sources and `.wasm` files, rebuild and hot-reload a changed plugin,
     /// and show how the prompt changed (diff and KV-cache prefix report).
@@ -407,12 +412,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             against,
             session,
             tokenizer,
+            timings,
         } => {
             inspect::run(
                 &target,
                 against.as_deref(),
                 session.as_deref(),
                 tokenizer.as_deref(),
+                timings,
             )
             .await
         }

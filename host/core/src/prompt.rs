@@ -18,6 +18,7 @@ pub mod names;
 pub mod provider;
 pub mod registry;
 pub mod render;
+pub mod timings;
 pub mod tool_order;
 mod waterfall;
 
@@ -40,6 +41,7 @@ pub use render::{
     join_context_sections, render_context_sections, render_context_sections_within,
     render_context_snapshot, render_prompt, render_prompt_within, Budget, Budgeted, RenderError,
 };
+pub use timings::{CallTiming, PhaseTiming, TimingReport, Timings};
 pub use tool_order::validate_tool_order;
 
 /// Name of the built-in identity section (order -100).

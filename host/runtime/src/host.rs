@@ -335,6 +335,7 @@ impl Host {
                 name: p.name().to_string(),
                 scope: p.scope().map(str::to_string),
                 grants: p.grants().clone(),
+                load: p.load_timing(),
             })
             .collect()
     }

@@ -146,6 +146,12 @@ impl Tokenizer {
         self.cache.count(text, |text| self.count_afresh(text))
     }
 
+    /// Whether a text never has more tokens than bytes: true of the byte-level BPE
+    /// encodings; a `tokenizer.json` promises nothing (byte fallback can add a token).
+    pub fn at_most_one_token_per_byte(&self) -> bool {
+        matches!(self.engine, Engine::Bpe(_))
+    }
+
     /// How the count cache has done.
     pub fn cache_stats(&self) -> CacheStats {
         self.cache.stats()

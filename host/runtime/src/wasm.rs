@@ -55,7 +55,7 @@ pub(crate) use digest::pin_matches;
 pub use digest::sha256_hex;
 pub use error::WasmError;
 pub use ident::{scope_label, LogSink, PluginLog};
-pub use plugin::{LoadedPlugin, PluginHealth};
+pub use plugin::{LoadTiming, LoadedPlugin, PluginHealth};
 pub use progress::{CompileProgress, ProgressSink, DEFAULT_PROGRESS_AFTER};
 pub use runtime::{PluginSource, WasmRuntime};
 pub use settings::{Pooling, RuntimeConfig, DEFAULT_MAX_WASM_BYTES};

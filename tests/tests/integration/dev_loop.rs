@@ -96,7 +96,7 @@ fn dev_rebuilds_and_reloads_a_plugin_and_keeps_it_when_a_build_breaks() {
     std::fs::write(
         dir.path().join("host.toml"),
         format!(
-            "[[plugin]]\nname = \"probe\"\nwasm = {:?}\ndev = {{ build = \"{build}\", watch = [\"devloop-probe/src\"], dir = \"devloop-probe\" }}\n",
+            "[prompt]\ntokenizer = \"cl100k_base\"\n\n[[plugin]]\nname = \"probe\"\nwasm = {:?}\ndev = {{ build = \"{build}\", watch = [\"devloop-probe/src\"], dir = \"devloop-probe\" }}\n",
             wasm.display().to_string()
         ),
     )
@@ -157,6 +157,22 @@ fn dev_rebuilds_and_reloads_a_plugin_and_keeps_it_when_a_build_breaks() {
             && third.contains(&"+ Version three.".to_string()),
         "{third:#?}"
     );
+    // What the change cost: the plugin calls of the new assembly, then its tokens.
+    let costs = until(&rx, "== tokens (cl100k_base): ");
+    let timings = costs
+        .iter()
+        .find(|l| l.starts_with("== timings: "))
+        .unwrap_or_else(|| panic!("{costs:#?}"));
+    assert!(timings.contains(" plugin calls, "), "{timings}");
+    let tokens = costs.last().unwrap();
+    let figures: Vec<i64> = tokens
+        .trim_start_matches("== tokens (cl100k_base): ")
+        .split(|c: char| !(c.is_ascii_digit() || c == '-' || c == '+'))
+        .filter(|w| !w.is_empty())
+        .map(|w| w.parse().unwrap())
+        .collect();
+    assert_eq!(figures.len(), 3, "{tokens}");
+    assert_eq!(figures[0] - figures[1], figures[2], "{tokens}");
     until(&rx, "== stopping after 3 round(s)");
     assert!(child.wait().unwrap().success());
 }

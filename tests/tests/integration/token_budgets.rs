@@ -432,6 +432,29 @@ fn serve_counts_on_request_with_the_configured_or_a_named_tokenizer() {
         !other_log.exists(),
         "a step whose tokenizer fails writes nothing"
     );
+    // A FIFO, a symlink to /dev/zero and a directory named like a tokenizer file are
+    // refused unread, each named (the server neither waits on them nor reads forever).
+    let fifo = d.path("fifo.json");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let zero = d.path("zero.json");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let dir = d.path("dir.json");
+    std::fs::create_dir(&dir).unwrap();
+    for path in [&fifo, &zero, &dir] {
+        let message = s.err(
+            "step",
+            json!({"session": other_log, "scope": "agent:1", "tokens": path}),
+        );
+        assert!(
+            message.starts_with(&format!("cannot load tokenizer file {}: ", path.display())),
+            "{message}"
+        );
+        assert!(!other_log.exists());
+    }
     let response = s.call("render", json!({"tokens": 7}));
     assert_eq!(response["error"]["code"], -32602, "{response}");
 

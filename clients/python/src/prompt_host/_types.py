@@ -21,6 +21,7 @@ __all__ = [
     "Assembly",
     "Breakpoint",
     "Cache",
+    "CallTiming",
     "Capabilities",
     "ChatRequest",
     "Describe",
@@ -42,6 +43,7 @@ __all__ = [
     "RouteSpec",
     "StepResult",
     "SystemUpdates",
+    "TimingReport",
     "TokenReport",
     "ToolCall",
     "ToolSchema",
@@ -280,10 +282,53 @@ class Rendered:
     context: str
     #: Token counts, when ``render(tokens=…)`` asked for them.
     tokens: Optional["TokenReport"] = None
+    #: Where the time went, when ``render(timings=True)`` asked.
+    timings: Optional["TimingReport"] = None
 
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> "Rendered":
-        return cls(prompt=v["prompt"], context=v["context"], tokens=TokenReport.maybe(v.get("tokens")))
+        return cls(
+            prompt=v["prompt"],
+            context=v["context"],
+            tokens=TokenReport.maybe(v.get("tokens")),
+            timings=TimingReport.maybe(v.get("timings")),
+        )
+
+
+@dataclass(frozen=True)
+class CallTiming:
+    """One plugin call of an assembly. A listener's time includes the listeners it ran
+    through ``next``."""
+
+    #: ``section``, ``context``, ``variable``, ``tool provider`` or ``listener``.
+    kind: str
+    #: The entry's name (a keyed provider's or listener's key), or ``None``.
+    name: Optional[str]
+    plugin: str
+    #: The layer: a scope key or ``global``.
+    layer: str
+    micros: float
+
+
+@dataclass(frozen=True)
+class TimingReport:
+    """Where a rendering's (or step's) time went (``render(timings=True)``,
+    ``step(timings=True)``): ``phases`` maps ``assemble``, ``render`` (and a step's
+    ``commit``) to microseconds; ``calls`` lists each plugin call in call order."""
+
+    phases: Dict[str, float]
+    calls: List[CallTiming]
+
+    @classmethod
+    def from_json(cls, v: Mapping[str, Any]) -> "TimingReport":
+        return cls(
+            phases={p["phase"]: p["micros"] for p in v["phases"]},
+            calls=[CallTiming(c["kind"], c.get("name"), c["plugin"], c["layer"], c["micros"]) for c in v["calls"]],
+        )
+
+    @classmethod
+    def maybe(cls, v: Optional[Mapping[str, Any]]) -> Optional["TimingReport"]:
+        return None if v is None else cls.from_json(v)
 
 
 @dataclass(frozen=True)
@@ -492,6 +537,8 @@ class StepResult:
     cache: Cache = field(default_factory=lambda: Cache([], None))
     #: Token counts of the step's rendering, when ``step(tokens=…)`` asked for them.
     tokens: Optional[TokenReport] = None
+    #: Where the step's time went, when ``step(timings=True)`` asked.
+    timings: Optional[TimingReport] = None
 
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> "StepResult":
@@ -504,6 +551,7 @@ class StepResult:
             route=Route.from_json(v.get("route") or _LEGACY_ROUTE),
             cache=Cache.from_json(v.get("cache") or {}),
             tokens=TokenReport.maybe(v.get("tokens")),
+            timings=TimingReport.maybe(v.get("timings")),
         )
 
 

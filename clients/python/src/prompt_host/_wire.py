@@ -129,11 +129,17 @@ def path_param(path: PathLike) -> str:
     return os.fspath(path)
 
 
-def target(scope: Optional[str], facts: Optional[Facts], tokens: Union[bool, str, None] = None) -> Dict[str, Any]:
+def target(
+    scope: Optional[str],
+    facts: Optional[Facts],
+    tokens: Union[bool, str, None] = None,
+    timings: Optional[bool] = None,
+) -> Dict[str, Any]:
     p: Dict[str, Any] = {}
     _put(p, "scope", scope)
     _put(p, "facts", facts_param(facts))
     _put(p, "tokens", tokens)
+    _put(p, "timings", timings)
     return p
 
 
@@ -182,6 +188,7 @@ def step(
     starts_series: Optional[bool],
     route: Optional[RouteParam] = None,
     tokens: Union[bool, str, None] = None,
+    timings: Optional[bool] = None,
 ) -> Dict[str, Any]:
     p: Dict[str, Any] = {"session": path_param(session)}
     _put(p, "scope", scope)
@@ -192,6 +199,7 @@ def step(
         p["user"] = [user] if isinstance(user, str) else list(user)
     _put(p, "route", route_param(route))
     _put(p, "tokens", tokens)
+    _put(p, "timings", timings)
     return p
 
 

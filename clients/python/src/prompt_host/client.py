@@ -565,14 +565,16 @@ class PromptHost:
         facts: Optional[Facts] = None,
         *,
         tokens: Union[bool, str, None] = None,
+        timings: Optional[bool] = None,
         cancel: Optional[CancelToken] = None,
         timeout: Optional[float] = None,
     ) -> Rendered:
         """The system prompt and the runtime-context snapshot. ``tokens=True`` adds their
         token counts (`TokenReport`) with host.toml's ``[prompt] tokenizer``; a tokenizer's
         name (``"o200k_base"``, ``"cl100k_base"`` or a ``tokenizer.json`` path) counts with
-        that one."""
-        return Rendered.from_json(self.call("render", _wire.target(scope, facts, tokens), cancel=cancel, timeout=timeout))
+        that one. ``timings=True`` adds where the time went (`TimingReport`): each plugin
+        call and the assemble and render phases."""
+        return Rendered.from_json(self.call("render", _wire.target(scope, facts, tokens, timings), cancel=cancel, timeout=timeout))
 
     def step(
         self,
@@ -585,6 +587,7 @@ class PromptHost:
         starts_series: Optional[bool] = None,
         route: Union[str, RouteSpec, None] = None,
         tokens: Union[bool, str, None] = None,
+        timings: Optional[bool] = None,
         cancel: Optional[CancelToken] = None,
         timeout: Optional[float] = None,
     ) -> StepResult:
@@ -592,8 +595,9 @@ class PromptHost:
         are appended, and the request is derived for ``route`` (a route name or a
         `RouteSpec`; without one, the route of the log's newest step, ``chat-completions``
         for a new log). A route that cannot be prepared raises `RouteError`; nothing is
-        written then. ``tokens`` adds the rendering's token counts, as `render`'s does."""
-        params = _wire.step(session, scope, facts, user, in_history, starts_series, route, tokens)
+        written then. ``tokens`` adds the rendering's token counts, and ``timings`` where the
+        time went (with the ``commit`` phase), as `render`'s do."""
+        params = _wire.step(session, scope, facts, user, in_history, starts_series, route, tokens, timings)
         return StepResult.from_json(self.call("step", params, cancel=cancel, timeout=timeout))
 
     def retry(

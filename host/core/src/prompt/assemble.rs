@@ -20,7 +20,9 @@ use super::assembly::{Assembly, NamedText};
 use super::context::AssembleContext;
 use super::error::ProviderError;
 use super::errors::{AssembleError, EntryKind};
+use super::provider::{TextSource, ToolSource};
 use super::registry::state::{Layer, Meta, State, TextEntry};
+use super::timings::timed;
 use super::tool_order::{order_tools, CollectedTool};
 use super::waterfall;
 
@@ -46,7 +48,13 @@ pub(crate) fn assemble(
     let mut slots: HashMap<&str, usize> = HashMap::new();
     for entry in all_layers().flat_map(|layer| layer.variables.iter()) {
         check_cancelled(&ctx)?;
-        let value = match entry.provider.value(&ctx) {
+        let value = match timed(
+            &ctx,
+            EntryKind::Variable,
+            Some(&entry.name),
+            &entry.meta,
+            || entry.provider.value(&ctx),
+        ) {
             Ok(value) => value,
             // Left out: a farther value of the name stands, else the name is unregistered.
             Err(e) if e.is_skip() => continue,
@@ -186,7 +194,14 @@ where
                 let text = match done.remove(&key) {
                     Some(text) => text,
                     None => match check_cancelled(ctx).and_then(|()| {
-                        entry.text.resolve(ctx).map_err(|e| {
+                        let resolve = || entry.text.resolve(ctx);
+                        let resolved = match entry.text {
+                            TextSource::Static(_) => resolve(),
+                            TextSource::Dynamic(_) => {
+                                timed(ctx, self.kind, Some(&entry.name), &entry.meta, resolve)
+                            }
+                        };
+                        resolved.map_err(|e| {
                             provider_error(ctx, self.kind, Some(&entry.name), &entry.meta, e)
                         })
                     }) {
@@ -264,7 +279,18 @@ fn collect_tools<'a>(
     let mut known = HashSet::new();
     for entry in layers.flat_map(|layer| layer.tools.iter()) {
         check_cancelled(ctx)?;
-        let set = match entry.source.resolve(ctx) {
+        let resolve = || entry.source.resolve(ctx);
+        let resolved = match entry.source {
+            ToolSource::Static(_) => resolve(),
+            ToolSource::Dynamic(_) => timed(
+                ctx,
+                EntryKind::ToolProvider,
+                entry.source.key(),
+                &entry.meta,
+                resolve,
+            ),
+        };
+        let set = match resolved {
             Ok(set) => set,
             // Left out: contributes no tools and no known names.
             Err(e) if e.is_skip() => continue,

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::cancel::CancelToken;
+use super::timings::Timings;
 
 /// What an assembly is for. Every provider and listener of one assembly sees the same
 /// context.
@@ -15,10 +16,14 @@ pub struct AssembleContext {
     pub facts: Vec<(String, String)>,
     /// Explicit request control: cancelling it stops the assembly.
     pub signal: Option<CancelToken>,
+    /// Where each provider and listener call's time is recorded, when the caller asked for
+    /// timings; `None` measures nothing.
+    pub timings: Option<Arc<Timings>>,
 }
 
 /// Two contexts are equal when a provider would see the same thing: the scope chain and
-/// the facts. The signal is how the caller controls the request, not part of it.
+/// the facts. The signal and the timings are how the caller controls and watches the
+/// request, not part of it.
 impl PartialEq for AssembleContext {
     fn eq(&self, other: &Self) -> bool {
         self.scope_chain == other.scope_chain && self.facts == other.facts
@@ -37,6 +42,7 @@ impl AssembleContext {
                 .map(|(k, v)| (k.into(), v.into()))
                 .collect(),
             signal: None,
+            timings: None,
         }
     }
 

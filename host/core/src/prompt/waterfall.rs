@@ -18,6 +18,7 @@ use super::errors::{AssembleError, EntryKind};
 use super::invariant;
 use super::provider::Next;
 use super::registry::state::ListenerEntry;
+use super::timings::timed;
 
 type Slot = Arc<Mutex<Option<AssembleError>>>;
 type Chain = Arc<[Arc<ListenerEntry>]>;
@@ -88,7 +89,11 @@ fn run_from(
         Next::new(move |assembly| run_from(chain, index + 1, ctx, slot, assembly))
     };
     let meta = &entry.meta;
-    match entry.listener.on_assemble(assembly, &ctx, &mut next) {
+    let key = entry.listener.key();
+    let outcome = timed(&ctx, EntryKind::Listener, key, meta, || {
+        entry.listener.on_assemble(assembly, &ctx, &mut next)
+    });
+    match outcome {
         Err(error) if error.kind == ProviderErrorKind::Cancelled || ctx.is_cancelled() => {
             record(&slot, AssembleError::Cancelled(error.message.clone()));
             Err(error)

@@ -1,16 +1,20 @@
 //! Caller facts: what an embedder knows about the step (model, cwd, provider, anything else).
 
-use crate::prompt::{AssembleContext, CancelToken};
+use std::sync::Arc;
 
-/// Ordered `key = value` facts handed to every provider of an assembly, and the caller's
-/// signal to cancel it.
+use crate::prompt::{AssembleContext, CancelToken, Timings};
+
+/// Ordered `key = value` facts handed to every provider of an assembly, the caller's
+/// signal to cancel it, and where to record its timings.
 #[derive(Debug, Clone, Default)]
 pub struct Facts {
     pairs: Vec<(String, String)>,
     signal: Option<CancelToken>,
+    timings: Option<Arc<Timings>>,
 }
 
-/// Equal when the pairs are: the signal controls a request, it is not part of it.
+/// Equal when the pairs are: the signal and the timings control and watch a request, they
+/// are not part of it.
 impl PartialEq for Facts {
     fn eq(&self, other: &Self) -> bool {
         self.pairs == other.pairs
@@ -56,12 +60,25 @@ impl Facts {
         self.signal.clone()
     }
 
+    /// Record where the assembly's (and step's) time goes in `timings`: each plugin call,
+    /// and the assemble, render and commit phases.
+    pub fn timings(mut self, timings: Arc<Timings>) -> Self {
+        self.timings = Some(timings);
+        self
+    }
+
+    /// The timings collector, if any.
+    pub fn timings_handle(&self) -> Option<Arc<Timings>> {
+        self.timings.clone()
+    }
+
     /// An assemble context carrying these facts (the registry fills the scope chain).
     pub fn into_context(self) -> AssembleContext {
         AssembleContext {
             scope_chain: Vec::new(),
             facts: self.pairs,
             signal: self.signal,
+            timings: self.timings,
         }
     }
 }
@@ -71,6 +88,7 @@ impl From<Vec<(String, String)>> for Facts {
         Self {
             pairs,
             signal: None,
+            timings: None,
         }
     }
 }

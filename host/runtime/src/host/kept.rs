@@ -18,6 +18,8 @@ pub struct KeptPlugin {
     pub scope: Option<String>,
     /// What it was granted beyond its sandbox.
     pub grants: Grants,
+    /// How long its load took (instantiation and `init`).
+    pub load: crate::wasm::LoadTiming,
 }
 
 /// Who declared a fixed tool name (see [`crate::Host::tool_owners`]).

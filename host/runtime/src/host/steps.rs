@@ -2,6 +2,8 @@
 //! signal (a cancelled or dropped call stops the assembly in flight) and the `[prompt]`
 //! budgets.
 
+use std::time::Instant;
+
 use super::*;
 use crate::session::replay::context_in_force;
 use crate::session::route::{RouteContext, RouteName, RouteSpec};
@@ -25,9 +27,18 @@ impl Host {
     }
 
     /// Assemble and render: the system prompt and the runtime-context snapshot.
+    /// With [`Facts::timings`], the assemble and render phases are recorded.
     pub async fn render(&self, scope: Option<&str>, facts: Facts) -> Result<Rendered, HostError> {
+        let timings = facts.timings_handle();
+        let started = Instant::now();
         let assembly = self.assemble(scope, facts).await?;
-        self.render_assembly(assembly, scope)
+        let assembled = Instant::now();
+        let rendered = self.render_assembly(assembly, scope)?;
+        if let Some(timings) = timings {
+            timings.phase("assemble", assembled - started);
+            timings.phase("render", assembled.elapsed());
+        }
+        Ok(rendered)
     }
 
     /// Render an assembly made for `scope` within the `[prompt]` byte and token budgets.
@@ -109,7 +120,8 @@ impl Host {
     /// One step against a session log: assemble, render, project and commit the system
     /// prompt, append the user's input and the runtime-context snapshot, and derive the
     /// model request (which has no system field). Refused while tool calls of the current
-    /// turn have no result. A cancelled step writes nothing.
+    /// turn have no result. A cancelled step writes nothing. With [`Facts::timings`], the
+    /// assemble, render and commit phases and every plugin call are recorded.
     pub async fn step(
         &self,
         session: &mut Session,
@@ -120,13 +132,19 @@ impl Host {
         check_no_open_calls(session)?;
         let route = route_of(options, &facts, session)?;
         let signal = facts.signal_token();
+        let timings = facts.timings_handle();
         let rendered = self.render(scope, facts).await?;
         let how = Commit {
             route: &route,
             retry_of: None,
             signal: signal.as_ref(),
         };
-        self.commit_step(session, scope, rendered, options, how)
+        let started = Instant::now();
+        let committed = self.commit_step(session, scope, rendered, options, how);
+        if let Some(timings) = timings {
+            timings.phase("commit", started.elapsed());
+        }
+        committed
     }
 
     /// Retry the newest step with new route facts (another model after a provider error,

@@ -15,7 +15,7 @@ use crate::host::{Host, PluginId, Rendered, StepOptions};
 use crate::mcp::{McpState, McpStatus};
 use crate::policy::{PluginOptions, PluginSpec};
 use crate::projection::step::StepOutcome;
-use crate::prompt::CancelToken;
+use crate::prompt::{CancelToken, TimingReport, Timings};
 use crate::session::route::Breakpoint;
 use crate::session::route::RouteContext;
 use crate::session::{AssistantReply, ModelRequest, Session, ToolResult, Usage};
@@ -71,6 +71,8 @@ pub struct StepAnswer {
     pub outcome: StepOutcome,
     /// The rendering's token counts (`tokens` in the params).
     pub tokens: Option<crate::tokens::TokenReport>,
+    /// Where the step's time went (`timings` in the params).
+    pub timings: Option<TimingReport>,
 }
 
 /// What a method answers: the JSON text of its result, or a step's outcome itself (the whole
@@ -112,7 +114,11 @@ pub(super) async fn dispatch(
     match method {
         "step" => {
             let p: params::Step = parse(params)?;
-            let facts = p.facts.into_facts()?.signal(signal.clone());
+            let timings = p.timings.then(Timings::new);
+            let mut facts = p.facts.into_facts()?.signal(signal.clone());
+            if let Some(timings) = &timings {
+                facts = facts.timings(Arc::clone(timings));
+            }
             let options = StepOptions {
                 route: params::route_spec(p.route)?,
                 in_history: p.in_history,
@@ -133,7 +139,11 @@ pub(super) async fn dispatch(
                 .transpose()?;
             let previous = state.last.replace((p.scope, rendered));
             state.free_later(previous);
-            Ok(Answer::Step(Box::new(StepAnswer { outcome, tokens })))
+            Ok(Answer::Step(Box::new(StepAnswer {
+                outcome,
+                tokens,
+                timings: timings.map(|t| t.report()),
+            })))
         }
         "retry" => {
             let p: params::Retry = parse(params)?;
@@ -162,6 +172,7 @@ pub(super) async fn dispatch(
                     Ok(Answer::Step(Box::new(StepAnswer {
                         outcome,
                         tokens: None,
+                        timings: None,
                     })))
                 }
                 Err(e) => {
@@ -244,7 +255,11 @@ async fn small_result(
         }
         "render" => {
             let p: params::Render = parse(params)?;
-            let facts = p.facts.into_facts()?.signal(signal.clone());
+            let timings = p.timings.then(Timings::new);
+            let mut facts = p.facts.into_facts()?.signal(signal.clone());
+            if let Some(timings) = &timings {
+                facts = facts.timings(Arc::clone(timings));
+            }
             let tokenizer = params::tokens_asked(&p.tokens)
                 .map(|name| host.tokenizer_named(name))
                 .transpose()?;
@@ -253,6 +268,11 @@ async fn small_result(
             if let Some(tokenizer) = tokenizer {
                 let report = host.token_report(&rendered, p.scope.as_deref(), &tokenizer)?;
                 result["tokens"] = serde_json::to_value(report).map_err(|e| {
+                    RpcError::failed("internal", format!("cannot write the result: {e}"))
+                })?;
+            }
+            if let Some(timings) = timings {
+                result["timings"] = serde_json::to_value(timings.report()).map_err(|e| {
                     RpcError::failed("internal", format!("cannot write the result: {e}"))
                 })?;
             }
@@ -411,6 +431,8 @@ pub struct StepResultView<'a> {
     cache: CacheView<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tokens: Option<&'a crate::tokens::TokenReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timings: Option<&'a TimingReport>,
 }
 
 #[derive(Serialize)]
@@ -425,6 +447,7 @@ impl<'a> StepResultView<'a> {
         let outcome = &answer.outcome;
         Self {
             tokens: answer.tokens.as_ref(),
+            timings: answer.timings.as_ref(),
             step: outcome.step,
             request: &outcome.request,
             commits: outcome.commits.len(),

@@ -101,6 +101,8 @@ pub(super) struct Render {
     pub facts: FactsParam,
     #[serde(default)]
     pub tokens: Option<TokensParam>,
+    #[serde(default)]
+    pub timings: bool,
 }
 
 /// `tokens`: `true` counts with the `[prompt] tokenizer`, a name counts with that tokenizer
@@ -131,6 +133,8 @@ pub(super) struct Step {
     pub facts: FactsParam,
     #[serde(default)]
     pub tokens: Option<TokensParam>,
+    #[serde(default)]
+    pub timings: bool,
     #[serde(default)]
     pub route: Option<Value>,
     #[serde(default)]

@@ -73,6 +73,16 @@ pub struct LoadedPlugin {
     fiber: Arc<Fiber>,
     declared: Vec<Declaration>,
     generation: Mutex<Option<Generation>>,
+    timing: LoadTiming,
+}
+
+/// How long a plugin's load took: instantiating its component, then running its `init`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadTiming {
+    /// Instantiating the component (its code was compiled, or taken from a cache, before).
+    pub instantiate: std::time::Duration,
+    /// Running `init` with its config, declarations included.
+    pub init: std::time::Duration,
 }
 
 impl LoadedPlugin {
@@ -202,12 +212,16 @@ impl LoadedPlugin {
         cell.live.store(instance.id, Ordering::Release);
         slot.instance = Some(instance);
         drop(slot);
+        let timing = LoadTiming {
+            instantiate: instantiated,
+            init: started.elapsed() - instantiated,
+        };
         log::info!(
             "plugin \"{name}\" ({}): loaded, {} declarations (instantiate {:?}, init {:?})",
             scope_label(scope),
             declared.len(),
-            instantiated,
-            started.elapsed() - instantiated
+            timing.instantiate,
+            timing.init
         );
         Ok(Self {
             cell,
@@ -215,6 +229,7 @@ impl LoadedPlugin {
             fiber,
             declared,
             generation: Mutex::new(None),
+            timing,
         })
     }
 
@@ -278,6 +293,11 @@ impl LoadedPlugin {
     /// The capabilities the plugin was granted.
     pub fn grants(&self) -> &Grants {
         &self.cell.options.grants
+    }
+
+    /// How long its load took (instantiation and `init`).
+    pub fn load_timing(&self) -> LoadTiming {
+        self.timing
     }
 
     /// Failure counters and availability.

@@ -1,0 +1,122 @@
+//! Where an assembly's time goes: each provider and listener call, with the plugin that
+//! registered it, and the phases of a step (assemble, render, commit) around them.
+//!
+//! A caller that wants them puts a [`Timings`] in the assembly's context
+//! ([`AssembleContext::timings`]); without one nothing is measured, so timing costs
+//! nothing unless asked for. Fixed texts are not calls and are not listed; every variable
+//! provider is (a fixed variable answers in nanoseconds). A listener's time includes the
+//! listeners it runs through `next`.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::context::AssembleContext;
+use super::errors::EntryKind;
+use super::registry::state::Meta;
+
+/// One provider or listener call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallTiming {
+    /// `section`, `context`, `variable`, `tool provider` or `listener`.
+    pub kind: &'static str,
+    /// The entry's name (a keyed tool provider's or listener's key; `None` without one).
+    pub name: Option<String>,
+    /// The plugin that registered it.
+    pub plugin: String,
+    /// The layer it is in: a scope key, or `global`.
+    pub layer: String,
+    /// How long the call took, in microseconds.
+    pub micros: f64,
+}
+
+/// One phase of a step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhaseTiming {
+    /// `assemble`, `render` or `commit`.
+    pub phase: &'static str,
+    /// How long it took, in microseconds.
+    pub micros: f64,
+}
+
+/// What [`Timings`] measured, in the order it happened.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TimingReport {
+    /// The phases.
+    pub phases: Vec<PhaseTiming>,
+    /// The calls.
+    pub calls: Vec<CallTiming>,
+}
+
+impl TimingReport {
+    /// The calls, slowest first.
+    pub fn slowest(&self) -> Vec<&CallTiming> {
+        let mut calls: Vec<&CallTiming> = self.calls.iter().collect();
+        calls.sort_by(|a, b| b.micros.total_cmp(&a.micros));
+        calls
+    }
+}
+
+/// Collects the timings of the assemblies (and steps) it is given to.
+#[derive(Debug, Default)]
+pub struct Timings {
+    report: Mutex<TimingReport>,
+}
+
+fn micros(elapsed: Duration) -> f64 {
+    elapsed.as_secs_f64() * 1e6
+}
+
+impl Timings {
+    /// An empty collector, to share with an assembly's context.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Record a phase of a step.
+    pub fn phase(&self, phase: &'static str, elapsed: Duration) {
+        self.lock().phases.push(PhaseTiming {
+            phase,
+            micros: micros(elapsed),
+        });
+    }
+
+    /// What was measured so far.
+    pub fn report(&self) -> TimingReport {
+        self.lock().clone()
+    }
+
+    fn call(&self, kind: EntryKind, name: Option<&str>, meta: &Meta, elapsed: Duration) {
+        self.lock().calls.push(CallTiming {
+            kind: kind.as_str(),
+            name: name.map(str::to_string),
+            plugin: meta.owner.to_string(),
+            layer: meta.scope_label().to_string(),
+            micros: micros(elapsed),
+        });
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, TimingReport> {
+        // Each change is one push: a panic elsewhere leaves the report whole.
+        self.report.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Run `call` (a provider or listener of `kind`, `name`, registered with `meta`), timing it
+/// when `ctx` collects timings.
+pub(crate) fn timed<T>(
+    ctx: &AssembleContext,
+    kind: EntryKind,
+    name: Option<&str>,
+    meta: &Meta,
+    call: impl FnOnce() -> T,
+) -> T {
+    let Some(timings) = &ctx.timings else {
+        return call();
+    };
+    let started = Instant::now();
+    let result = call();
+    timings.call(kind, name, meta, started.elapsed());
+    result
+}
