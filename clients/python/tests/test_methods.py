@@ -179,10 +179,11 @@ def test_render_context(host: PromptHost, wasm) -> None:
 
 
 def test_token_counts_on_request(host: PromptHost, wasm, wire: Wire, tmp_path: Path) -> None:
-    host.load_plugin("persona", wasm("persona"), config={"text": "Persona on {{model}}: 日本語 👩‍👩‍👧‍👦."})
-    plain = host.render(facts={"model": "m1"})
+    host.bind_scope("a")
+    host.load_plugin("persona", wasm("persona"), scope="a", config={"text": "Persona on {{model}}: 日本語 👩‍👩‍👧‍👦."})
+    plain = host.render("a", facts={"model": "m1"})
     assert plain.tokens is None and "tokens" not in wire.sent[-1]["params"]
-    r = host.render(facts={"model": "m1"}, tokens="cl100k_base")
+    r = host.render("a", facts={"model": "m1"}, tokens="cl100k_base")
     assert wire.sent[-1]["params"]["tokens"] == "cl100k_base"
     assert r.prompt == plain.prompt and isinstance(r.tokens, TokenReport)
     t = r.tokens
@@ -192,7 +193,7 @@ def test_token_counts_on_request(host: PromptHost, wasm, wire: Wire, tmp_path: P
     assert t.sections_sum == sum(p.tokens for p in t.sections) and t.prompt > 0
     assert t.context == 0 and t.contexts == [] and t.tools == []
     # A step counts the rendering it committed, with the same figures.
-    step = host.step(tmp_path / "s.jsonl", facts={"model": "m1"}, tokens="cl100k_base")
+    step = host.step(tmp_path / "s.jsonl", scope="a", facts={"model": "m1"}, tokens="cl100k_base")
     assert step.tokens == t
     # No [prompt] tokenizer: `True` says how to get one; an unknown name is named.
     with pytest.raises(PromptHostError) as e:
