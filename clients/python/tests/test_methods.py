@@ -204,6 +204,35 @@ def test_token_counts_on_request(host: PromptHost, wasm, wire: Wire, tmp_path: P
     assert e.value.kind == "tokenizer" and e.value.message.startswith('unknown tokenizer "gpt2"')
 
 
+def test_a_rendering_over_its_token_budget(open_host, wasm, tmp_path: Path) -> None:
+    config = tmp_path / "host.toml"
+    config.write_text(
+        '[prompt]\ninclude_harness_identity = false\ntokenizer = "cl100k_base"\nmax_prompt_tokens = 5\n\n'
+        f'[[plugin]]\nname = "guide"\nwasm = {json.dumps(wasm("declare"))}\n'
+        'config = { sections = [{ name = "a", order = 150, text = "one two three four five six seven eight" }] }\n'
+    )
+    host = open_host(config=config)
+    with pytest.raises(PromptHostError) as e:
+        host.render()
+    assert e.value.kind == "token-budget"
+    assert (e.value.budget, e.value.tokenizer, e.value.tokens, e.value.limit, e.value.section, e.value.plugin) == (
+        "max_prompt_tokens",
+        "cl100k_base",
+        8,
+        5,
+        "a",
+        "guide",
+    )
+    assert e.value.message == (
+        'rendering for scope "global" failed: the rendered system prompt has 8 tokens (cl100k_base), '
+        'over max_prompt_tokens = 5; the largest: section "a" 8 tokens from plugin "guide" (global)'
+    )
+    log = tmp_path / "s.jsonl"
+    with pytest.raises(PromptHostError):
+        host.step(log)
+    assert not log.exists()
+
+
 def test_timings_on_request(host: PromptHost, wasm, wire: Wire, tmp_path: Path) -> None:
     host.load_plugin("dyn", wasm("declare"), config={"sections": [{"name": "live", "order": 150, "text": {"dynamic": "Live."}}]})
     assert host.render().timings is None

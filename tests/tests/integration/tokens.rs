@@ -174,55 +174,52 @@ wasm = "{DECLARE}"
 config = { sections = [{ name = "guide", order = 150, text = "Use the tools. <|endoftext|> 中文，한국어。\n\n\n    indented" }, { name = "zalgo", order = 160, text = "Z\u0351\u035ba\u034al\u036bg\u0310o 🇯🇵🇩🇪" }], contexts = [{ name = "facts", order = 10, text = "cwd is /tmp 🏳️‍🌈" }], tools = [{ schemas = [{ name = "bash", description = "run a shell command ✓", parameters = { type = "object", properties = { command = { type = "string", description = "命令" } } } }] }] }
 "#;
 
-#[test]
-fn render_and_inspect_report_counts_equal_to_the_references() {
-    let d = Deployment::new(DEPLOYMENT);
-    let config = d.config();
-    let config = config.to_str().unwrap();
+/// `render --json --tokenizer T` of `config` for `scope` with `facts`, for each tokenizer,
+/// against the references: the whole prompt, the context snapshot, every section as it lands
+/// in the prompt and every tool schema. `sections_sum` is their sum.
+fn check_against_references(d: &Deployment, config: &str, scope: Option<&str>, facts: &[&str]) {
     let deepseek = deepseek_tokenizer_json();
-    for tokenizer in ["o200k_base", "cl100k_base", deepseek.as_str()] {
-        let out = d
-            .run(&[
-                "render",
-                "--json",
-                "--tokenizer",
-                tokenizer,
-                "--config",
-                config,
-                "--fact",
-                "model=m1 🤖",
-            ])
-            .json();
-        let tokens = &out["tokens"];
-        let prompt = out["prompt"].as_str().unwrap().to_string();
-        let context = out["context"].as_str().unwrap().to_string();
-        // The parts, cut from the prompt by the sections' names in the report.
-        let sections = tokens["sections"].as_array().unwrap();
-        assert!(sections.len() >= 3, "{out}");
-        let mut texts = vec![prompt.clone(), context.clone()];
-        let mut expected = vec![
-            tokens["prompt"].as_u64().unwrap(),
-            tokens["context"].as_u64().unwrap(),
-        ];
-        // Section texts: rendered on their own by the library, the same as in the prompt.
-        for section in sections {
-            expected.push(section["tokens"].as_u64().unwrap());
-        }
-        texts.extend(section_texts(&prompt, sections));
-        for tool in tokens["tools"].as_array().unwrap() {
-            expected.push(tool["tokens"].as_u64().unwrap());
-        }
-        // The tool as the host holds it (assemble's JSON), serialised compactly.
-        let assembled = d.run(&["assemble", "--config", config]).json();
-        let tool = &assembled["tools"][0];
-        texts.push(
+    let mut target = vec!["--config", config];
+    if let Some(scope) = scope {
+        target.extend(["--scope", scope]);
+    }
+    for fact in facts {
+        target.extend(["--fact", fact]);
+    }
+    // The tools as the host holds them (assemble's JSON), serialised compactly.
+    let assembled = d.run(&[&["assemble"], &target[..]].concat()).json();
+    let tool_texts: Vec<String> = assembled["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| {
             serde_json::json!({
                 "name": tool["name"],
                 "description": tool["description"],
                 "parameters": tool["parameters"],
             })
-            .to_string(),
-        );
+            .to_string()
+        })
+        .collect();
+    for tokenizer in ["o200k_base", "cl100k_base", deepseek.as_str()] {
+        let out = d
+            .run(&[&["render", "--json", "--tokenizer", tokenizer], &target[..]].concat())
+            .json();
+        let tokens = &out["tokens"];
+        let prompt = out["prompt"].as_str().unwrap().to_string();
+        let context = out["context"].as_str().unwrap().to_string();
+        let sections = tokens["sections"].as_array().unwrap();
+        let tools = tokens["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), tool_texts.len(), "{out}");
+        let mut texts = vec![prompt.clone(), context.clone()];
+        let mut ours = vec![
+            tokens["prompt"].as_u64().unwrap(),
+            tokens["context"].as_u64().unwrap(),
+        ];
+        texts.extend(section_texts(&prompt, sections));
+        ours.extend(sections.iter().map(|s| s["tokens"].as_u64().unwrap()));
+        texts.extend(tool_texts.iter().cloned());
+        ours.extend(tools.iter().map(|t| t["tokens"].as_u64().unwrap()));
         let request = if tokenizer.ends_with(".json") {
             serde_json::json!({ "tokenizer_json": tokenizer, "texts": texts })
         } else {
@@ -232,11 +229,43 @@ fn render_and_inspect_report_counts_equal_to_the_references() {
             .into_iter()
             .map(|n| n as u64)
             .collect();
-        assert_eq!(expected, theirs, "{tokenizer}: {out}");
+        assert_eq!(ours, theirs, "{config} {tokenizer}: {out}");
         let sum: u64 = sections.iter().map(|s| s["tokens"].as_u64().unwrap()).sum();
         assert_eq!(tokens["sections_sum"].as_u64().unwrap(), sum);
         assert_eq!(tokens["tokenizer"], tokenizer);
     }
+}
+
+/// Every example plugin's output (the demo deployment) and the reference deployment (12
+/// sections, 3 contexts, 30 tools), counted by each tokenizer, equal the references.
+#[test]
+fn the_demo_and_the_reference_deployment_count_as_the_references_do() {
+    let d = Deployment::new("");
+    let demo = d.path("demo.toml");
+    std::fs::write(&demo, prompt_host_tests::demo::deployment()).unwrap();
+    let facts = [
+        "model=deepseek-v4",
+        "cwd=/work",
+        "sandbox=read-only",
+        "project=tokens",
+    ];
+    check_against_references(&d, demo.to_str().unwrap(), Some("agent:1"), &facts);
+    let reference = d.path("reference.toml");
+    let text = prompt_host_tests::reference::Reference::new().host_toml(
+        std::path::Path::new(env!("GUEST_DECLARE")),
+        std::path::Path::new(env!("GUEST_REDACTOR")),
+        &d.path("cache"),
+    );
+    std::fs::write(&reference, text).unwrap();
+    check_against_references(&d, reference.to_str().unwrap(), Some("agent:0"), &facts);
+}
+
+#[test]
+fn render_and_inspect_report_counts_equal_to_the_references() {
+    let d = Deployment::new(DEPLOYMENT);
+    let config = d.config();
+    let config = config.to_str().unwrap();
+    check_against_references(&d, config, None, &["model=m1 🤖"]);
 
     // inspect shows the same counts in its columns.
     let out = d

@@ -43,7 +43,7 @@ impl Host {
 
     /// The tokenizer `name` names (`o200k_base`, `cl100k_base` or a `tokenizer.json` path,
     /// relative to the working directory), or the `[prompt] tokenizer` when `None`. A named
-    /// tokenizer is loaded once and kept (the [`MAX_NAMED_TOKENIZERS`] named last), so a
+    /// tokenizer is loaded once and kept (the four named last), so a
     /// count per step does not read its file per step.
     pub fn tokenizer_named(&self, name: Option<&str>) -> Result<Arc<Tokenizer>, HostError> {
         let configured = self.tokenizers.configured.as_ref();
