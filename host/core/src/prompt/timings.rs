@@ -64,8 +64,9 @@ pub struct Timings {
     report: Mutex<TimingReport>,
 }
 
+/// Whole nanoseconds divided once, so `163 ns` is written `0.163`, not `0.16299999999999998`.
 fn micros(elapsed: Duration) -> f64 {
-    elapsed.as_secs_f64() * 1e6
+    elapsed.as_nanos() as f64 / 1e3
 }
 
 impl Timings {
