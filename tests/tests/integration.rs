@@ -26,6 +26,7 @@ mod integration {
     mod embedding;
     mod guests_built;
     mod hostile_matrix;
+    mod mcp_budget;
     mod mcp_client;
     mod mcp_config;
     mod mcp_prompt;

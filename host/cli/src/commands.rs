@@ -83,6 +83,9 @@ pub async fn load_ready_host(config: &Path, scope: Option<&str>) -> anyhow::Resu
             )),
             (McpState::Up, Some(_)) => {}
         }
+        if let Some(cut) = &status.instructions_cut {
+            super::warn(&format!("warning: {}: {}", status.label(), cut.note()));
+        }
     }
     Ok(host)
 }

@@ -277,6 +277,28 @@ pub async fn run(
         )?;
     }
 
+    // A server's instructions cut to their budget: said here as the prompt says it.
+    let cuts = host.instructions_cuts_for(scope);
+    if !cuts.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "MCP instructions cut to their budgets:")?;
+        for cut in &cuts {
+            writeln!(
+                out,
+                "  {} (generation {}): kept {} of {} tokens ({} of {} bytes), budget {} ({})",
+                cut.server,
+                cut.generation,
+                cut.kept_tokens,
+                cut.tokens
+                    .map_or_else(|| "uncounted".to_string(), |t| t.to_string()),
+                cut.kept_bytes,
+                cut.bytes,
+                cut.budget,
+                cut.tokenizer
+            )?;
+        }
+    }
+
     if let Some(timings) = &timings {
         timings::print(&mut out, &host, &timings.report(), |s| rank(s).is_some())?;
     }

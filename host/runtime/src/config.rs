@@ -162,6 +162,10 @@ pub struct McpConfig {
     /// Timeout for `initialize` and each `tools/list` page, in milliseconds.
     #[serde(default = "default_mcp_timeout_ms")]
     pub timeout_ms: u64,
+    /// The most tokens of the server's instructions kept in the prompt, counted with
+    /// `[prompt] tokenizer`; a longer text is cut, and the prompt says so.
+    #[serde(default)]
+    pub max_instruction_tokens: Option<usize>,
 }
 
 fn empty_table() -> toml::Table {
@@ -464,6 +468,18 @@ fn validate_settings(config: &HostConfig) -> Result<(), (String, String)> {
             if config.prompt.tokenizer.is_none() {
                 return Err((
                     key.to_string(),
+                    "a token budget needs prompt.tokenizer, the tokenizer that counts it".into(),
+                ));
+            }
+        }
+    }
+    for (i, mcp) in config.mcp.iter().enumerate() {
+        if let Some(value) = mcp.max_instruction_tokens {
+            let key = format!("mcp[{i}].max_instruction_tokens");
+            at_least_one(&key, value)?;
+            if config.prompt.tokenizer.is_none() {
+                return Err((
+                    key,
                     "a token budget needs prompt.tokenizer, the tokenizer that counts it".into(),
                 ));
             }

@@ -207,7 +207,7 @@ impl Host {
             }
         }
         for index in 0..config.mcp.len() {
-            host.connect_mcp(mcp_spec(config, index)?)?;
+            host.connect_mcp(mcp_spec(config, index, host.tokenizer())?)?;
         }
         Ok(host)
     }
@@ -444,8 +444,13 @@ fn scope_label(scope: Option<&str>) -> String {
     scope.unwrap_or("global").to_string()
 }
 
-/// The connection of `[[mcp]]` entry `index`; a missing provider is a config error.
-fn mcp_spec(config: &HostConfig, index: usize) -> Result<McpSpec, HostError> {
+/// The connection of `[[mcp]]` entry `index`, its instruction budget counted with
+/// `tokenizer` (`[prompt] tokenizer`); a missing provider or tokenizer is a config error.
+fn mcp_spec(
+    config: &HostConfig,
+    index: usize,
+    tokenizer: Option<&Arc<crate::tokens::Tokenizer>>,
+) -> Result<McpSpec, HostError> {
     let entry = &config.mcp[index];
     let provider = config.mcp_provider(index).ok_or_else(|| {
         HostError::Config(crate::config::ConfigFileError::Invalid {
@@ -484,6 +489,18 @@ fn mcp_spec(config: &HostConfig, index: usize) -> Result<McpSpec, HostError> {
         env: entry.env.clone(),
         timeout: std::time::Duration::from_millis(entry.timeout_ms),
         dir,
+        instruction_budget: None,
+    };
+    let server = match (entry.max_instruction_tokens, tokenizer) {
+        (None, _) => server,
+        (Some(max), Some(tokenizer)) => server.instruction_budget(
+            crate::mcp::InstructionBudget::new(max, Arc::clone(tokenizer)),
+        ),
+        (Some(_), None) => {
+            return Err(HostError::BudgetNeedsTokenizer {
+                budget: format!("mcp[{index}].max_instruction_tokens"),
+            })
+        }
     };
     let mut spec = McpSpec::new(server, provider)
         .config(serde_json::to_value(&entry.config).unwrap_or_default());

@@ -19,6 +19,7 @@
 
 mod bridge;
 mod connection;
+mod cut;
 pub mod names;
 mod session;
 mod status;
@@ -31,6 +32,9 @@ use thiserror::Error;
 
 pub use bridge::{server_instructions, McpBridge};
 pub use connection::{McpConnection, McpListener, ReconnectPolicy};
+pub use cut::{
+    cut_instructions, InstructionBudget, InstructionsCut, MAX_COUNTED_INSTRUCTION_BYTES,
+};
 pub use names::{check_unique_tools, public_tool_name};
 pub use status::{valid_server_name, McpBridgeError, McpState, McpStatus};
 
@@ -51,6 +55,9 @@ pub struct McpServerSpec {
     /// The server process's working directory, against which relative arguments resolve
     /// (`[[mcp]]` entries: host.toml's directory); `None` = the host's own.
     pub dir: Option<std::path::PathBuf>,
+    /// What the server's instructions may cost in the prompt; a longer text is cut, with a
+    /// note saying so (see [`cut_instructions`]). `None` = no budget.
+    pub instruction_budget: Option<InstructionBudget>,
 }
 
 impl McpServerSpec {
@@ -63,6 +70,7 @@ impl McpServerSpec {
             env: BTreeMap::new(),
             timeout: Duration::from_secs(10),
             dir: None,
+            instruction_budget: None,
         }
     }
 }
@@ -202,6 +210,12 @@ impl McpServerSpec {
     /// Sets [`McpServerSpec::timeout`].
     pub fn timeout(mut self, value: Duration) -> Self {
         self.timeout = value;
+        self
+    }
+
+    /// Sets [`McpServerSpec::instruction_budget`].
+    pub fn instruction_budget(mut self, value: InstructionBudget) -> Self {
+        self.instruction_budget = Some(value);
         self
     }
 

@@ -106,6 +106,12 @@ pub enum HostError {
          (o200k_base, cl100k_base or a path to a tokenizer.json file)"
     )]
     NoTokenizer,
+    /// A token budget was set with no `[prompt] tokenizer` to count it.
+    #[error("{budget}: a token budget needs prompt.tokenizer, the tokenizer that counts it")]
+    BudgetNeedsTokenizer {
+        /// The budget's key (`prompt.max_prompt_tokens`, `mcp[0].max_instruction_tokens`, …).
+        budget: String,
+    },
     /// An assistant reply or tool result was refused, or a step was taken while tool calls
     /// were open. Nothing was written.
     #[error("session log {path}: {error}")]

@@ -201,16 +201,39 @@ impl Host {
     /// [`Host::wait_mcp_ready`] for the servers an assembly for `scope` sees: the global
     /// ones and those connected into `scope` or one of its ancestors.
     pub async fn wait_mcp_ready_for(&self, scope: Option<&str>, limit: Duration) -> Vec<KeptMcp> {
-        let chain = scope
-            .map(|s| self.registry.scope_chain(s))
-            .unwrap_or_default();
+        let sees = self.seen_from(scope);
         let ids: Vec<McpId> = self
             .lock_mcp()
             .iter()
-            .filter(|(_, b)| b.scope().is_none_or(|s| chain.iter().any(|c| &**c == s)))
+            .filter(|(_, b)| sees(b))
             .map(|(id, _)| *id)
             .collect();
         self.wait_ready(ids, limit).await
+    }
+
+    /// How the instructions of the servers an assembly for `scope` sees (the global ones
+    /// and those of `scope` and its ancestors) were cut to their instruction budgets: one
+    /// entry per server whose live generation was cut, in connection order.
+    pub fn instructions_cuts_for(&self, scope: Option<&str>) -> Vec<crate::mcp::InstructionsCut> {
+        let sees = self.seen_from(scope);
+        self.lock_mcp()
+            .values()
+            .filter(|b| sees(b))
+            .filter_map(|b| b.status().instructions_cut)
+            .collect()
+    }
+
+    /// Whether an assembly for `scope` sees a server's contributions: it is global, or
+    /// connected into `scope` or one of its ancestors.
+    fn seen_from(&self, scope: Option<&str>) -> impl Fn(&McpBridge) -> bool {
+        let chain = scope
+            .map(|s| self.registry.scope_chain(s))
+            .unwrap_or_default();
+        move |bridge: &McpBridge| {
+            bridge
+                .scope()
+                .is_none_or(|s| chain.iter().any(|c| &**c == s))
+        }
     }
 
     async fn wait_ready(&self, ids: Vec<McpId>, limit: Duration) -> Vec<KeptMcp> {

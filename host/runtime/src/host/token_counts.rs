@@ -22,6 +22,19 @@ impl Tokenizers {
     /// The tokenizer `prompt` names, loaded now: a wrong name or an unreadable file fails
     /// the host's start, not its first render.
     pub(super) fn configured(prompt: &PromptConfig) -> Result<Self, HostError> {
+        // A budget nothing can count would fail every render; it fails the start instead
+        // (host.toml refuses it too, naming the file).
+        let budgets = [
+            ("prompt.max_prompt_tokens", prompt.max_prompt_tokens),
+            ("prompt.max_context_tokens", prompt.max_context_tokens),
+        ];
+        if prompt.tokenizer.is_none() {
+            if let Some((key, _)) = budgets.iter().find(|(_, limit)| limit.is_some()) {
+                return Err(HostError::BudgetNeedsTokenizer {
+                    budget: (*key).to_owned(),
+                });
+            }
+        }
         let configured = prompt
             .tokenizer
             .as_deref()
@@ -107,7 +120,7 @@ impl Host {
         if budgets.iter().all(|(_, limit)| limit.is_none()) {
             return Ok(());
         }
-        // The configuration refuses a token budget without a tokenizer.
+        // `Tokenizers::configured` refused a token budget without a tokenizer.
         let tokenizer = self.tokenizer_named(None)?;
         for (budgeted, limit) in budgets {
             let Some(limit) = limit else { continue };

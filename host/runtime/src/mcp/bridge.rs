@@ -23,7 +23,10 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::status::{label, valid_server_name, McpBridgeError, McpState, McpStatus};
-use super::{McpConnection, McpEvent, McpServerSpec, McpSnapshot, ReconnectPolicy};
+use super::{
+    cut_instructions, InstructionBudget, InstructionsCut, McpConnection, McpEvent, McpServerSpec,
+    McpSnapshot, ReconnectPolicy,
+};
 use crate::wasm::{LoadedPlugin, ServerInstructions, ServerTool};
 
 /// Beyond the server's timeout, how long the first generation may take to be published
@@ -81,9 +84,12 @@ impl McpBridge {
         });
         let publisher = runtime.spawn(publish_events(
             events,
-            plugin.clone(),
+            Publisher {
+                plugin: plugin.clone(),
+                closed: closed.clone(),
+                budget: spec.instruction_budget.clone(),
+            },
             status_tx,
-            closed.clone(),
         ));
         let ready_by = Instant::now() + spec.timeout.saturating_mul(2) + READY_MARGIN;
         let connection = {
@@ -225,25 +231,34 @@ pub fn server_instructions(snapshot: &McpSnapshot) -> ServerInstructions {
     )
 }
 
+/// What publishing needs: the plugin, whether the bridge was closed, and the server's
+/// instruction budget.
+#[derive(Clone)]
+struct Publisher {
+    plugin: Arc<LoadedPlugin>,
+    closed: Arc<AtomicBool>,
+    budget: Option<InstructionBudget>,
+}
+
 /// The bridge's task: handle the connection's events one at a time, in order.
 async fn publish_events(
     mut events: mpsc::UnboundedReceiver<McpEvent>,
-    plugin: Arc<LoadedPlugin>,
+    publisher: Publisher,
     status: watch::Sender<McpStatus>,
-    closed: Arc<AtomicBool>,
 ) {
     while let Some(event) = events.recv().await {
         match event {
             McpEvent::Generation(snapshot) => {
                 let generation = snapshot.generation;
-                let outcome = publish(&plugin, &closed, &snapshot).await;
+                let outcome = publish(&publisher, snapshot).await;
                 status.send_modify(|s| {
                     s.state = McpState::Up;
                     s.generations += 1;
                     match outcome {
-                        Ok(()) => {
+                        Ok(cut) => {
                             s.published += 1;
                             s.live_generation = Some(generation);
+                            s.instructions_cut = cut;
                         }
                         Err(error) => {
                             s.rejected += 1;
@@ -265,33 +280,46 @@ async fn publish_events(
     }
 }
 
-/// Publish one generation on a blocking thread (the plugin call may take up to its `init`
-/// deadline). The error names the server, the scope, the generation and the plugin.
+/// Publish one generation on a blocking thread (counting its instructions against the
+/// budget, and the plugin call, may take a while). The error names the server, the scope,
+/// the generation and the plugin; success says how the instructions were cut, if they were.
 async fn publish(
-    plugin: &Arc<LoadedPlugin>,
-    closed: &Arc<AtomicBool>,
-    snapshot: &McpSnapshot,
-) -> Result<(), String> {
-    let where_ = label(&snapshot.server, plugin.scope());
+    publisher: &Publisher,
+    mut snapshot: McpSnapshot,
+) -> Result<Option<InstructionsCut>, String> {
+    let where_ = label(&snapshot.server, publisher.plugin.scope());
     let generation = snapshot.generation;
-    let record = server_instructions(snapshot);
-    let (plugin, closed) = (plugin.clone(), closed.clone());
+    let publisher = publisher.clone();
     let joined = tokio::task::spawn_blocking(move || {
+        let cut = match &publisher.budget {
+            Some(budget) => {
+                let (text, cut) =
+                    cut_instructions(&snapshot.server, generation, &snapshot.instructions, budget)
+                        .map_err(|e| format!("its instructions could not be counted: {e}"))?;
+                snapshot.instructions = text;
+                cut
+            }
+            None => None,
+        };
+        let record = server_instructions(&snapshot);
+        let plugin = &publisher.plugin;
         let result = crate::blocking::allow_blocking(|| plugin.publish(&record));
-        if closed.load(Ordering::SeqCst) {
+        if publisher.closed.load(Ordering::SeqCst) {
             // The bridge was closed while this ran: take back what was just committed.
             plugin.dispose();
         }
         result
+            .map(|declared| (declared.len(), cut))
+            .map_err(|e| e.to_string())
     })
     .await;
     match joined {
-        Ok(Ok(declared)) => {
-            log::info!(
-                "{where_}: generation {generation} published ({} declarations)",
-                declared.len()
-            );
-            Ok(())
+        Ok(Ok((declared, cut))) => {
+            log::info!("{where_}: generation {generation} published ({declared} declarations)");
+            if let Some(cut) = &cut {
+                log::warn!("{where_}: generation {generation}: {}", cut.note());
+            }
+            Ok(cut)
         }
         Ok(Err(error)) => {
             let message = format!(

@@ -41,6 +41,9 @@ pub struct McpStatus {
     /// The most recent error (a connection failure or a refused generation); a later
     /// success does not clear it, [`McpStatus::state`] says whether it is current.
     pub last_error: Option<String>,
+    /// How the live generation's instructions were cut to the server's instruction budget;
+    /// `None` when they fit (or no budget is set).
+    pub instructions_cut: Option<super::InstructionsCut>,
 }
 
 impl McpStatus {
@@ -57,6 +60,7 @@ impl McpStatus {
             failures: 0,
             live_generation: None,
             last_error: None,
+            instructions_cut: None,
         }
     }
 

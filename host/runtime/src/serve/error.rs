@@ -174,6 +174,10 @@ fn host_error_data(e: &HostError) -> Value {
         HostError::ConfiguredTokenizer(_) | HostError::Tokenizer(_) | HostError::NoTokenizer => {
             "tokenizer"
         }
+        HostError::BudgetNeedsTokenizer { budget } => {
+            put("budget", Some(budget));
+            "tokenizer"
+        }
         HostError::Conversation { path, .. } => {
             put("session", Some(path));
             "conversation"

@@ -11,14 +11,15 @@ use serde_json::{json, Value};
 
 use super::params::{self, parse};
 use super::{RpcError, Server, METHODS, PROTOCOL_VERSION};
-use crate::host::{Host, PluginId, Rendered, StepOptions};
-use crate::mcp::{McpState, McpStatus};
+use crate::host::{Facts, Host, PluginId, Rendered, StepOptions};
+use crate::mcp::{InstructionsCut, McpState, McpStatus};
 use crate::policy::{PluginOptions, PluginSpec};
 use crate::projection::step::StepOutcome;
 use crate::prompt::{CancelToken, TimingReport, Timings};
 use crate::session::route::Breakpoint;
 use crate::session::route::RouteContext;
 use crate::session::{AssistantReply, ModelRequest, Session, ToolResult, Usage};
+use crate::tokens::Tokenizer;
 
 /// What a session's queue keeps between its requests: the open log, and the newest step's
 /// rendering (what `retry` re-uses).
@@ -65,14 +66,80 @@ fn session_error(path: &Path, e: impl std::fmt::Display) -> RpcError {
     error
 }
 
-/// A step's answer: its outcome, and its token counts when they were asked for.
+/// A step's answer: its outcome, and its token counts and timings when they were asked for.
 pub struct StepAnswer {
     /// What the step did, with the whole request.
     pub outcome: StepOutcome,
     /// The rendering's token counts (`tokens` in the params).
     pub tokens: Option<crate::tokens::TokenReport>,
+    /// Why the token counts asked for are missing: the step was written, and a count that
+    /// failed afterwards does not turn it into an error.
+    pub tokens_error: Option<String>,
     /// Where the step's time went (`timings` in the params).
     pub timings: Option<TimingReport>,
+    /// How the instructions of the MCP servers the step's scope sees were cut to their
+    /// instruction budgets (empty when none was).
+    pub mcp_cuts: Vec<InstructionsCut>,
+}
+
+/// What a `render`, `step` or `retry` was asked to measure besides its own work.
+struct Measure {
+    /// Counts the rendering (`tokens` in the params).
+    tokenizer: Option<Arc<Tokenizer>>,
+    /// Records where the time went (`timings` in the params).
+    timings: Option<Arc<Timings>>,
+}
+
+impl Measure {
+    /// The measures asked for, and `facts` recording the timings. The tokenizer is loaded
+    /// now: one that cannot be loaded fails the call before anything is written.
+    fn asked(
+        host: &Host,
+        tokens: &Option<params::TokensParam>,
+        timed: bool,
+        facts: Facts,
+    ) -> Result<(Measure, Facts), RpcError> {
+        let tokenizer = params::tokens_asked(tokens)
+            .map(|name| host.tokenizer_named(name))
+            .transpose()?;
+        let timings = timed.then(Timings::new);
+        let facts = match &timings {
+            Some(timings) => facts.timings(Arc::clone(timings)),
+            None => facts,
+        };
+        Ok((Measure { tokenizer, timings }, facts))
+    }
+
+    /// The answer of a step (or retry) that rendered `rendered` and did `outcome`.
+    fn answer(
+        self,
+        host: &Host,
+        scope: Option<&str>,
+        rendered: &Rendered,
+        outcome: StepOutcome,
+    ) -> StepAnswer {
+        let counted = self
+            .tokenizer
+            .map(|tokenizer| host.token_report(rendered, scope, &tokenizer));
+        let (tokens, tokens_error) = match counted {
+            None => (None, None),
+            Some(Ok(report)) => (Some(report), None),
+            Some(Err(error)) => (None, Some(error.to_string())),
+        };
+        StepAnswer {
+            outcome,
+            tokens,
+            tokens_error,
+            timings: self.timings.map(|t| t.report()),
+            mcp_cuts: host.instructions_cuts_for(scope),
+        }
+    }
+}
+
+/// `value` as a JSON value, for a result built as one.
+fn json_of(value: &impl Serialize) -> Result<Value, RpcError> {
+    serde_json::to_value(value)
+        .map_err(|e| RpcError::failed("internal", format!("cannot write the result: {e}")))
 }
 
 /// What a method answers: the JSON text of its result, or a step's outcome itself (the whole
@@ -114,40 +181,27 @@ pub(super) async fn dispatch(
     match method {
         "step" => {
             let p: params::Step = parse(params)?;
-            let timings = p.timings.then(Timings::new);
-            let mut facts = p.facts.into_facts()?.signal(signal.clone());
-            if let Some(timings) = &timings {
-                facts = facts.timings(Arc::clone(timings));
-            }
+            let facts = p.facts.into_facts()?.signal(signal.clone());
+            let (measure, facts) = Measure::asked(host, &p.tokens, p.timings, facts)?;
             let options = StepOptions {
                 route: params::route_spec(p.route)?,
                 in_history: p.in_history,
                 starts_series: p.starts_series,
                 user_texts: p.user,
             };
-            // The tokenizer first: one that cannot be loaded fails the step before anything
-            // is written.
-            let tokenizer = params::tokens_asked(&p.tokens)
-                .map(|name| host.tokenizer_named(name))
-                .transpose()?;
             let session = state.open(&p.session)?;
             let (rendered, outcome) = host
                 .step(session, p.scope.as_deref(), facts, &options)
                 .await?;
-            let tokens = tokenizer
-                .map(|t| host.token_report(&rendered, p.scope.as_deref(), &t))
-                .transpose()?;
+            let answer = measure.answer(host, p.scope.as_deref(), &rendered, outcome);
             let previous = state.last.replace((p.scope, rendered));
             state.free_later(previous);
-            Ok(Answer::Step(Box::new(StepAnswer {
-                outcome,
-                tokens,
-                timings: timings.map(|t| t.report()),
-            })))
+            Ok(Answer::Step(Box::new(answer)))
         }
         "retry" => {
             let p: params::Retry = parse(params)?;
             let facts = p.facts.into_facts()?.signal(signal.clone());
+            let (measure, facts) = Measure::asked(host, &p.tokens, p.timings, facts)?;
             let options = StepOptions {
                 route: params::route_spec(p.route)?,
                 in_history: p.in_history,
@@ -167,13 +221,10 @@ pub(super) async fn dispatch(
             let result = host.retry(session, scope.as_deref(), &previous, facts, &options);
             match result {
                 Ok((rendered, outcome)) => {
+                    let answer = measure.answer(host, scope.as_deref(), &rendered, outcome);
                     let previous = state.last.replace((scope, rendered));
                     state.free_later(previous);
-                    Ok(Answer::Step(Box::new(StepAnswer {
-                        outcome,
-                        tokens: None,
-                        timings: None,
-                    })))
+                    Ok(Answer::Step(Box::new(answer)))
                 }
                 Err(e) => {
                     state.last = Some((scope, previous));
@@ -208,7 +259,7 @@ async fn small_result(
                 "version": env!("CARGO_PKG_VERSION"),
                 "protocol": PROTOCOL_VERSION,
                 "methods": METHODS,
-                "notifications": ["log", "plugin/skipped", "plugin/quarantined", "registry/changed", "mcp/status"],
+                "notifications": ["log", "plugin/skipped", "plugin/quarantined", "registry/changed", "mcp/status", "mcp/instructions_cut"],
             }))
         }
         "bind_scope" => {
@@ -255,26 +306,20 @@ async fn small_result(
         }
         "render" => {
             let p: params::Render = parse(params)?;
-            let timings = p.timings.then(Timings::new);
-            let mut facts = p.facts.into_facts()?.signal(signal.clone());
-            if let Some(timings) = &timings {
-                facts = facts.timings(Arc::clone(timings));
-            }
-            let tokenizer = params::tokens_asked(&p.tokens)
-                .map(|name| host.tokenizer_named(name))
-                .transpose()?;
+            let facts = p.facts.into_facts()?.signal(signal.clone());
+            let (measure, facts) = Measure::asked(host, &p.tokens, p.timings, facts)?;
             let rendered = host.render(p.scope.as_deref(), facts).await?;
             let mut result = json!({"prompt": rendered.prompt, "context": rendered.context});
-            if let Some(tokenizer) = tokenizer {
-                let report = host.token_report(&rendered, p.scope.as_deref(), &tokenizer)?;
-                result["tokens"] = serde_json::to_value(report).map_err(|e| {
-                    RpcError::failed("internal", format!("cannot write the result: {e}"))
-                })?;
+            if let Some(tokenizer) = &measure.tokenizer {
+                let report = host.token_report(&rendered, p.scope.as_deref(), tokenizer)?;
+                result["tokens"] = json_of(&report)?;
             }
-            if let Some(timings) = timings {
-                result["timings"] = serde_json::to_value(timings.report()).map_err(|e| {
-                    RpcError::failed("internal", format!("cannot write the result: {e}"))
-                })?;
+            if let Some(timings) = &measure.timings {
+                result["timings"] = json_of(&timings.report())?;
+            }
+            let cuts = host.instructions_cuts_for(p.scope.as_deref());
+            if !cuts.is_empty() {
+                result["mcp_cuts"] = json_of(&cuts)?;
             }
             Ok(result)
         }
@@ -432,7 +477,11 @@ pub struct StepResultView<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     tokens: Option<&'a crate::tokens::TokenReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    tokens_error: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     timings: Option<&'a TimingReport>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    mcp_cuts: &'a [InstructionsCut],
 }
 
 #[derive(Serialize)]
@@ -447,7 +496,9 @@ impl<'a> StepResultView<'a> {
         let outcome = &answer.outcome;
         Self {
             tokens: answer.tokens.as_ref(),
+            tokens_error: answer.tokens_error.as_deref(),
             timings: answer.timings.as_ref(),
+            mcp_cuts: &answer.mcp_cuts,
             step: outcome.step,
             request: &outcome.request,
             commits: outcome.commits.len(),
@@ -499,6 +550,7 @@ fn mcp_json(id: u64, s: &McpStatus) -> Value {
         "failures": s.failures,
         "live_generation": s.live_generation,
         "last_error": s.last_error,
+        "instructions_cut": s.instructions_cut,
     })
 }
 
@@ -522,10 +574,19 @@ fn start_watchers(server: &Arc<Server>) {
         };
         let notifier = Arc::clone(&notifier);
         tokio::spawn(async move {
+            // The generation of the last cut announced, so each cut is announced once.
+            let mut announced = None;
             while watch.changed().await.is_ok() {
+                let status = watch.borrow().clone();
                 if notifier.wants_mcp() {
-                    let status = watch.borrow().clone();
                     notifier.send("mcp/status", mcp_json(id.0, &status));
+                }
+                let cut = status.instructions_cut.as_ref();
+                if cut.map(|c| c.generation) != announced {
+                    announced = cut.map(|c| c.generation);
+                    if let (Some(cut), true) = (cut, notifier.wants_mcp()) {
+                        notifier.send("mcp/instructions_cut", json_of(cut).unwrap_or_default());
+                    }
                 }
             }
         });

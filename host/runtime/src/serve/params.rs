@@ -152,6 +152,10 @@ pub(super) struct Retry {
     #[serde(default)]
     pub facts: FactsParam,
     #[serde(default)]
+    pub tokens: Option<TokensParam>,
+    #[serde(default)]
+    pub timings: bool,
+    #[serde(default)]
     pub route: Option<Value>,
     #[serde(default)]
     pub in_history: bool,
