@@ -19,6 +19,7 @@ from prompt_host import (
     PROTOCOL_VERSION,
     Assembly,
     Describe,
+    InstructionsCut,
     McpStatus,
     NamedText,
     Notification,
@@ -52,7 +53,7 @@ METHODS = [
     "subscribe",
     "$/cancelRequest",
 ]
-NOTIFICATIONS = ["log", "plugin/skipped", "plugin/quarantined", "registry/changed", "mcp/status"]
+NOTIFICATIONS = ["log", "plugin/skipped", "plugin/quarantined", "registry/changed", "mcp/status", "mcp/instructions_cut"]
 
 
 def test_describe(host: PromptHost, wire: Wire) -> None:
@@ -574,3 +575,64 @@ def test_a_notification_is_delivered_before_the_answer_after_it(host: PromptHost
     for n in range(1, 4):
         host.render()
         assert seen.count("plugin/skipped") == n, seen
+
+
+def test_mcp_instructions_cut_to_their_token_budget(open_host, wasm, tmp_path: Path) -> None:
+    pytest.importorskip("mcp", reason="the MCP fixture server needs tests/fixtures/mcp/requirements.txt")
+    server = REPO / "tests" / "fixtures" / "mcp" / "server.py"
+    line = "Always cite the file you read before you change it."
+    config = tmp_path / "host.toml"
+    config.write_text(
+        f"""
+[prompt]
+tokenizer = "cl100k_base"
+
+[host]
+mcp_provider = {json.dumps(wasm("mcp-instructions"))}
+
+[[scope]]
+name = "agent"
+
+[[mcp]]
+name = "fixture"
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(str(server))}, "--instructions", {json.dumps(line)}, "--instructions-repeat", "200"]
+scope = "agent"
+timeout_ms = 20000
+max_instruction_tokens = 60
+config = {{ max_bytes = 1048576 }}
+"""
+    )
+    seen: "queue.Queue[Notification]" = queue.Queue()
+    host = open_host(config=config, on_notification=seen.put)
+    host.subscribe(mcp=True)
+    status = host.mcp_status(wait_ms=30000)[0]
+    assert status.state == "up" and status.live_generation is not None, status
+    cut = status.instructions_cut
+    assert isinstance(cut, InstructionsCut), status
+    whole = "\n".join([line] * 200)
+    assert (cut.server, cut.generation, cut.budget, cut.tokenizer) == ("fixture", status.live_generation, 60, "cl100k_base")
+    assert cut.bytes == len(whole) and cut.tokens is not None and cut.tokens > 60
+    assert 0 < cut.kept_tokens <= 60 and cut.kept_bytes + cut.dropped_bytes == cut.bytes
+    # The prompt says so: the note, then the kept lines, whole.
+    kept = whole[: cut.kept_bytes]
+    assert kept.endswith(line), "the cut ends at a line break"
+    prompt = host.render("agent").prompt
+    assert f"{cut.note}\n\n{kept}\n>>>" in prompt, prompt
+    assert cut.note.startswith('[prompt-host: the instructions of MCP server "fixture" were cut to their first ')
+    # The step result and render name it; the notification came once.
+    step = host.step(tmp_path / "s.jsonl", scope="agent", user="hi")
+    assert step.mcp_cuts == [cut] and step.tokens_error is None
+    assert host.render("agent").mcp_cuts == [cut] and host.render().mcp_cuts == []
+    notes = []
+    while True:
+        try:
+            note = seen.get(timeout=0 if notes else 10)
+        except queue.Empty:
+            break
+        if note.method == "mcp/instructions_cut":
+            notes.append(note.instructions_cut)
+    assert notes == [cut]
+    # Retry measures as step does.
+    again = host.retry(tmp_path / "s.jsonl", tokens=True, timings=True)
+    assert again.mcp_cuts == [cut] and again.tokens is not None and again.timings is not None

@@ -229,6 +229,8 @@ export interface Rendered {
   tokens?: TokenReport;
   /** Where the time went, when `render({ timings: true })` asked. */
   timings?: TimingReport;
+  /** The MCP servers the scope sees whose instructions were cut (absent when none). */
+  mcp_cuts?: InstructionsCut[];
 }
 
 /** One plugin call of an assembly (a listener's time includes the listeners it ran). */
@@ -301,6 +303,11 @@ export interface StepResult {
   tokens?: TokenReport;
   /** Where the step's time went, when `step({ timings: true })` asked. */
   timings?: TimingReport;
+  /** Why `tokens` is missing although asked for: the step was written, and a count that
+   * failed afterwards does not make it an error. */
+  tokens_error?: string;
+  /** The MCP servers the step's scope sees whose instructions were cut (absent when none). */
+  mcp_cuts?: InstructionsCut[];
 }
 
 /** The result of `request`: a step's request rebuilt from the log, byte for byte. */
@@ -336,6 +343,30 @@ export interface McpStatus {
   failures: number;
   live_generation: number | null;
   last_error: string | null;
+  /** How the live generation's instructions were cut to the server's budget, or `null`. */
+  instructions_cut: InstructionsCut | null;
+}
+
+/**
+ * How an MCP server's instructions were cut to its instruction budget
+ * (`[[mcp]] max_instruction_tokens`). The section the instructions make begins with a note
+ * that says so: `[prompt-host: the instructions of MCP server "S" were cut to their first K
+ * of T tokens (B tokens at most, counted with TOK); D bytes were dropped]`.
+ */
+export interface InstructionsCut {
+  server: string;
+  /** The server's instruction generation that was cut. */
+  generation: number;
+  /** The budget, in tokens. */
+  budget: number;
+  /** The tokenizer that counted them. */
+  tokenizer: string;
+  /** The whole text's tokens; `null` when it was too long to count in full (over 1 MiB). */
+  tokens: number | null;
+  bytes: number;
+  kept_tokens: number;
+  kept_bytes: number;
+  dropped_bytes: number;
 }
 
 /** The params of `log`, `plugin/skipped` and `plugin/quarantined`. */
@@ -352,7 +383,8 @@ export type Notification =
   | { method: "plugin/skipped"; params: LogLine }
   | { method: "plugin/quarantined"; params: LogLine }
   | { method: "registry/changed"; params: Record<string, never> }
-  | { method: "mcp/status"; params: McpStatus };
+  | { method: "mcp/status"; params: McpStatus }
+  | { method: "mcp/instructions_cut"; params: InstructionsCut };
 
 export type LogLevel = "off" | "error" | "warn" | "info" | "debug" | "trace";
 
@@ -405,6 +437,10 @@ export interface RetryParams {
   route?: RouteName | RouteSpec;
   in_history?: boolean;
   starts_series?: boolean;
+  /** As for `step`: the rendering's token counts. */
+  tokens?: TokensParam;
+  /** As for `step`: where the time went. */
+  timings?: boolean;
 }
 
 /**

@@ -23,7 +23,7 @@ test("describe", () =>
     assert.equal(d.name, "prompt-host");
     assert.equal(d.protocol, PROTOCOL_VERSION);
     assert.deepEqual(d.methods, METHODS);
-    assert.deepEqual(d.notifications, ["log", "plugin/skipped", "plugin/quarantined", "registry/changed", "mcp/status"]);
+    assert.deepEqual(d.notifications, ["log", "plugin/skipped", "plugin/quarantined", "registry/changed", "mcp/status", "mcp/instructions_cut"]);
     assert.deepEqual(wire.sent, [{ jsonrpc: "2.0", id: 1, method: "describe", params: {} }]);
   }));
 
@@ -169,6 +169,67 @@ timeout_ms = 300
       const note = notes.find((n) => n.method === "mcp/status");
       assert.ok(note);
       assert.equal(note.params.server, "silent");
+    },
+    { host: { config } },
+  );
+});
+
+test("an MCP server's instructions cut to their token budget: the prompt, mcp_status, the step, mcp/instructions_cut", async () => {
+  const dir = tempDir();
+  const config = join(dir, "host.toml");
+  const line = "Always cite the file you read before you change it.";
+  const server = join(REPO, "tests", "fixtures", "mcp", "server.py");
+  writeFileSync(
+    config,
+    `[prompt]
+tokenizer = "cl100k_base"
+
+[host]
+mcp_provider = ${JSON.stringify(wasm("mcp-instructions"))}
+
+[[scope]]
+name = "agent"
+
+[[mcp]]
+name = "fixture"
+command = "python3"
+args = [${JSON.stringify(server)}, "--instructions", ${JSON.stringify(line)}, "--instructions-repeat", "200"]
+scope = "agent"
+timeout_ms = 20000
+max_instruction_tokens = 60
+config = { max_bytes = 1048576 }
+`,
+  );
+  await withHost(
+    async (host) => {
+      const notes = [];
+      host.on("notification", (n) => notes.push(n));
+      await host.subscribe({ mcp: true });
+      const [status] = await host.mcpStatus({ wait_ms: 30000 });
+      assert.equal(status.state, "up", JSON.stringify(status));
+      const cut = status.instructions_cut;
+      assert.ok(cut, JSON.stringify(status));
+      const whole = Array(200).fill(line).join("\n");
+      assert.deepEqual([cut.server, cut.generation, cut.budget, cut.tokenizer, cut.bytes], ["fixture", status.live_generation, 60, "cl100k_base", whole.length]);
+      assert.ok(cut.tokens > 60 && cut.kept_tokens > 0 && cut.kept_tokens <= 60);
+      assert.equal(cut.kept_bytes + cut.dropped_bytes, cut.bytes);
+      const kept = whole.slice(0, cut.kept_bytes);
+      assert.ok(kept.endsWith(line), "the cut ends at a line break");
+      const note =
+        `[prompt-host: the instructions of MCP server "fixture" were cut to their first ${cut.kept_tokens} of ${cut.tokens} tokens ` +
+        `(60 tokens at most, counted with cl100k_base); ${cut.dropped_bytes} bytes were dropped]`;
+      const rendered = await host.render({ scope: "agent" });
+      assert.ok(rendered.prompt.includes(`${note}\n\n${kept}\n>>>`), rendered.prompt);
+      assert.deepEqual(rendered.mcp_cuts, [cut]);
+      assert.equal((await host.render({})).mcp_cuts, undefined);
+      const log = join(dir, "s.jsonl");
+      const step = await host.step({ session: log, scope: "agent", user: ["hi"] });
+      assert.deepEqual(step.mcp_cuts, [cut]);
+      const retried = await host.retry({ session: log, tokens: true, timings: true });
+      assert.deepEqual(retried.mcp_cuts, [cut]);
+      assert.ok(retried.tokens && retried.timings);
+      for (let i = 0; i < 100 && !notes.some((n) => n.method === "mcp/instructions_cut"); i++) await sleep(50);
+      assert.deepEqual(notes.filter((n) => n.method === "mcp/instructions_cut").map((n) => n.params), [cut]);
     },
     { host: { config } },
   );

@@ -26,6 +26,7 @@ __all__ = [
     "ChatRequest",
     "Describe",
     "Facts",
+    "InstructionsCut",
     "LogLine",
     "McpStatus",
     "Message",
@@ -284,6 +285,8 @@ class Rendered:
     tokens: Optional["TokenReport"] = None
     #: Where the time went, when ``render(timings=True)`` asked.
     timings: Optional["TimingReport"] = None
+    #: The MCP servers the scope sees whose instructions were cut to their budgets.
+    mcp_cuts: List["InstructionsCut"] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> "Rendered":
@@ -292,6 +295,7 @@ class Rendered:
             context=v["context"],
             tokens=TokenReport.maybe(v.get("tokens")),
             timings=TimingReport.maybe(v.get("timings")),
+            mcp_cuts=InstructionsCut.all(v.get("mcp_cuts")),
         )
 
 
@@ -518,6 +522,60 @@ class Cache:
 
 
 @dataclass(frozen=True)
+class InstructionsCut:
+    """How an MCP server's instructions were cut to its instruction budget
+    (``[[mcp]] max_instruction_tokens``): in ``StepResult.mcp_cuts``, ``Rendered.mcp_cuts``,
+    ``McpStatus.instructions_cut`` and the ``mcp/instructions_cut`` notification. The
+    section the server's instructions make begins with `note`, so the prompt says so too."""
+
+    server: str
+    #: The server's instruction generation that was cut.
+    generation: int
+    #: The budget, in tokens.
+    budget: int
+    #: The tokenizer that counted them.
+    tokenizer: str
+    #: The whole text's tokens; ``None`` when it was too long to count in full (over 1 MiB).
+    tokens: Optional[int]
+    bytes: int
+    kept_tokens: int
+    kept_bytes: int
+    dropped_bytes: int
+
+    @classmethod
+    def from_json(cls, v: Mapping[str, Any]) -> "InstructionsCut":
+        return cls(
+            server=v["server"],
+            generation=v["generation"],
+            budget=v["budget"],
+            tokenizer=v["tokenizer"],
+            tokens=v.get("tokens"),
+            bytes=v["bytes"],
+            kept_tokens=v["kept_tokens"],
+            kept_bytes=v["kept_bytes"],
+            dropped_bytes=v["dropped_bytes"],
+        )
+
+    @classmethod
+    def maybe(cls, v: Optional[Mapping[str, Any]]) -> Optional["InstructionsCut"]:
+        return None if v is None else cls.from_json(v)
+
+    @classmethod
+    def all(cls, v: Optional[Sequence[Mapping[str, Any]]]) -> List["InstructionsCut"]:
+        return [cls.from_json(c) for c in v or []]
+
+    @property
+    def note(self) -> str:
+        """The note the host puts before the kept text, as the prompt has it."""
+        whole = f"{self.bytes} bytes" if self.tokens is None else f"{self.tokens} tokens"
+        return (
+            f'[prompt-host: the instructions of MCP server "{self.server}" were cut to their '
+            f"first {self.kept_tokens} of {whole} ({self.budget} tokens at most, counted with "
+            f"{self.tokenizer}); {self.dropped_bytes} bytes were dropped]"
+        )
+
+
+@dataclass(frozen=True)
 class StepResult:
     """The result of ``step`` and ``retry``."""
 
@@ -539,6 +597,11 @@ class StepResult:
     tokens: Optional[TokenReport] = None
     #: Where the step's time went, when ``step(timings=True)`` asked.
     timings: Optional[TimingReport] = None
+    #: Why ``tokens`` is missing although asked for: the step was written, and a count that
+    #: failed afterwards does not make it an error.
+    tokens_error: Optional[str] = None
+    #: The MCP servers the step's scope sees whose instructions were cut to their budgets.
+    mcp_cuts: List[InstructionsCut] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> "StepResult":
@@ -552,6 +615,8 @@ class StepResult:
             cache=Cache.from_json(v.get("cache") or {}),
             tokens=TokenReport.maybe(v.get("tokens")),
             timings=TimingReport.maybe(v.get("timings")),
+            tokens_error=v.get("tokens_error"),
+            mcp_cuts=InstructionsCut.all(v.get("mcp_cuts")),
         )
 
 
@@ -580,6 +645,8 @@ class McpStatus:
     failures: int
     live_generation: Optional[int]
     last_error: Optional[str]
+    #: How the live generation's instructions were cut to the server's budget, if they were.
+    instructions_cut: Optional[InstructionsCut] = None
 
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> "McpStatus":
@@ -595,6 +662,7 @@ class McpStatus:
             failures=v["failures"],
             live_generation=v.get("live_generation"),
             last_error=v.get("last_error"),
+            instructions_cut=InstructionsCut.maybe(v.get("instructions_cut")),
         )
 
 
@@ -617,8 +685,8 @@ class LogLine:
 class Notification:
     """A notification the server sent (after ``subscribe``)."""
 
-    #: ``log``, ``plugin/skipped``, ``plugin/quarantined``, ``registry/changed`` or
-    #: ``mcp/status``.
+    #: ``log``, ``plugin/skipped``, ``plugin/quarantined``, ``registry/changed``,
+    #: ``mcp/status`` or ``mcp/instructions_cut``.
     method: str
     params: Dict[str, Any] = field(default_factory=dict)
 
@@ -634,4 +702,11 @@ class Notification:
         """The params as an `McpStatus` (``mcp/status``), else ``None``."""
         if self.method == "mcp/status":
             return McpStatus.from_json(self.params)
+        return None
+
+    @property
+    def instructions_cut(self) -> Optional[InstructionsCut]:
+        """The params as an `InstructionsCut` (``mcp/instructions_cut``), else ``None``."""
+        if self.method == "mcp/instructions_cut":
+            return InstructionsCut.from_json(self.params)
         return None

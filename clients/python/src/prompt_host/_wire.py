@@ -209,12 +209,16 @@ def retry(
     in_history: Optional[bool],
     starts_series: Optional[bool],
     route: Optional[RouteParam] = None,
+    tokens: Union[bool, str, None] = None,
+    timings: Optional[bool] = None,
 ) -> Dict[str, Any]:
     p: Dict[str, Any] = {"session": path_param(session)}
     _put(p, "facts", facts_param(facts))
     _put(p, "in_history", in_history)
     _put(p, "starts_series", starts_series)
     _put(p, "route", route_param(route))
+    _put(p, "tokens", tokens)
+    _put(p, "timings", timings)
     return p
 
 

@@ -608,13 +608,15 @@ class PromptHost:
         in_history: Optional[bool] = None,
         starts_series: Optional[bool] = None,
         route: Union[str, RouteSpec, None] = None,
+        tokens: Union[bool, str, None] = None,
+        timings: Optional[bool] = None,
         cancel: Optional[CancelToken] = None,
         timeout: Optional[float] = None,
     ) -> StepResult:
         """Take the newest step again (after a provider failure), with the same assembly
         (no plugin runs) re-rendered for ``facts``, and its request derived for ``route``
-        (the step's route when ``None``)."""
-        params = _wire.retry(session, facts, in_history, starts_series, route)
+        (the step's route when ``None``). ``tokens`` and ``timings`` as for `step`."""
+        params = _wire.retry(session, facts, in_history, starts_series, route, tokens, timings)
         return StepResult.from_json(self.call("retry", params, cancel=cancel, timeout=timeout))
 
     def append_assistant(
