@@ -41,6 +41,7 @@ mod integration {
     mod serve_support;
     mod session_attack;
     mod session_files;
+    mod spans;
     mod stress;
     mod timings;
     mod token_budgets;

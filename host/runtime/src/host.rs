@@ -40,6 +40,7 @@ mod facts;
 mod kept;
 mod mcp_servers;
 mod scopes;
+mod spans;
 mod steps;
 mod token_counts;
 

@@ -12,7 +12,7 @@ use super::serve_support::Served;
 
 /// A dynamic section and context in `agent:1`, a fixed section beside them, and a global
 /// pass-through listener.
-const DEPLOYMENT: &str = r#"
+pub(super) const DEPLOYMENT: &str = r#"
 [[scope]]
 name = "agent:1"
 
@@ -29,7 +29,7 @@ config = { listener = { key = "l", steps = [{ next = true }] } }
 "#;
 
 /// The calls one assembly of DEPLOYMENT for `agent:1` makes: (kind, name, plugin, layer).
-fn expected_calls() -> BTreeSet<(String, String, String, String)> {
+pub(super) fn expected_calls() -> BTreeSet<(String, String, String, String)> {
     let call = |kind: &str, name: &str, plugin: &str, layer: &str| {
         (kind.into(), name.into(), plugin.into(), layer.into())
     };

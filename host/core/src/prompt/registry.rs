@@ -277,9 +277,27 @@ impl Registry {
         ctx: AssembleContext,
     ) -> Result<Assembly, AssembleError> {
         let registry = Arc::clone(self);
+        let span = tracing::info_span!(
+            "prompt_host.assemble",
+            prompt_host.scope = scope.unwrap_or("global"),
+        );
         let scope = scope.map(str::to_string);
+        // The caller's subscriber goes with the span to the blocking thread, so that the
+        // plugin calls' spans are its children there too (nothing to carry when disabled).
+        let dispatch =
+            (!span.is_disabled()).then(|| tracing::dispatcher::get_default(Clone::clone));
         let task = tokio::task::spawn_blocking(move || {
-            crate::blocking::allow_blocking(|| registry.assemble_blocking(scope.as_deref(), ctx))
+            let assemble = || {
+                span.in_scope(|| {
+                    crate::blocking::allow_blocking(|| {
+                        registry.assemble_blocking(scope.as_deref(), ctx)
+                    })
+                })
+            };
+            match dispatch {
+                Some(dispatch) => tracing::dispatcher::with_default(&dispatch, assemble),
+                None => assemble(),
+            }
         });
         match task.await {
             Ok(result) => result,

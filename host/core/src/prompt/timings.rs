@@ -1,6 +1,9 @@
 //! Where an assembly's time goes: each provider and listener call, with the plugin that
 //! registered it, and the phases of a step (assemble, render, commit) around them.
 //!
+//! Every call is also a `prompt_host.plugin_call` span (see docs/observability.md), which
+//! costs nothing without a `tracing` subscriber.
+//!
 //! A caller that wants them puts a [`Timings`] in the assembly's context
 //! ([`AssembleContext::timings`]); without one nothing is measured, so timing costs
 //! nothing unless asked for. Fixed texts are not calls and are not listed; every variable
@@ -104,8 +107,8 @@ impl Timings {
     }
 }
 
-/// Run `call` (a provider or listener of `kind`, `name`, registered with `meta`), timing it
-/// when `ctx` collects timings.
+/// Run `call` (a provider or listener of `kind`, `name`, registered with `meta`) in its
+/// `prompt_host.plugin_call` span, timing it when `ctx` collects timings.
 pub(crate) fn timed<T>(
     ctx: &AssembleContext,
     kind: EntryKind,
@@ -113,6 +116,14 @@ pub(crate) fn timed<T>(
     meta: &Meta,
     call: impl FnOnce() -> T,
 ) -> T {
+    let span = tracing::info_span!(
+        "prompt_host.plugin_call",
+        prompt_host.plugin = %meta.owner,
+        prompt_host.entry.kind = kind.as_str(),
+        prompt_host.entry.name = name,
+        prompt_host.layer = %meta.scope_label(),
+    );
+    let _entered = span.enter();
     let Some(timings) = &ctx.timings else {
         return call();
     };

@@ -43,15 +43,22 @@ pub(super) fn compile_files<'a>(host: &Host, plugins: &'a [PluginConfig]) -> Cod
     }
     let next = AtomicUsize::new(0);
     let done = Mutex::new(CodeByFile::with_capacity(first_use.len()));
+    // The caller's subscriber and span go with each worker, so that each compile's span is
+    // where a compile on the caller's thread would be.
+    let dispatch = tracing::dispatcher::get_default(Clone::clone);
+    let parent = tracing::Span::current();
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
-                while let Some(file) = first_use.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    let (path, entry) = compile(file);
-                    done.lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .insert(path, entry);
-                }
+                tracing::dispatcher::with_default(&dispatch, || {
+                    let _entered = parent.enter();
+                    while let Some(file) = first_use.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        let (path, entry) = compile(file);
+                        done.lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .insert(path, entry);
+                    }
+                })
             });
         }
     });

@@ -4,6 +4,8 @@
 
 use std::time::Instant;
 
+use tracing::Instrument;
+
 use super::*;
 use crate::session::replay::context_in_force;
 use crate::session::route::{RouteContext, RouteName, RouteSpec};
@@ -29,15 +31,21 @@ impl Host {
     /// Assemble and render: the system prompt and the runtime-context snapshot.
     /// With [`Facts::timings`], the assemble and render phases are recorded.
     pub async fn render(&self, scope: Option<&str>, facts: Facts) -> Result<Rendered, HostError> {
-        let timings = facts.timings_handle();
-        let started = Instant::now();
-        let assembly = self.assemble(scope, facts).await?;
-        let assembled = Instant::now();
-        let rendered = self.render_assembly(assembly, scope)?;
-        if let Some(timings) = timings {
-            timings.phase("assemble", assembled - started);
-            timings.phase("render", assembled.elapsed());
-        }
+        let span = spans::render(scope);
+        let rendering = async {
+            let timings = facts.timings_handle();
+            let started = Instant::now();
+            let assembly = self.assemble(scope, facts).await?;
+            let assembled = Instant::now();
+            let rendered = self.render_assembly(assembly, scope)?;
+            if let Some(timings) = timings {
+                timings.phase("assemble", assembled - started);
+                timings.phase("render", assembled.elapsed());
+            }
+            Ok::<_, HostError>(rendered)
+        };
+        let rendered = rendering.instrument(span.clone()).await?;
+        spans::record_render(&span, &rendered);
         Ok(rendered)
     }
 
@@ -131,18 +139,22 @@ impl Host {
     ) -> Result<(Rendered, StepOutcome), HostError> {
         check_no_open_calls(session)?;
         let route = route_of(options, &facts, session)?;
+        let span = spans::step(&route, scope, None);
         let signal = facts.signal_token();
         let timings = facts.timings_handle();
-        let rendered = self.render(scope, facts).await?;
+        let rendered = self.render(scope, facts).instrument(span.clone()).await?;
         let how = Commit {
             route: &route,
             retry_of: None,
             signal: signal.as_ref(),
         };
         let started = Instant::now();
-        let committed = self.commit_step(session, scope, rendered, options, how);
+        let committed = span.in_scope(|| self.commit_step(session, scope, rendered, options, how));
         if let Some(timings) = timings {
             timings.phase("commit", started.elapsed());
+        }
+        if let Ok((rendered, outcome)) = &committed {
+            spans::record_step(&span, rendered, outcome);
         }
         committed
     }
@@ -168,6 +180,8 @@ impl Host {
                 path: session.path().display().to_string(),
             })
         })?;
+        let span = spans::step(&route, scope, Some(retried));
+        let _entered = span.enter();
         let mut assembly = previous.assembly.clone();
         let ctx = facts.clone().into_context();
         for name in HOST_VARIABLES {
@@ -187,7 +201,11 @@ impl Host {
             retry_of: Some(retried),
             signal: signal.as_ref(),
         };
-        self.commit_step(session, scope, rendered, &retry, how)
+        let committed = self.commit_step(session, scope, rendered, &retry, how);
+        if let Ok((rendered, outcome)) = &committed {
+            spans::record_step(&span, rendered, outcome);
+        }
+        committed
     }
 
     /// Project and commit a rendered step (unless the caller cancelled it meanwhile).
@@ -212,6 +230,8 @@ impl Host {
                 )),
             });
         }
+        let span = spans::project();
+        let _entered = span.enter();
         let input = StepInput {
             rendered_prompt: &rendered.prompt,
             context_sections: &rendered.context_sections,
@@ -226,6 +246,9 @@ impl Host {
             path: session.path().display().to_string(),
             error: source,
         })?;
+        if !span.is_disabled() {
+            span.record("prompt_host.commits", outcome.commits.len());
+        }
         Ok((rendered, outcome))
     }
 

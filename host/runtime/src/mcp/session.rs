@@ -16,6 +16,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStderr, Command};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 use super::{McpError, McpServerSpec, McpTool};
 
@@ -96,7 +97,9 @@ impl Session {
             changed: changed_tx,
         };
         let handshake = rmcp::service::serve_client(handler, (stdout, stdin));
-        let running = match tokio::time::timeout(spec.timeout, handshake).await {
+        let span = exchange_span("initialize", &spec.name);
+        let handshake = tokio::time::timeout(spec.timeout, handshake).instrument(span.clone());
+        let running = match handshake.await {
             Ok(Ok(running)) => running,
             Ok(Err(e)) => {
                 // Usually the process died at startup; its exit status and stderr say why.
@@ -115,9 +118,11 @@ impl Session {
                 })
             }
         };
-        let instructions = running
-            .peer()
-            .peer_info()
+        let info = running.peer().peer_info();
+        if let Some(info) = &info {
+            span.record("mcp.protocol.version", info.protocol_version.as_str());
+        }
+        let instructions = info
             .and_then(|info| info.instructions.clone())
             .unwrap_or_default();
         Ok(Session {
@@ -211,11 +216,14 @@ async fn list_all_tools(
         // Sent directly rather than through `Peer::list_tools`, whose response cache would
         // answer a failed re-list with the stale list and hide the failure.
         let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
-        let handle = peer
-            .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
-            .await
-            .map_err(|e| list_error(e.to_string()))?;
-        let page = match handle.await_response().await {
+        let span = exchange_span("tools/list", server);
+        let answer = async {
+            let handle = peer
+                .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
+                .await?;
+            handle.await_response().await
+        };
+        let page = match answer.instrument(span).await {
             Ok(ServerResult::ListToolsResult(page)) => page,
             Ok(other) => return Err(list_error(format!("unexpected answer {other:?}"))),
             Err(ServiceError::Timeout { .. }) => {
@@ -320,4 +328,19 @@ impl Drop for StderrTail {
             task.abort();
         }
     }
+}
+
+/// The span of one MCP request this client sends (`initialize`, or one `tools/list` page),
+/// with the OpenTelemetry MCP semantic conventions' attributes: named by the method
+/// (`otel.name`), a client span over a pipe (the server's stdio).
+fn exchange_span(method: &'static str, server: &str) -> tracing::Span {
+    tracing::info_span!(
+        "prompt_host.mcp",
+        otel.name = method,
+        otel.kind = "client",
+        mcp.method.name = method,
+        mcp.protocol.version = tracing::field::Empty,
+        network.transport = "pipe",
+        prompt_host.mcp.server = server,
+    )
 }

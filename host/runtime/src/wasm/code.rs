@@ -18,6 +18,12 @@ use super::error::WasmError;
 use super::settings::RuntimeConfig;
 use super::validate;
 
+/// Where a plugin's code came from (`memory`, `disk` or `compiled`), on the current
+/// `prompt_host.compile` span (nothing without a subscriber).
+fn record_cache(outcome: &'static str) {
+    tracing::Span::current().record("prompt_host.compile_cache", outcome);
+}
+
 /// Compiled-code cache counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CacheStats {
@@ -265,6 +271,7 @@ impl CodeCache {
             .map_err(|_| lock_error(name, "compiled-code slot"))?;
         if let Some(compiled) = slot.as_ref() {
             self.memory_hits.fetch_add(1, Ordering::Relaxed);
+            record_cache("memory");
             log::debug!(
                 "plugin \"{name}\": compiled code reused from memory ({})",
                 &compiled.sha256[..12]
@@ -291,6 +298,7 @@ impl CodeCache {
             .map_err(|_| lock_error(name, "compiled-code slot"))?;
         if let Some(compiled) = slot.as_ref() {
             self.memory_hits.fetch_add(1, Ordering::Relaxed);
+            record_cache("memory");
             return Ok(Some(compiled.clone()));
         }
         let Some(component) = self.cached_component(engine, name, &sha) else {
@@ -327,6 +335,7 @@ impl CodeCache {
         match unsafe { Component::deserialize(&engine.engine, artifact.code()) } {
             Ok(c) => {
                 self.disk_hits.fetch_add(1, Ordering::Relaxed);
+                record_cache("disk");
                 log::info!(
                     "plugin \"{name}\": compiled code loaded from disk cache in {:?}",
                     started.elapsed()
@@ -361,6 +370,7 @@ impl CodeCache {
         )
         .map_err(|e| validate::compile_error(name, wasm, &e))?;
         self.compiles.fetch_add(1, Ordering::Relaxed);
+        record_cache("compiled");
         log::info!(
             "plugin \"{name}\": compiled {} bytes in {:?}",
             wasm.len(),

@@ -150,7 +150,18 @@ impl WasmRuntime {
         pin: Option<&str>,
     ) -> Result<PluginCode, WasmError> {
         let engine = &self.inner.engine;
-        match source.into() {
+        let source = source.into();
+        // Code already compiled is not compiled again, so it has no span.
+        let span = match source {
+            PluginSource::Code(_) => tracing::Span::none(),
+            _ => tracing::info_span!(
+                "prompt_host.compile",
+                prompt_host.plugin = name,
+                prompt_host.compile_cache = tracing::field::Empty,
+            ),
+        };
+        let _entered = span.enter();
+        match source {
             PluginSource::Path(path) => self.inner.code.compile_file(engine, name, path, pin),
             PluginSource::Bytes(wasm) => self.inner.code.compile(engine, name, wasm, pin),
             PluginSource::Code(code) => {
@@ -170,6 +181,12 @@ impl WasmRuntime {
         spec: &PluginSpec,
         source: impl Into<PluginSource<'a>>,
     ) -> Result<LoadedPlugin, WasmError> {
+        let span = tracing::info_span!(
+            "prompt_host.load",
+            prompt_host.plugin = %spec.name,
+            prompt_host.scope = spec.scope.as_deref().unwrap_or("global"),
+        );
+        let _entered = span.enter();
         let code = self.compile(&spec.name, source, spec.sha256.as_deref())?;
         LoadedPlugin::load(
             self.inner.engine.clone(),

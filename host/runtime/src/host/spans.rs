@@ -1,0 +1,76 @@
+//! The `tracing` spans of a step: `prompt_host.step` (or a retry's), `prompt_host.render`
+//! and `prompt_host.project` around the core's `prompt_host.assemble` and
+//! `prompt_host.plugin_call` spans. Attributes follow the OpenTelemetry GenAI semantic
+//! conventions where one applies (`gen_ai.*`) and are namespaced `prompt_host.*` otherwise;
+//! no prompt text is ever an attribute. Without a subscriber every span is disabled and
+//! costs one relaxed atomic load (docs/observability.md).
+
+use tracing::field::Empty;
+use tracing::Span;
+
+use crate::projection::step::StepOutcome;
+use crate::session::route::{RouteContext, RouteName};
+use crate::Rendered;
+
+/// The GenAI provider name of the API a route prepares requests for.
+fn provider_name(route: RouteName) -> &'static str {
+    match route {
+        RouteName::AnthropicMessages => "anthropic",
+        // Chat Completions (and the servers compatible with it) and Responses: OpenAI's APIs.
+        _ => "openai",
+    }
+}
+
+/// A step (or, with `retry_of`, a retry of step `retry_of`) for `scope` on `route`.
+pub(super) fn step(route: &RouteContext, scope: Option<&str>, retry_of: Option<u64>) -> Span {
+    tracing::info_span!(
+        "prompt_host.step",
+        gen_ai.operation.name = "chat",
+        gen_ai.provider.name = provider_name(route.name),
+        gen_ai.request.model = route.model.as_deref(),
+        prompt_host.route = route.name.as_str(),
+        prompt_host.scope = scope.unwrap_or("global"),
+        prompt_host.retry_of = retry_of,
+        prompt_host.step = Empty,
+        prompt_host.commits = Empty,
+        prompt_host.prompt.bytes = Empty,
+        prompt_host.context.bytes = Empty,
+    )
+}
+
+/// What a written step adds to its span.
+pub(super) fn record_step(span: &Span, rendered: &Rendered, outcome: &StepOutcome) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record("prompt_host.step", outcome.step);
+    span.record("prompt_host.commits", outcome.commits.len());
+    span.record("prompt_host.prompt.bytes", rendered.prompt.len());
+    span.record("prompt_host.context.bytes", rendered.context.len());
+}
+
+/// An assembly and its rendering for `scope`.
+pub(super) fn render(scope: Option<&str>) -> Span {
+    tracing::info_span!(
+        "prompt_host.render",
+        prompt_host.scope = scope.unwrap_or("global"),
+        prompt_host.sections = Empty,
+        prompt_host.tools = Empty,
+        prompt_host.prompt.bytes = Empty,
+    )
+}
+
+/// What a rendering adds to its span.
+pub(super) fn record_render(span: &Span, rendered: &Rendered) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record("prompt_host.sections", rendered.assembly.sections.len());
+    span.record("prompt_host.tools", rendered.assembly.tools.len());
+    span.record("prompt_host.prompt.bytes", rendered.prompt.len());
+}
+
+/// Projecting a rendering into the session log and writing the step.
+pub(super) fn project() -> Span {
+    tracing::info_span!("prompt_host.project", prompt_host.commits = Empty)
+}
