@@ -9,38 +9,28 @@
 
 mod support;
 
-use std::path::Path;
 use std::time::Instant;
 
-use prompt_host::config::HostConfig;
 use prompt_host::session::Session;
-use prompt_host::{Facts, Host, RuntimeConfig, StepOptions};
-use prompt_host_tests::reference::{self, Guests, Reference};
+use prompt_host::StepOptions;
+use prompt_host_tests::reference;
 
-fn host(dir: &Path) -> Host {
-    let guests = Guests::load();
-    let declare = dir.join("declare.wasm");
-    let redactor = dir.join("redactor.wasm");
-    std::fs::write(&declare, &guests.declare).expect("declare.wasm");
-    std::fs::write(&redactor, &guests.redactor).expect("redactor.wasm");
-    let text = Reference::new().host_toml(&declare, &redactor, &dir.join("cache"));
-    let path = dir.join("host.toml");
-    std::fs::write(&path, text).expect("host.toml");
-    let config = HostConfig::load(&path).expect("host.toml");
-    Host::from_config(&config, RuntimeConfig::default()).expect("from_config")
-}
-
-fn facts() -> Facts {
-    Facts::new()
-        .with("model", "deepseek-v4")
-        .with("cwd", "/work/project")
-}
-
-/// min / median / p99 of `values` (µs).
-fn stats(values: &mut [f64]) -> (f64, f64, f64) {
-    values.sort_by(f64::total_cmp);
-    let p99 = values[(values.len() * 99 / 100).min(values.len() - 1)];
-    (values[0], support::median(values), p99)
+/// One row pair and its ratio, as the docs give them.
+fn report(what: &str, rounds: usize, off: &mut [f64], on: &mut [f64]) {
+    let (off_min, off_med, off_p99) = support::min_median_p99(off);
+    let (on_min, on_med, on_p99) = support::min_median_p99(on);
+    println!("{what}, {rounds} interleaved rounds; µs min / median / p99");
+    println!(
+        "  tracing off (no subscriber)              {off_min:>8.1} {off_med:>8.1} {off_p99:>8.1}"
+    );
+    println!(
+        "  tracing on (Registry, no exporter)       {on_min:>8.1} {on_med:>8.1} {on_p99:>8.1}"
+    );
+    println!(
+        "  ratio on / off: median {:.3}, p99 {:.3}",
+        on_med / off_med,
+        on_p99 / off_p99
+    );
 }
 
 fn main() {
@@ -49,7 +39,7 @@ fn main() {
         .enable_all()
         .build()
         .expect("tokio");
-    let host = host(dir.path());
+    let host = support::reference_host(dir.path(), "host.toml", |text| text);
     let scope = reference::agent(0);
     let options = StepOptions::default().user_texts(vec!["Next.".into()]);
     let (mut off_log, _) = Session::open(dir.path().join("off.jsonl")).expect("log");
@@ -58,7 +48,7 @@ fn main() {
     let step = |log: &mut Session| {
         let started = Instant::now();
         let (rendered, _) = runtime
-            .block_on(host.step(log, Some(&scope), facts(), &options))
+            .block_on(host.step(log, Some(&scope), support::reference_facts(), &options))
             .expect("step");
         (started.elapsed().as_secs_f64() * 1e6, rendered.prompt.len())
     };
@@ -71,28 +61,14 @@ fn main() {
         t_off.push(step(&mut off_log).0);
         t_on.push(tracing::dispatcher::with_default(&subscriber, || step(&mut on_log)).0);
     }
-    let (off_min, off_med, off_p99) = stats(&mut t_off);
-    let (on_min, on_med, on_p99) = stats(&mut t_on);
-    println!(
-        "Host::step, reference deployment ({bytes} bytes of prompt), {rounds} interleaved rounds; µs min / median / p99"
-    );
-    println!(
-        "  tracing off (no subscriber)              {off_min:>8.1} {off_med:>8.1} {off_p99:>8.1}"
-    );
-    println!(
-        "  tracing on (Registry, no exporter)       {on_min:>8.1} {on_med:>8.1} {on_p99:>8.1}"
-    );
-    println!(
-        "  ratio on / off: median {:.3}, p99 {:.3}",
-        on_med / off_med,
-        on_p99 / off_p99
-    );
+    let what = format!("Host::step, reference deployment ({bytes} bytes of prompt)");
+    report(&what, rounds, &mut t_off, &mut t_on);
 
     // The rendering alone: the step's work without the log's write.
     let render = || {
         let started = Instant::now();
         runtime
-            .block_on(host.render(Some(&scope), facts()))
+            .block_on(host.render(Some(&scope), support::reference_facts()))
             .expect("render");
         started.elapsed().as_secs_f64() * 1e6
     };
@@ -102,18 +78,10 @@ fn main() {
         r_off.push(render());
         r_on.push(tracing::dispatcher::with_default(&subscriber, render));
     }
-    let (off_min, off_med, off_p99) = stats(&mut r_off);
-    let (on_min, on_med, on_p99) = stats(&mut r_on);
-    println!("Host::render, the same scope, {rounds} interleaved rounds; µs min / median / p99");
-    println!(
-        "  tracing off (no subscriber)              {off_min:>8.1} {off_med:>8.1} {off_p99:>8.1}"
-    );
-    println!(
-        "  tracing on (Registry, no exporter)       {on_min:>8.1} {on_med:>8.1} {on_p99:>8.1}"
-    );
-    println!(
-        "  ratio on / off: median {:.3}, p99 {:.3}",
-        on_med / off_med,
-        on_p99 / off_p99
+    report(
+        "Host::render, the same scope",
+        rounds,
+        &mut r_off,
+        &mut r_on,
     );
 }

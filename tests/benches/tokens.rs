@@ -11,10 +11,9 @@ mod support;
 use std::path::Path;
 use std::time::Instant;
 
-use prompt_host::config::HostConfig;
 use prompt_host::tokens::Tokenizer;
-use prompt_host::{Facts, Host, RuntimeConfig};
-use prompt_host_tests::reference::{self, Guests, Reference};
+use prompt_host::Host;
+use prompt_host_tests::reference;
 
 /// Budgets the prompt is within by its bytes alone (never counted).
 const ROOMY: &str = "[prompt]\ntokenizer = \"o200k_base\"\nmax_prompt_tokens = 1000000\nmax_context_tokens = 1000000\n";
@@ -24,34 +23,14 @@ const COUNTED: &str =
     "[prompt]\ntokenizer = \"o200k_base\"\nmax_prompt_tokens = 2000\nmax_context_tokens = 400\n";
 
 fn host(dir: &Path, name: &str, budgets: Option<&str>) -> Host {
-    let guests = Guests::load();
-    let declare = dir.join("declare.wasm");
-    let redactor = dir.join("redactor.wasm");
-    std::fs::write(&declare, &guests.declare).expect("declare.wasm");
-    std::fs::write(&redactor, &guests.redactor).expect("redactor.wasm");
-    let mut text = Reference::new().host_toml(&declare, &redactor, &dir.join("cache"));
-    if let Some(budgets) = budgets {
-        let before = text.clone();
-        text = text.replacen("[prompt]\n", budgets, 1);
-        assert_ne!(text, before, "the reference host.toml has a [prompt] table");
-    }
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("host.toml");
-    let config = HostConfig::load(&path).expect("host.toml");
-    Host::from_config(&config, RuntimeConfig::default()).expect("from_config")
-}
-
-fn facts() -> Facts {
-    Facts::new()
-        .with("model", "deepseek-v4")
-        .with("cwd", "/work/project")
-}
-
-/// min / median / p99 of `values` (µs).
-fn stats(values: &mut [f64]) -> (f64, f64, f64) {
-    values.sort_by(f64::total_cmp);
-    let p99 = values[(values.len() * 99 / 100).min(values.len() - 1)];
-    (values[0], support::median(values), p99)
+    support::reference_host(dir, name, |text| match budgets {
+        Some(budgets) => {
+            let edited = text.replacen("[prompt]\n", budgets, 1);
+            assert_ne!(edited, text, "the reference host.toml has a [prompt] table");
+            edited
+        }
+        None => text,
+    })
 }
 
 fn main() {
@@ -67,7 +46,7 @@ fn main() {
     let render = |host: &Host| {
         let started = Instant::now();
         let rendered = runtime
-            .block_on(host.render(Some(&scope), facts()))
+            .block_on(host.render(Some(&scope), support::reference_facts()))
             .expect("render");
         (started.elapsed().as_secs_f64() * 1e6, rendered)
     };
@@ -83,9 +62,9 @@ fn main() {
         }
     }
     let [mut t_off, mut t_roomy, mut t_on] = times;
-    let (off_min, off_med, off_p99) = stats(&mut t_off);
-    let (roomy_min, roomy_med, roomy_p99) = stats(&mut t_roomy);
-    let (on_min, on_med, on_p99) = stats(&mut t_on);
+    let (off_min, off_med, off_p99) = support::min_median_p99(&mut t_off);
+    let (roomy_min, roomy_med, roomy_p99) = support::min_median_p99(&mut t_roomy);
+    let (on_min, on_med, on_p99) = support::min_median_p99(&mut t_on);
     println!(
         "Host::render, reference deployment ({} bytes of prompt), {rounds} interleaved rounds; µs min / median / p99",
         a.prompt.len()
@@ -127,7 +106,7 @@ fn main() {
             started.elapsed().as_secs_f64() * 1e6
         })
         .collect();
-    let (r_min, r_med, r_p99) = stats(&mut reports);
+    let (r_min, r_med, r_p99) = support::min_median_p99(&mut reports);
     println!(
         "token report ({} sections, {} tools; {} tokens), warm cache; µs {r_min:.1} / {r_med:.1} / {r_p99:.1}",
         report.sections.len(),
@@ -146,7 +125,7 @@ fn main() {
             })
             .collect();
         let tokens = t.count_afresh(&b.prompt).expect("count");
-        let (min, med, p99) = stats(&mut fresh);
+        let (min, med, p99) = support::min_median_p99(&mut fresh);
         println!(
             "prompt counted afresh by {name} ({tokens} tokens); µs {min:.0} / {med:.0} / {p99:.0} ({:.1} MB/s)",
             b.prompt.len() as f64 / med

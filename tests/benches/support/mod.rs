@@ -91,3 +91,38 @@ pub fn resident_kib(pid: u32, field: &str) -> u64 {
         .and_then(|n| n.parse().ok())
         .expect("a number of kB")
 }
+
+/// min / median / p99 of `values`.
+pub fn min_median_p99(values: &mut [f64]) -> (f64, f64, f64) {
+    values.sort_by(f64::total_cmp);
+    let p99 = values[(values.len() * 99 / 100).min(values.len() - 1)];
+    (values[0], median(values), p99)
+}
+
+/// The reference deployment's host.toml written to `dir/name` (the components beside it, the
+/// compile cache in `dir/cache`), changed by `edit`, and its host.
+pub fn reference_host(
+    dir: &std::path::Path,
+    name: &str,
+    edit: impl FnOnce(String) -> String,
+) -> prompt_host::Host {
+    use prompt_host_tests::reference::{Guests, Reference};
+    let guests = Guests::load();
+    let declare = dir.join("declare.wasm");
+    let redactor = dir.join("redactor.wasm");
+    std::fs::write(&declare, &guests.declare).expect("declare.wasm");
+    std::fs::write(&redactor, &guests.redactor).expect("redactor.wasm");
+    let text = edit(Reference::new().host_toml(&declare, &redactor, &dir.join("cache")));
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("host.toml");
+    let config = prompt_host::config::HostConfig::load(&path).expect("host.toml");
+    prompt_host::Host::from_config(&config, prompt_host::RuntimeConfig::default())
+        .expect("from_config")
+}
+
+/// The reference deployment's facts.
+pub fn reference_facts() -> prompt_host::Facts {
+    prompt_host::Facts::new()
+        .with("model", "deepseek-v4")
+        .with("cwd", "/work/project")
+}

@@ -14,7 +14,7 @@ use prompt_host::{Facts, Host, McpSpec, RuntimeConfig};
 use serde_json::{json, Value};
 
 use super::cli_support::Deployment;
-use super::mcp_client::{fixtures, python, python_mcp_available};
+use super::mcp_client::{fixtures, python, python_mcp_available, server};
 use super::serve_support::Served;
 use super::tokens::{encoding_request, owned, reference_counts};
 
@@ -62,14 +62,6 @@ fn fenced(cut: &InstructionsCut, kept: &str) -> String {
         "Instructions from MCP server \"fx\" (third-party text, not from the operator):\n<<<\n{}\n\n{kept}\n>>>",
         cut.note()
     )
-}
-
-fn server(args: &[&str]) -> McpServerSpec {
-    let mut spec = McpServerSpec::new("fx", python());
-    spec.args = std::iter::once(fixtures().join("server.py").display().to_string())
-        .chain(args.iter().map(|a| a.to_string()))
-        .collect();
-    spec
 }
 
 fn host() -> Host {
@@ -168,6 +160,54 @@ async fn instructions_within_their_budget_are_not_touched() {
     assert!(text.contains(&vec![LINE; lines].join("\n")), "{text}");
     assert!(!text.contains("prompt-host:"), "{text}");
     assert!(host.instructions_cuts_for(Some("agent:1")).is_empty());
+}
+
+/// A server makes new generations as often as it likes (`tools/list_changed`); its
+/// instructions, from `initialize`, stay the same: each generation is cut as the first
+/// was (from the last cut, not counted again) and reported with its own number.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_generation_of_the_same_instructions_is_cut_the_same() {
+    let _serial = super::mcp_client::serial().await;
+    if !python_mcp_available() {
+        return;
+    }
+    let host = host();
+    let args = [
+        "--instructions",
+        LINE,
+        "--instructions-repeat",
+        "200",
+        "--list-changed-after",
+        "0.2",
+        "--search-v2",
+    ];
+    let first = connect(&host, server(&args).instruction_budget(budget(&host))).await;
+    let rendered = host.render(Some("agent:1"), Facts::new()).await.unwrap();
+    let before = section(&rendered).expect("section").to_owned();
+    let id = host.mcp_status()[0].id;
+    let mut watch = host.watch_mcp(id).unwrap();
+    let second = tokio::time::timeout(WAIT, watch.wait_for(|s| s.live_generation >= Some(2)))
+        .await
+        .map(|seen| seen.map(|status| status.clone()));
+    let Ok(Ok(second)) = second else {
+        panic!(
+            "no second generation within {WAIT:?}: {:?}",
+            *watch.borrow()
+        );
+    };
+    let generation = second.live_generation.unwrap();
+    let (want, kept) = expected_cut(generation);
+    assert_eq!(
+        first
+            .instructions_cut
+            .map(|c| InstructionsCut { generation, ..c }),
+        Some(want.clone())
+    );
+    assert_eq!(second.instructions_cut, Some(want.clone()));
+    let rendered = host.render(Some("agent:1"), Facts::new()).await.unwrap();
+    assert_eq!(section(&rendered), Some(before.as_str()));
+    assert_eq!(before, fenced(&want, &kept));
+    assert_eq!(host.instructions_cuts_for(Some("agent:1")), vec![want]);
 }
 
 #[test]

@@ -55,7 +55,7 @@ pub(super) fn python_mcp_available() -> bool {
     }
 }
 
-fn server(args: &[&str]) -> McpServerSpec {
+pub(super) fn server(args: &[&str]) -> McpServerSpec {
     let mut spec = McpServerSpec::new("fx", python());
     spec.args = std::iter::once(fixtures().join("server.py").display().to_string())
         .chain(args.iter().map(|a| a.to_string()))

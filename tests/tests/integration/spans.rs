@@ -148,24 +148,36 @@ fn field<'a>(span: &'a Recorded, name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("{} has no {name}: {span:?}", span.name))
 }
 
-#[test]
-fn one_step_is_a_span_tree_with_one_span_per_plugin_call() {
-    let d = Deployment::new(super::timings::DEPLOYMENT);
-    let config = prompt_host::config::HostConfig::load(&d.config()).unwrap();
-    let recorder = Arc::new(Recorder::default());
-    let _default = tracing::subscriber::set_default(Shared(Arc::clone(&recorder)));
+/// The deployment loaded from its host.toml and one step for `agent:1`, in a multi-thread
+/// runtime (the step's future runs on this thread; its assembly on a blocking one).
+fn step_once(
+    d: &Deployment,
+    config: &prompt_host::config::HostConfig,
+) -> (
+    prompt_host::Rendered,
+    prompt_host::projection::step::StepOutcome,
+) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let (rendered, outcome) = runtime.block_on(async {
+    runtime.block_on(async {
         let mut options = prompt_host::wasm::RuntimeConfig::default();
         options.cache_dir = Some(d.path("cache"));
-        let host = prompt_host::Host::from_config(&config, options).unwrap();
+        let host = prompt_host::Host::from_config(config, options).unwrap();
         let (mut session, _) = prompt_host::session::Session::open(d.path("s.jsonl")).unwrap();
         let facts = prompt_host::Facts::new().with("model", "m1");
         let options = prompt_host::StepOptions::default().user_texts(vec!["hi".into()]);
         host.step(&mut session, Some("agent:1"), facts, &options)
             .await
             .unwrap()
-    });
+    })
+}
+
+#[test]
+fn one_step_is_a_span_tree_with_one_span_per_plugin_call() {
+    let d = Deployment::new(super::timings::DEPLOYMENT);
+    let config = prompt_host::config::HostConfig::load(&d.config()).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _default = tracing::subscriber::set_default(Shared(Arc::clone(&recorder)));
+    let (rendered, outcome) = step_once(&d, &config);
     let spans = ours(&recorder.spans());
 
     // The one component file, compiled once (for its first plugin), saying where its code
@@ -309,18 +321,7 @@ fn without_a_subscriber_no_span_is_recorded_and_the_step_is_the_same() {
     wait.recv().unwrap();
     let d = Deployment::new(super::timings::DEPLOYMENT);
     let config = prompt_host::config::HostConfig::load(&d.config()).unwrap();
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let mut options = prompt_host::wasm::RuntimeConfig::default();
-        options.cache_dir = Some(d.path("cache"));
-        let host = prompt_host::Host::from_config(&config, options).unwrap();
-        let (mut session, _) = prompt_host::session::Session::open(d.path("s.jsonl")).unwrap();
-        let facts = prompt_host::Facts::new().with("model", "m1");
-        let options = prompt_host::StepOptions::default().user_texts(vec!["hi".into()]);
-        host.step(&mut session, Some("agent:1"), facts, &options)
-            .await
-            .unwrap();
-    });
+    step_once(&d, &config);
     done.send(()).unwrap();
     other.join().unwrap();
     assert!(

@@ -14,7 +14,7 @@
 //! every contribution of the plugin.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::runtime::Handle;
@@ -88,6 +88,7 @@ impl McpBridge {
                 plugin: plugin.clone(),
                 closed: closed.clone(),
                 budget: spec.instruction_budget.clone(),
+                last_cut: Arc::default(),
             },
             status_tx,
         ));
@@ -238,6 +239,46 @@ struct Publisher {
     plugin: Arc<LoadedPlugin>,
     closed: Arc<AtomicBool>,
     budget: Option<InstructionBudget>,
+    /// The last instructions cut and what they were cut to. A server's instructions come
+    /// with `initialize` and rarely change, while a server can make new generations as
+    /// often as it likes (`tools/list_changed`): each is not cut (counted) again.
+    last_cut: Arc<Mutex<Option<LastCut>>>,
+}
+
+/// Instructions as the server sent them, and as the budget cut them.
+struct LastCut {
+    sent: String,
+    kept: String,
+    cut: Option<InstructionsCut>,
+}
+
+impl Publisher {
+    /// `instructions` of `server`'s `generation` within the budget: the last cut again when
+    /// they are the same text.
+    fn cut(
+        &self,
+        budget: &InstructionBudget,
+        server: &str,
+        generation: u64,
+        instructions: String,
+    ) -> Result<(String, Option<InstructionsCut>), String> {
+        let mut last = self.last_cut.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(last) = last.as_ref().filter(|l| l.sent == instructions) {
+            let cut = last
+                .cut
+                .clone()
+                .map(|cut| InstructionsCut { generation, ..cut });
+            return Ok((last.kept.clone(), cut));
+        }
+        let (kept, cut) = cut_instructions(server, generation, &instructions, budget)
+            .map_err(|e| format!("its instructions could not be counted: {e}"))?;
+        *last = Some(LastCut {
+            sent: instructions,
+            kept: kept.clone(),
+            cut: cut.clone(),
+        });
+        Ok((kept, cut))
+    }
 }
 
 /// The bridge's task: handle the connection's events one at a time, in order.
@@ -293,9 +334,8 @@ async fn publish(
     let joined = tokio::task::spawn_blocking(move || {
         let cut = match &publisher.budget {
             Some(budget) => {
-                let (text, cut) =
-                    cut_instructions(&snapshot.server, generation, &snapshot.instructions, budget)
-                        .map_err(|e| format!("its instructions could not be counted: {e}"))?;
+                let sent = std::mem::take(&mut snapshot.instructions);
+                let (text, cut) = publisher.cut(budget, &snapshot.server, generation, sent)?;
                 snapshot.instructions = text;
                 cut
             }

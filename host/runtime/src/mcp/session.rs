@@ -120,7 +120,10 @@ impl Session {
         };
         let info = running.peer().peer_info();
         if let Some(info) = &info {
-            span.record("mcp.protocol.version", info.protocol_version.as_str());
+            span.record(
+                "mcp.protocol.version",
+                attribute_text(info.protocol_version.as_str()),
+            );
         }
         let instructions = info
             .and_then(|info| info.instructions.clone())
@@ -343,4 +346,33 @@ fn exchange_span(method: &'static str, server: &str) -> tracing::Span {
         network.transport = "pipe",
         prompt_host.mcp.server = server,
     )
+}
+
+/// A server's text as a span attribute: a version is short and printable ASCII, so anything
+/// else an untrusted server sends is not copied into every exporter's data.
+fn attribute_text(text: &str) -> &str {
+    let plain = !text.is_empty() && text.len() <= 32 && text.bytes().all(|b| b.is_ascii_graphic());
+    if plain {
+        text
+    } else {
+        "(not a version)"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::attribute_text;
+
+    #[test]
+    fn a_server_s_version_reaches_a_span_only_when_it_looks_like_one() {
+        assert_eq!(attribute_text("2025-06-18"), "2025-06-18");
+        for hostile in [
+            "x".repeat(33),
+            "2025\n06".into(),
+            "v\u{202e}1".into(),
+            String::new(),
+        ] {
+            assert_eq!(attribute_text(&hostile), "(not a version)", "{hostile:?}");
+        }
+    }
 }
