@@ -215,11 +215,16 @@ impl Host {
     /// and those of `scope` and its ancestors) were cut to their instruction budgets: one
     /// entry per server whose live generation was cut, in connection order.
     pub fn instructions_cuts_for(&self, scope: Option<&str>) -> Vec<crate::mcp::InstructionsCut> {
+        // Every step asks: a host without servers answers without walking the scope chain
+        // (walked before the servers' lock is taken, as `wait_mcp_ready_for` does).
+        if self.lock_mcp().is_empty() {
+            return Vec::new();
+        }
         let sees = self.seen_from(scope);
         self.lock_mcp()
             .values()
             .filter(|b| sees(b))
-            .filter_map(|b| b.status().instructions_cut)
+            .filter_map(McpBridge::instructions_cut)
             .collect()
     }
 

@@ -147,6 +147,12 @@ impl McpBridge {
         self.status.borrow().clone()
     }
 
+    /// How the live generation's instructions were cut ([`McpStatus::instructions_cut`]),
+    /// without copying the rest of the status: every step asks.
+    pub fn instructions_cut(&self) -> Option<InstructionsCut> {
+        self.status.borrow().instructions_cut.clone()
+    }
+
     /// A receiver that sees every status change (for waiting on a condition).
     pub fn watch(&self) -> watch::Receiver<McpStatus> {
         self.status.clone()
