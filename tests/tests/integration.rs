@@ -31,6 +31,7 @@ mod integration {
     mod mcp_config;
     mod mcp_prompt;
     mod module_graph;
+    mod otlp_export;
     mod outputs_unchanged;
     mod polyglot;
     mod readme_tutorial;

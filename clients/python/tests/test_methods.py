@@ -3,6 +3,7 @@ validated against the schema (the ``wire`` fixture)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import queue
@@ -193,9 +194,12 @@ def test_token_counts_on_request(host: PromptHost, wasm, wire: Wire, tmp_path: P
     assert [p.bytes for p in t.sections] == [len(IDENTITY.encode()), len("Persona on m1: 日本語 👩‍👩‍👧‍👦.".encode())]
     assert t.sections_sum == sum(p.tokens for p in t.sections) and t.prompt > 0
     assert t.context == 0 and t.contexts == [] and t.tools == []
-    # A step counts the rendering it committed, with the same figures.
+    assert t.tools_as is None
+    # A step counts the rendering it committed, with the same figures; its tools (none
+    # here) are counted as its route sends them.
     step = host.step(tmp_path / "s.jsonl", scope="a", facts={"model": "m1"}, tokens="cl100k_base")
-    assert step.tokens == t
+    assert step.tokens is not None and step.tokens.tools_as == "chat-completions"
+    assert dataclasses.replace(step.tokens, tools_as=None) == t
     # No [prompt] tokenizer: `True` says how to get one; an unknown name is named.
     with pytest.raises(PromptHostError) as e:
         host.render(tokens=True)

@@ -272,8 +272,13 @@ export interface TokenReport {
   /** The runtime-context snapshot, counted as one text. */
   context: number;
   contexts: PartTokens[];
-  /** Each tool as compact JSON of its name, description and parameters. */
+  /**
+   * Each tool as compact JSON: in the shape `tools_as` sends it, else of its name,
+   * description and parameters.
+   */
   tools: PartTokens[];
+  /** The route whose request shape the tools were counted in (a step's route). */
+  tools_as?: RouteName;
 }
 
 /**

@@ -36,7 +36,10 @@ test("render and step count tokens and report timings on request", () =>
       assert.equal(named.tokens.tokenizer, "o200k_base");
       const log = join(tempDir(), "s.jsonl");
       const step = await host.step({ session: log, facts: { model: "m1" }, tokens: true, timings: true });
-      assert.deepEqual(step.tokens, r.tokens);
+      assert.equal(r.tokens.tools_as, undefined);
+      const { tools_as, ...counted } = step.tokens;
+      assert.equal(tools_as, "chat-completions");
+      assert.deepEqual(counted, r.tokens);
       assert.deepEqual(step.timings.phases.map((p) => p.phase), ["assemble", "render", "commit"]);
       const e = await rejection(host.render({ tokens: "gpt2" }));
       assert.ok(e instanceof PromptHostError);

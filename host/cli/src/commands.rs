@@ -48,6 +48,7 @@ pub fn load_host_with(config: &Path, runtime: RuntimeConfig) -> anyhow::Result<H
     let parsed = HostConfig::load(config)?;
     let host = Host::from_config(&parsed, runtime)
         .with_context(|| format!("cannot start the host described by {}", config.display()))?;
+    host.record_prompt_in_spans(super::telemetry::capture_content());
     Ok(host)
 }
 
@@ -114,7 +115,7 @@ pub async fn assemble(target: &Target, counting: &Counting) -> anyhow::Result<()
     let mut out = assembly.to_json();
     if let Some(tokenizer) = tokenizer {
         let rendered = host.render_assembly(assembly, scope)?;
-        let report = host.token_report(&rendered, scope, &tokenizer)?;
+        let report = host.token_report_as(&rendered, scope, &tokenizer, counting.tools_as)?;
         out["tokens"] = serde_json::to_value(report)?;
     }
     print_json(&out)
@@ -133,7 +134,8 @@ pub async fn render(target: &Target, json: bool, counting: &Counting) -> anyhow:
             "context": rendered.context,
         });
         if let Some(tokenizer) = &tokenizer {
-            let report = host.token_report(&rendered, target.scope.as_deref(), tokenizer)?;
+            let scope = target.scope.as_deref();
+            let report = host.token_report_as(&rendered, scope, tokenizer, counting.tools_as)?;
             out["tokens"] = serde_json::to_value(report)?;
         }
         print_json(&out)
@@ -172,6 +174,12 @@ pub fn load_tokenizer(spec: &str) -> anyhow::Result<Tokenizer> {
 /// `--tokenizer`'s tokenizer, loaded before the host: a wrong name fails before any plugin
 /// loads.
 pub fn named_tokenizer(counting: &Counting) -> anyhow::Result<Option<Tokenizer>> {
+    if counting.tools_as.is_some() && !counting.tokens && counting.tokenizer.is_none() {
+        return Err(super::Usage(
+            "--tools-as says how tool schemas are counted: add --tokens or --tokenizer".into(),
+        )
+        .into());
+    }
     counting
         .tokenizer
         .as_deref()

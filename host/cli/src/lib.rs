@@ -20,6 +20,7 @@ mod new;
 mod prefix;
 mod route_args;
 pub mod serve;
+mod telemetry;
 
 /// prompt-host: assemble an agent's system prompt from sandboxed Wasm plugins.
 #[derive(Debug, Parser)]
@@ -45,6 +46,10 @@ pub struct Counting {
     /// Add `"tokens"`, counted with host.toml's `[prompt] tokenizer`.
     #[arg(long)]
     pub tokens: bool,
+    /// Count each tool schema as this route's requests carry it (chat-completions,
+    /// anthropic-messages, openai-responses) instead of as the schema itself.
+    #[arg(long, value_name = "ROUTE", value_parser = route_args::parse_route)]
+    pub tools_as: Option<prompt_host::session::route::RouteName>,
 }
 
 /// The subcommands (the contract external tools use; see docs/cli.md).
@@ -307,6 +312,8 @@ where
             return 1;
         }
     };
+    // Outside the runtime: the exporter's blocking HTTP client is built and dropped here.
+    let _telemetry = telemetry::start();
     match runtime.block_on(run(cli)) {
         Ok(()) => 0,
         // A reader that stopped reading (`| head -1`) ends the command normally.

@@ -62,7 +62,11 @@ pub fn build_server(
     runtime.log_sink = Some(notifier.sink(runtime.log_sink.take()));
     let host = match config {
         Some(path) => super::commands::load_host_with(path, runtime)?,
-        None => Host::new(prompt_host::prompt::PromptConfig::default(), runtime)?,
+        None => {
+            let host = Host::new(prompt_host::prompt::PromptConfig::default(), runtime)?;
+            host.record_prompt_in_spans(super::telemetry::capture_content());
+            host
+        }
     };
     Ok(Server::with_limits(host, notifier, limits))
 }

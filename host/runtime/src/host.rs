@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::config::HostConfig;
@@ -98,6 +98,9 @@ pub struct Host {
     _host_variables: Fiber,
     /// The tokenizers: `[prompt] tokenizer` and those named per call.
     tokenizers: token_counts::Tokenizers,
+    /// Whether the rendered prompt and context are span attributes (off unless asked:
+    /// [`Host::record_prompt_in_spans`]).
+    prompt_in_spans: AtomicBool,
 }
 
 /// The global variables the host registers, each reading the caller fact of the same name
@@ -127,7 +130,16 @@ impl Host {
             scopes: scopes::Scopes::default(),
             _host_variables: fiber,
             tokenizers,
+            prompt_in_spans: AtomicBool::new(false),
         })
+    }
+
+    /// Record the rendered system prompt and runtime context in the `prompt_host.render`
+    /// span (`gen_ai.system_instructions`, `prompt_host.context.text`) from now on. Off by
+    /// default: prompts can hold what a trace backend should not (docs/observability.md);
+    /// the command line turns it on with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`.
+    pub fn record_prompt_in_spans(&self, on: bool) {
+        self.prompt_in_spans.store(on, Ordering::Relaxed);
     }
 
     /// A host built from a validated host.toml: scopes bound, plugins loaded in file order,

@@ -25,6 +25,7 @@ use thiserror::Error;
 
 use crate::prompt::cache_prefix::section_spans;
 use crate::prompt::RenderError;
+use crate::session::route::RouteName;
 use crate::Rendered;
 
 /// Why a tokenizer could not be loaded or could not count.
@@ -199,8 +200,13 @@ pub struct TokenReport {
     pub context: usize,
     /// Each non-empty runtime context's text.
     pub contexts: Vec<PartTokens>,
-    /// Each tool: its schema as compact JSON (name, description, parameters).
+    /// Each tool: as compact JSON of the shape `tools_as` sends it in, else of its name,
+    /// description and parameters.
     pub tools: Vec<PartTokens>,
+    /// The route whose request shape the tools were counted in (a step's route); absent
+    /// when they were counted as the schema the host holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools_as: Option<RouteName>,
 }
 
 /// Why a token report could not be made.
@@ -214,11 +220,13 @@ pub enum TokenReportError {
     Tokenizer(#[from] TokenizerError),
 }
 
-/// Count `rendered` (its prompt checked again within `max_bytes`, as it rendered).
+/// Count `rendered` (its prompt checked again within `max_bytes`, as it rendered); each tool
+/// schema as `tools_as` sends it, or as the schema the host holds when no route is given.
 pub fn token_report(
     tokenizer: &Tokenizer,
     rendered: &Rendered,
     max_bytes: usize,
+    tools_as: Option<RouteName>,
 ) -> Result<TokenReport, TokenReportError> {
     let assembly = &rendered.assembly;
     let (prompt, spans) = section_spans(assembly, max_bytes)?;
@@ -243,11 +251,14 @@ pub fn token_report(
         .tools
         .iter()
         .map(|tool| {
-            let schema = serde_json::json!({
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": &*tool.parameters,
-            });
+            let schema = match tools_as {
+                Some(route) => route.tool_json(tool),
+                None => serde_json::json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": &*tool.parameters,
+                }),
+            };
             part(&tool.name, &schema.to_string())
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -259,5 +270,6 @@ pub fn token_report(
         context: tokenizer.count(&rendered.context)?,
         contexts,
         tools,
+        tools_as,
     })
 }

@@ -332,3 +332,107 @@ fn section_texts(prompt: &str, sections: &[serde_json::Value]) -> Vec<String> {
     assert_eq!(at, prompt.len(), "the sections cover the prompt");
     texts
 }
+
+/// A step's tool counts are of the tools as its route's request carries them: each tool of
+/// the request serve returned, counted by tiktoken, for every route.
+#[test]
+fn a_steps_tool_schemas_are_counted_as_its_route_sends_them() {
+    let d = Deployment::new(DEPLOYMENT);
+    let mut s = super::serve_support::Served::start(
+        &["--config", d.config().to_str().unwrap()],
+        &d.path("cache"),
+    );
+    let rendered = s.ok(
+        "render",
+        serde_json::json!({"facts": {"model": "m1"}, "tokens": "o200k_base"}),
+    );
+    assert!(rendered["tokens"].get("tools_as").is_none(), "{rendered}");
+    let held = &rendered["tokens"]["tools"];
+    for (i, route) in prompt_host::session::route::RouteName::ALL
+        .into_iter()
+        .enumerate()
+    {
+        let log = d.path(&format!("s{i}.jsonl"));
+        let step = s.ok(
+            "step",
+            serde_json::json!({"session": log, "facts": {"model": "m1"},
+                               "route": {"name": route.as_str(), "model": "m1", "options": {"max_tokens": 64}},
+                               "user": ["hi"], "tokens": "o200k_base"}),
+        );
+        let tokens = &step["tokens"];
+        assert_eq!(tokens["tools_as"], route.as_str(), "{step}");
+        let sent: Vec<String> = step["request"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{route:?} sends tools: {step}"))
+            .iter()
+            .map(|tool| {
+                let mut tool = tool.clone();
+                // A prompt-cache breakpoint is the request's, not the tool's.
+                tool.as_object_mut().unwrap().remove("cache_control");
+                tool.to_string()
+            })
+            .collect();
+        let theirs = reference_counts(encoding_request("o200k_base", &sent));
+        let ours: Vec<usize> = tokens["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["tokens"].as_u64().unwrap() as usize)
+            .collect();
+        assert_eq!(ours, theirs, "{route:?}: {step}");
+        assert_ne!(
+            &tokens["tools"], held,
+            "{route:?} differs from the bare schema"
+        );
+        // The command line counts the same with --tools-as.
+        let config = d.config();
+        let cli = d
+            .run(&[
+                "render",
+                "--json",
+                "--tokenizer",
+                "o200k_base",
+                "--tools-as",
+                route.as_str(),
+                "--config",
+                config.to_str().unwrap(),
+                "--fact",
+                "model=m1",
+            ])
+            .json();
+        assert_eq!(cli["tokens"]["tools_as"], route.as_str());
+        assert_eq!(cli["tokens"]["tools"], tokens["tools"], "{route:?}");
+        // The rest of the report is the rendering's, whatever the route.
+        for key in ["prompt", "sections", "context", "contexts"] {
+            assert_eq!(tokens[key], rendered["tokens"][key], "{route:?} {key}");
+        }
+    }
+}
+
+#[test]
+fn tools_as_without_counting_is_a_usage_error() {
+    let d = Deployment::new(DEPLOYMENT);
+    let config = d.config();
+    d.run(&[
+        "render",
+        "--json",
+        "--tools-as",
+        "openai-responses",
+        "--config",
+        config.to_str().unwrap(),
+    ])
+    .fails(
+        2,
+        &["error: --tools-as says how tool schemas are counted: add --tokens or --tokenizer"],
+    );
+    d.run(&[
+        "render",
+        "--json",
+        "--tokens",
+        "--tools-as",
+        "openai-response",
+        "--config",
+        config.to_str().unwrap(),
+    ])
+    .fails(2, &["openai-response"]);
+}

@@ -365,8 +365,12 @@ class TokenReport:
     #: The runtime-context snapshot, counted as one text.
     context: int
     contexts: List[PartTokens]
-    #: Each tool as compact JSON of its name, description and parameters.
+    #: Each tool as compact JSON: in the shape ``tools_as`` sends it, else of its name,
+    #: description and parameters.
     tools: List[PartTokens]
+    #: The route whose request shape the tools were counted in (a step's route); ``None``
+    #: when counted as the schema the host holds (``render``).
+    tools_as: Optional[str] = None
 
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> "TokenReport":
@@ -381,6 +385,7 @@ class TokenReport:
             context=v["context"],
             contexts=parts("contexts"),
             tools=parts("tools"),
+            tools_as=v.get("tools_as"),
         )
 
     @classmethod

@@ -37,6 +37,13 @@ pub enum RouteName {
     OpenaiResponses,
 }
 
+/// Written as its name (`"chat-completions"`, …), as requests and the log write it.
+impl serde::Serialize for RouteName {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 impl RouteName {
     /// Every route, in the order the documentation lists them.
     pub const ALL: [RouteName; 3] = [
@@ -64,6 +71,17 @@ impl RouteName {
                 name: name.to_string(),
                 closest: closest(name),
             })
+    }
+
+    /// One tool as this route's requests carry it: `{type:"function", function:{…}}` for
+    /// Chat Completions, `{name, description, input_schema}` for Messages, and the flat
+    /// function tool of Responses. Token counts of a tool schema measure this shape.
+    pub fn tool_json(self, schema: &crate::prompt::ToolSchema) -> Value {
+        match self {
+            Self::ChatCompletions => chat::tool(schema),
+            Self::AnthropicMessages => anthropic::tool(schema),
+            Self::OpenaiResponses => responses::tool(schema),
+        }
     }
 
     /// The keys of the request body the route builds itself; a generation option may not

@@ -2,8 +2,9 @@
 //! and `prompt_host.project` around the core's `prompt_host.assemble` and
 //! `prompt_host.plugin_call` spans. Attributes follow the OpenTelemetry GenAI semantic
 //! conventions where one applies (`gen_ai.*`) and are namespaced `prompt_host.*` otherwise;
-//! no prompt text is ever an attribute. Without a subscriber every span is disabled and
-//! costs one relaxed atomic load (docs/observability.md).
+//! no prompt text is an attribute unless the embedder asks for it
+//! ([`crate::Host::record_prompt_in_spans`]). Without a subscriber every span is disabled
+//! and costs one relaxed atomic load (docs/observability.md).
 
 use tracing::field::Empty;
 use tracing::Span;
@@ -11,6 +12,12 @@ use tracing::Span;
 use crate::projection::step::StepOutcome;
 use crate::session::route::{RouteContext, RouteName};
 use crate::Rendered;
+
+/// A count as a span attribute: a signed 64-bit integer, the one integer type OpenTelemetry
+/// attributes have (a `u64` or `usize` would reach an exporter as text).
+pub(super) fn int<N: TryInto<i64>>(n: N) -> i64 {
+    n.try_into().unwrap_or(i64::MAX)
+}
 
 /// The GenAI provider name of the API a route prepares requests for.
 fn provider_name(route: RouteName) -> &'static str {
@@ -30,7 +37,7 @@ pub(super) fn step(route: &RouteContext, scope: Option<&str>, retry_of: Option<u
         gen_ai.request.model = route.model.as_deref(),
         prompt_host.route = route.name.as_str(),
         prompt_host.scope = scope.unwrap_or("global"),
-        prompt_host.retry_of = retry_of,
+        prompt_host.retry_of = retry_of.map(int),
         prompt_host.step = Empty,
         prompt_host.commits = Empty,
         prompt_host.prompt.bytes = Empty,
@@ -43,10 +50,10 @@ pub(super) fn record_step(span: &Span, rendered: &Rendered, outcome: &StepOutcom
     if span.is_disabled() {
         return;
     }
-    span.record("prompt_host.step", outcome.step);
-    span.record("prompt_host.commits", outcome.commits.len());
-    span.record("prompt_host.prompt.bytes", rendered.prompt.len());
-    span.record("prompt_host.context.bytes", rendered.context.len());
+    span.record("prompt_host.step", int(outcome.step));
+    span.record("prompt_host.commits", int(outcome.commits.len()));
+    span.record("prompt_host.prompt.bytes", int(rendered.prompt.len()));
+    span.record("prompt_host.context.bytes", int(rendered.context.len()));
 }
 
 /// An assembly and its rendering for `scope`.
@@ -57,17 +64,31 @@ pub(super) fn render(scope: Option<&str>) -> Span {
         prompt_host.sections = Empty,
         prompt_host.tools = Empty,
         prompt_host.prompt.bytes = Empty,
+        gen_ai.system_instructions = Empty,
+        prompt_host.context.text = Empty,
     )
 }
 
-/// What a rendering adds to its span.
-pub(super) fn record_render(span: &Span, rendered: &Rendered) {
+/// What a rendering adds to its span; with `content`, the texts themselves: the system
+/// prompt as the GenAI conventions' `gen_ai.system_instructions` (a JSON array of one text
+/// part) and the runtime-context snapshot, when there is one.
+pub(super) fn record_render(span: &Span, rendered: &Rendered, content: bool) {
     if span.is_disabled() {
         return;
     }
-    span.record("prompt_host.sections", rendered.assembly.sections.len());
-    span.record("prompt_host.tools", rendered.assembly.tools.len());
-    span.record("prompt_host.prompt.bytes", rendered.prompt.len());
+    span.record(
+        "prompt_host.sections",
+        int(rendered.assembly.sections.len()),
+    );
+    span.record("prompt_host.tools", int(rendered.assembly.tools.len()));
+    span.record("prompt_host.prompt.bytes", int(rendered.prompt.len()));
+    if content {
+        let parts = serde_json::json!([{ "type": "text", "content": rendered.prompt }]);
+        span.record("gen_ai.system_instructions", parts.to_string());
+        if !rendered.context.is_empty() {
+            span.record("prompt_host.context.text", rendered.context.as_str());
+        }
+    }
 }
 
 /// Projecting a rendering into the session log and writing the step.

@@ -45,7 +45,10 @@ impl Host {
             Ok::<_, HostError>(rendered)
         };
         let rendered = rendering.instrument(span.clone()).await?;
-        spans::record_render(&span, &rendered);
+        let content = self
+            .prompt_in_spans
+            .load(std::sync::atomic::Ordering::Relaxed);
+        spans::record_render(&span, &rendered, content);
         Ok(rendered)
     }
 
@@ -247,7 +250,7 @@ impl Host {
             error: source,
         })?;
         if !span.is_disabled() {
-            span.record("prompt_host.commits", outcome.commits.len());
+            span.record("prompt_host.commits", spans::int(outcome.commits.len()));
         }
         Ok((rendered, outcome))
     }

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::prompt::cache_prefix::section_spans;
+use crate::session::route::RouteName;
 use crate::tokens::{self, BudgetError, TokenBudgeted, TokenReport, Tokenizer};
 
 /// How many tokenizers named per call a host keeps loaded (a `tokenizer.json` can hold tens
@@ -90,15 +91,28 @@ impl Host {
 
     /// What `rendered` (made for `scope`) costs in tokens: the prompt, each section, the
     /// runtime context and each tool schema, counted with `tokenizer` (the host's own,
-    /// [`Host::tokenizer_named`], or any other).
+    /// [`Host::tokenizer_named`], or any other). Tool schemas are counted as the host holds
+    /// them; [`Host::token_report_as`] counts them as a route's requests carry them.
     pub fn token_report(
         &self,
         rendered: &Rendered,
         scope: Option<&str>,
         tokenizer: &Tokenizer,
     ) -> Result<TokenReport, HostError> {
+        self.token_report_as(rendered, scope, tokenizer, None)
+    }
+
+    /// [`Host::token_report`] with each tool schema counted in the shape `route`'s requests
+    /// carry it (a step's report uses the step's route); `None` counts the schema itself.
+    pub fn token_report_as(
+        &self,
+        rendered: &Rendered,
+        scope: Option<&str>,
+        tokenizer: &Tokenizer,
+        route: Option<RouteName>,
+    ) -> Result<TokenReport, HostError> {
         let max_bytes = self.registry.config().max_prompt_bytes;
-        tokens::token_report(tokenizer, rendered, max_bytes).map_err(|e| match e {
+        tokens::token_report(tokenizer, rendered, max_bytes, route).map_err(|e| match e {
             tokens::TokenReportError::Render(source) => self.render_error(scope, source),
             tokens::TokenReportError::Tokenizer(source) => HostError::Tokenizer(source),
         })

@@ -118,9 +118,9 @@ impl Measure {
         rendered: &Rendered,
         outcome: StepOutcome,
     ) -> StepAnswer {
-        let counted = self
-            .tokenizer
-            .map(|tokenizer| host.token_report(rendered, scope, &tokenizer));
+        let counted = self.tokenizer.map(|tokenizer| {
+            host.token_report_as(rendered, scope, &tokenizer, Some(outcome.route.name))
+        });
         let (tokens, tokens_error) = match counted {
             None => (None, None),
             Some(Ok(report)) => (Some(report), None),

@@ -255,7 +255,7 @@ fn assistant_blocks(ctx: &RouteContext, message: &Message) -> Vec<Value> {
     blocks
 }
 
-fn tool(schema: &ToolSchema) -> Value {
+pub(super) fn tool(schema: &ToolSchema) -> Value {
     let mut input_schema = (*schema.parameters).clone();
     if !input_schema.is_object() {
         input_schema = json!({"type": "object"});

@@ -129,7 +129,7 @@ fn assistant_items(ctx: &RouteContext, message: &Message) -> Vec<Value> {
     items
 }
 
-fn tool(schema: &ToolSchema) -> Value {
+pub(super) fn tool(schema: &ToolSchema) -> Value {
     json!({
         "type": "function",
         "name": schema.name,

@@ -1,0 +1,275 @@
+//! OTLP export of prompt-host's spans (docs/observability.md), opt-in through the standard
+//! OpenTelemetry environment variables: nothing is installed, and nothing is paid, unless an
+//! OTLP endpoint (or `OTEL_TRACES_EXPORTER=otlp`) is named. Spans leave over http/protobuf
+//! in batches from a thread of the exporter's own; a command flushes them before it exits.
+//!
+//! Only prompt-host's own spans are exported (targets `prompt_host*`): the HTTP client the
+//! exporter sends with has spans of its own, and exporting those would feed the exporter
+//! with its own work. The exporter's failures (a collector that is down, refuses or times
+//! out) are warnings on stderr, a few at most, never a failed command.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing::field::{Field, Visit};
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::{Layer, Registry};
+
+/// The variable that asks for prompt text in spans, as the OpenTelemetry GenAI
+/// instrumentations name it.
+pub const CAPTURE_CONTENT: &str = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT";
+
+/// The service name spans carry when `OTEL_SERVICE_NAME` does not give one.
+const SERVICE_NAME: &str = "prompt-host";
+
+/// The exporter's warnings shown per process: a collector that stays down would otherwise
+/// print one every batch, for as long as `serve` runs.
+const MAX_WARNINGS: usize = 5;
+
+/// The export a command line runs with; flushed and stopped when dropped.
+pub struct Telemetry {
+    provider: SdkTracerProvider,
+}
+
+/// What the environment asks for.
+#[derive(Debug, PartialEq, Eq)]
+enum Asked {
+    /// No export (the default).
+    Off,
+    /// Export over OTLP/HTTP with protobuf.
+    Otlp,
+    /// Export asked for in a way prompt-host does not support: the warning says which.
+    Unsupported(String),
+}
+
+/// Read the OpenTelemetry variables through `var`.
+fn asked(var: impl Fn(&str) -> Option<String>) -> Asked {
+    let set = |name: &str| var(name).filter(|v| !v.trim().is_empty());
+    if set("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
+        return Asked::Off;
+    }
+    let named_endpoint = set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        .or_else(|| set("OTEL_EXPORTER_OTLP_ENDPOINT"))
+        .is_some();
+    match set("OTEL_TRACES_EXPORTER").as_deref().map(str::trim) {
+        Some("none") => return Asked::Off,
+        Some("otlp") => {}
+        Some(other) => {
+            return Asked::Unsupported(format!(
+                "OTEL_TRACES_EXPORTER={other} is not supported (prompt-host exports with \"otlp\" only)"
+            ))
+        }
+        None if !named_endpoint => return Asked::Off,
+        None => {}
+    }
+    for name in [
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+    ] {
+        if let Some(protocol) = set(name) {
+            if protocol.trim() != "http/protobuf" {
+                return Asked::Unsupported(format!(
+                    "{name}={} is not supported (prompt-host exports with http/protobuf only)",
+                    protocol.trim()
+                ));
+            }
+            break;
+        }
+    }
+    Asked::Otlp
+}
+
+/// Whether the environment asks for prompt text in spans.
+pub fn capture_content() -> bool {
+    std::env::var(CAPTURE_CONTENT).is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
+/// Start the export the environment asks for, if any. Call it outside any async runtime:
+/// the exporter's blocking HTTP client must not be built or dropped inside one. A
+/// configuration that cannot be honoured is a warning and no export, never a failed
+/// command: traces are an operator's view, not the work.
+pub fn start() -> Option<Telemetry> {
+    match asked(|name| std::env::var(name).ok()) {
+        Asked::Off => None,
+        Asked::Unsupported(why) => {
+            super::warn(&format!("warning: no traces are exported: {why}"));
+            None
+        }
+        Asked::Otlp => match install() {
+            Ok(telemetry) => Some(telemetry),
+            Err(e) => {
+                super::warn(&format!(
+                    "warning: no traces are exported: {}",
+                    super::chain(&e)
+                ));
+                None
+            }
+        },
+    }
+}
+
+fn install() -> anyhow::Result<Telemetry> {
+    // rustls for an https:// collector, with ring: installed once per process (a second
+    // command line in the same process finds it installed, which is fine).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot build the OTLP exporter: {e}"))?;
+    let mut resource = opentelemetry_sdk::Resource::builder();
+    if std::env::var_os("OTEL_SERVICE_NAME").is_none() {
+        resource = resource.with_service_name(SERVICE_NAME);
+    }
+    let provider = SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_resource(resource.build())
+        .build();
+    let ours =
+        tracing_subscriber::filter::filter_fn(|meta| meta.target().starts_with("prompt_host"));
+    let spans = tracing_opentelemetry::layer()
+        .with_tracer(provider.tracer("prompt-host"))
+        .with_filter(ours);
+    let subscriber = Registry::default()
+        .with(spans)
+        .with(ExportWarnings::default());
+    if tracing::subscriber::set_global_default(subscriber).is_err() {
+        // Another command line ran in this process before (the Python package's command):
+        // its export goes on; this one's provider would see no span.
+        let _ = provider.shutdown();
+        anyhow::bail!("a tracing subscriber is already installed in this process");
+    }
+    Ok(Telemetry { provider })
+}
+
+impl Drop for Telemetry {
+    fn drop(&mut self) {
+        // Sends what the batch holds; a collector that does not answer costs at most the
+        // export timeout (OTEL_EXPORTER_OTLP_TIMEOUT, 10 s by default).
+        if let Err(e) = self.provider.shutdown() {
+            super::warn(&format!("warning: traces not exported: {e}"));
+        }
+    }
+}
+
+/// The OpenTelemetry SDK's own warnings and errors (an export that failed), on stderr.
+#[derive(Default)]
+struct ExportWarnings {
+    shown: AtomicUsize,
+}
+
+impl<S: Subscriber> Layer<S> for ExportWarnings {
+    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+        let meta = event.metadata();
+        if *meta.level() > Level::WARN || !meta.target().starts_with("opentelemetry") {
+            return;
+        }
+        let shown = self.shown.fetch_add(1, Ordering::Relaxed);
+        if shown > MAX_WARNINGS {
+            return;
+        }
+        if shown == MAX_WARNINGS {
+            super::warn("warning: trace export: further warnings are not shown");
+            return;
+        }
+        let mut text = String::new();
+        event.record(&mut Text(&mut text));
+        super::warn(&format!("warning: trace export: {}{text}", meta.name()));
+    }
+}
+
+/// An event's fields as ` key=value` pairs (but `name`, which repeats the event's name).
+struct Text<'a>(&'a mut String);
+
+impl Visit for Text<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        use std::fmt::Write as _;
+        if field.name() != "name" {
+            let _ = write!(self.0, " {}={value:?}", field.name());
+        }
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        use std::fmt::Write as _;
+        if field.name() != "name" {
+            let _ = write!(self.0, " {}={value}", field.name());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from(pairs: &[(&str, &str)]) -> Asked {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        asked(|name| {
+            pairs
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        })
+    }
+
+    #[test]
+    fn export_is_off_unless_an_endpoint_or_the_exporter_is_named() {
+        assert_eq!(from(&[]), Asked::Off);
+        assert_eq!(from(&[("OTEL_EXPORTER_OTLP_ENDPOINT", " ")]), Asked::Off);
+        assert_eq!(
+            from(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")]),
+            Asked::Otlp
+        );
+        assert_eq!(
+            from(&[("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://h/v1/traces")]),
+            Asked::Otlp
+        );
+        assert_eq!(from(&[("OTEL_TRACES_EXPORTER", "otlp")]), Asked::Otlp);
+    }
+
+    #[test]
+    fn disabled_or_none_wins_over_an_endpoint() {
+        let endpoint = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318");
+        assert_eq!(from(&[endpoint, ("OTEL_SDK_DISABLED", "TRUE")]), Asked::Off);
+        assert_eq!(
+            from(&[endpoint, ("OTEL_TRACES_EXPORTER", "none")]),
+            Asked::Off
+        );
+        assert_eq!(
+            from(&[endpoint, ("OTEL_SDK_DISABLED", "false")]),
+            Asked::Otlp
+        );
+    }
+
+    #[test]
+    fn other_protocols_and_exporters_are_named_as_unsupported() {
+        let endpoint = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317");
+        assert_eq!(
+            from(&[endpoint, ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]),
+            Asked::Unsupported(
+                "OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported (prompt-host exports with \
+                 http/protobuf only)"
+                    .into()
+            )
+        );
+        // The traces-specific variable is read first.
+        assert_eq!(
+            from(&[
+                endpoint,
+                ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+                ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf")
+            ]),
+            Asked::Otlp
+        );
+        assert_eq!(
+            from(&[("OTEL_TRACES_EXPORTER", "zipkin")]),
+            Asked::Unsupported(
+                "OTEL_TRACES_EXPORTER=zipkin is not supported (prompt-host exports with \
+                 \"otlp\" only)"
+                    .into()
+            )
+        );
+    }
+}
