@@ -53,13 +53,19 @@ fn asked(var: impl Fn(&str) -> Option<String>) -> Asked {
     let named_endpoint = set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         .or_else(|| set("OTEL_EXPORTER_OTLP_ENDPOINT"))
         .is_some();
-    match set("OTEL_TRACES_EXPORTER").as_deref().map(str::trim) {
-        Some("none") => return Asked::Off,
-        Some("otlp") => {}
-        Some(other) => {
-            return Asked::Unsupported(format!(
-                "OTEL_TRACES_EXPORTER={other} is not supported (prompt-host exports with \"otlp\" only)"
-            ))
+    match set("OTEL_TRACES_EXPORTER") {
+        // A comma-separated list; "none" anywhere means no export.
+        Some(list) => {
+            let names: Vec<&str> = list.split(',').map(str::trim).collect();
+            if names.contains(&"none") {
+                return Asked::Off;
+            }
+            if let Some(other) = names.iter().find(|name| **name != "otlp") {
+                return Asked::Unsupported(format!(
+                    "OTEL_TRACES_EXPORTER={} is not supported (prompt-host exports with \"otlp\" only, not \"{other}\")",
+                    list.trim()
+                ));
+            }
         }
         None if !named_endpoint => return Asked::Off,
         None => {}
@@ -267,9 +273,18 @@ mod tests {
             from(&[("OTEL_TRACES_EXPORTER", "zipkin")]),
             Asked::Unsupported(
                 "OTEL_TRACES_EXPORTER=zipkin is not supported (prompt-host exports with \
-                 \"otlp\" only)"
+                 \"otlp\" only, not \"zipkin\")"
                     .into()
             )
         );
+        assert_eq!(
+            from(&[("OTEL_TRACES_EXPORTER", "otlp, console")]),
+            Asked::Unsupported(
+                "OTEL_TRACES_EXPORTER=otlp, console is not supported (prompt-host exports \
+                 with \"otlp\" only, not \"console\")"
+                    .into()
+            )
+        );
+        assert_eq!(from(&[("OTEL_TRACES_EXPORTER", "otlp,none")]), Asked::Off);
     }
 }
