@@ -190,6 +190,10 @@ def main() -> None:
                 samples.append(time.perf_counter() - started)
                 client.append_assistant(session, text=f"Reviewed change {i}: looks good.")
                 assert result["step"] == i
+                # Freed here, out of the next step's timing: the library side drops its
+                # outcome after its timer too (rebinding `result` would free this one
+                # inside the next step's measurement).
+                del result
 
         with PromptHost(config, binary=binary, env={"PROMPT_HOST_CACHE_DIR": cache}, trace=trace) as host:
             describe = host.describe()
