@@ -384,3 +384,63 @@ fn an_mcp_server_s_exchanges_are_client_spans_named_by_their_method() {
     // The version the server answered with.
     assert!(!field(exchanges[0], "mcp.protocol.version").is_empty());
 }
+
+/// The rendered prompt and context are attributes of `prompt_host.render` only once the
+/// embedder asks (`Host::record_prompt_in_spans`), on a current-thread runtime here (the
+/// multi-thread one is the command line's, tested in `otlp_export`).
+#[test]
+fn prompt_text_is_a_render_span_attribute_only_when_the_embedder_asks() {
+    let d = Deployment::new(super::timings::DEPLOYMENT);
+    let config = prompt_host::config::HostConfig::load(&d.config()).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut options = prompt_host::wasm::RuntimeConfig::default();
+    options.cache_dir = Some(d.path("cache"));
+    let host = runtime
+        .block_on(async { prompt_host::Host::from_config(&config, options) })
+        .unwrap();
+    let render = |host: &prompt_host::Host| {
+        let recorder = Arc::new(Recorder::default());
+        let _default = tracing::subscriber::set_default(Shared(Arc::clone(&recorder)));
+        let facts = prompt_host::Facts::new().with("model", "m1");
+        let rendered = runtime
+            .block_on(host.render(Some("agent:1"), facts))
+            .unwrap();
+        let spans = ours(&recorder.spans());
+        let span = spans
+            .iter()
+            .find(|s| s.name == "prompt_host.render")
+            .cloned()
+            .expect("a render span");
+        (rendered, span)
+    };
+
+    let (_, quiet) = render(&host);
+    assert!(
+        !quiet.fields.contains_key("gen_ai.system_instructions"),
+        "{quiet:?}"
+    );
+    assert!(
+        !quiet.fields.contains_key("prompt_host.context.text"),
+        "{quiet:?}"
+    );
+
+    host.record_prompt_in_spans(true);
+    let (rendered, told) = render(&host);
+    let parts: serde_json::Value =
+        serde_json::from_str(field(&told, "gen_ai.system_instructions")).unwrap();
+    assert_eq!(
+        parts,
+        serde_json::json!([{"type": "text", "content": rendered.prompt}])
+    );
+    assert_eq!(field(&told, "prompt_host.context.text"), rendered.context);
+    assert!(rendered.prompt.contains("Live text."));
+
+    host.record_prompt_in_spans(false);
+    let (_, quiet_again) = render(&host);
+    assert!(!quiet_again
+        .fields
+        .contains_key("gen_ai.system_instructions"));
+}
