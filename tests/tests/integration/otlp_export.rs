@@ -201,6 +201,8 @@ fn check_step_tree(spans: &[Value]) {
     assert_eq!(attributes["prompt_host.step"], 0, "{step}");
     assert_eq!(attributes["prompt_host.commits"], 1, "{step}");
     assert!(attributes["prompt_host.prompt.bytes"].as_i64() > Some(0));
+    // The deployment has no tokenizer: no token counts.
+    assert!(attributes.get("prompt_host.prompt.tokens").is_none());
     assert_eq!(step["resource"]["service.name"], "prompt-host", "{step}");
     assert_eq!(step["content_type"], "application/x-protobuf");
 

@@ -444,3 +444,52 @@ fn prompt_text_is_a_render_span_attribute_only_when_the_embedder_asks() {
         .fields
         .contains_key("gen_ai.system_instructions"));
 }
+
+/// With `[prompt] tokenizer`, the render span carries the prompt's and the context's token
+/// counts (equal to tiktoken's) and the tokenizer's name; without one, no token attribute.
+#[test]
+fn a_render_span_carries_token_counts_when_the_host_has_a_tokenizer() {
+    let counted = format!(
+        "[prompt]\ntokenizer = \"cl100k_base\"\n{}",
+        super::timings::DEPLOYMENT
+    );
+    for (deployment, with_tokens) in [
+        (counted.as_str(), true),
+        (super::timings::DEPLOYMENT, false),
+    ] {
+        let d = Deployment::new(deployment);
+        let config = prompt_host::config::HostConfig::load(&d.config()).unwrap();
+        let recorder = Arc::new(Recorder::default());
+        let _default = tracing::subscriber::set_default(Shared(Arc::clone(&recorder)));
+        let (rendered, _) = step_once(&d, &config);
+        let spans = ours(&recorder.spans());
+        let render = spans
+            .iter()
+            .find(|s| s.name == "prompt_host.render")
+            .expect("a render span");
+        if !with_tokens {
+            assert!(
+                !render.fields.contains_key("prompt_host.prompt.tokens"),
+                "{render:?}"
+            );
+            assert!(
+                !render.fields.contains_key("prompt_host.tokenizer"),
+                "{render:?}"
+            );
+            continue;
+        }
+        let theirs = super::tokens::reference_counts(super::tokens::encoding_request(
+            "cl100k_base",
+            &[rendered.prompt.clone(), rendered.context.clone()],
+        ));
+        assert_eq!(field(render, "prompt_host.tokenizer"), "cl100k_base");
+        assert_eq!(
+            field(render, "prompt_host.prompt.tokens"),
+            theirs[0].to_string()
+        );
+        assert_eq!(
+            field(render, "prompt_host.context.tokens"),
+            theirs[1].to_string()
+        );
+    }
+}

@@ -64,17 +64,39 @@ pub(super) fn render(scope: Option<&str>) -> Span {
         prompt_host.sections = Empty,
         prompt_host.tools = Empty,
         prompt_host.prompt.bytes = Empty,
+        prompt_host.tokenizer = Empty,
+        prompt_host.prompt.tokens = Empty,
+        prompt_host.context.tokens = Empty,
         gen_ai.system_instructions = Empty,
         prompt_host.context.text = Empty,
     )
 }
 
-/// What a rendering adds to its span; with `content`, the texts themselves: the system
-/// prompt as the GenAI conventions' `gen_ai.system_instructions` (a JSON array of one text
-/// part) and the runtime-context snapshot, when there is one.
-pub(super) fn record_render(span: &Span, rendered: &Rendered, content: bool) {
+/// A rendering's token counts for its span: the tokenizer's name, the prompt's and the
+/// runtime context's tokens.
+pub(super) struct SpanTokens<'a> {
+    pub(super) tokenizer: &'a str,
+    pub(super) prompt: usize,
+    pub(super) context: usize,
+}
+
+/// What a rendering adds to its span: its counts, its token counts when the host has a
+/// tokenizer, and with `content` the texts themselves: the system prompt as the GenAI
+/// conventions' `gen_ai.system_instructions` (a JSON array of one text part) and the
+/// runtime-context snapshot, when there is one.
+pub(super) fn record_render(
+    span: &Span,
+    rendered: &Rendered,
+    tokens: Option<SpanTokens<'_>>,
+    content: bool,
+) {
     if span.is_disabled() {
         return;
+    }
+    if let Some(tokens) = tokens {
+        span.record("prompt_host.tokenizer", tokens.tokenizer);
+        span.record("prompt_host.prompt.tokens", int(tokens.prompt));
+        span.record("prompt_host.context.tokens", int(tokens.context));
     }
     span.record(
         "prompt_host.sections",

@@ -45,10 +45,23 @@ impl Host {
             Ok::<_, HostError>(rendered)
         };
         let rendered = rendering.instrument(span.clone()).await?;
-        let content = self
-            .prompt_in_spans
-            .load(std::sync::atomic::Ordering::Relaxed);
-        spans::record_render(&span, &rendered, content);
+        if !span.is_disabled() {
+            let content = self
+                .prompt_in_spans
+                .load(std::sync::atomic::Ordering::Relaxed);
+            // Counted only while a subscriber records the span, with `[prompt] tokenizer`;
+            // the counts are remembered by text, so an unchanged prompt is not counted again
+            // (a token budget has usually counted it already). A count that fails is left out.
+            let tokenizer = self.tokenizer();
+            let tokens = tokenizer.and_then(|t| {
+                Some(spans::SpanTokens {
+                    tokenizer: t.name(),
+                    prompt: t.count(&rendered.prompt).ok()?,
+                    context: t.count(&rendered.context).ok()?,
+                })
+            });
+            spans::record_render(&span, &rendered, tokens, content);
+        }
         Ok(rendered)
     }
 
