@@ -5,6 +5,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+/// `PROMPT_HOST_PROGRESS_AFTER_MS` for the commands the tests run: a compile that takes more
+/// than a second on a loaded machine would otherwise announce itself on stderr, which the
+/// tests read exactly (`cli_details` tests the announcement itself).
+pub const QUIET_PROGRESS: (&str, &str) = ("PROMPT_HOST_PROGRESS_AFTER_MS", "3600000");
+
 /// The command-line binary (the same `cli::main` as `prompt-host`).
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_prompt-host-cli"))
@@ -68,6 +73,7 @@ impl Deployment {
         let child = Command::new(bin())
             .args(args)
             .env("PROMPT_HOST_CACHE_DIR", cache)
+            .env(QUIET_PROGRESS.0, QUIET_PROGRESS.1)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -153,6 +159,7 @@ fn run_in(dir: &Path, cache: Option<&Path>, args: &[&str], input: Option<&str>) 
     let mut child = Command::new(bin())
         .args(args)
         .env("PROMPT_HOST_CACHE_DIR", cache)
+        .env(QUIET_PROGRESS.0, QUIET_PROGRESS.1)
         .stdin(if input.is_some() {
             Stdio::piped()
         } else {

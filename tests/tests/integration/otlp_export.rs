@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::cli_support::{bin, Deployment};
+use super::cli_support::{bin, Deployment, QUIET_PROGRESS};
 use super::mcp_client::python;
 
 /// How long the spans of a command that ended may take to arrive.
@@ -141,6 +141,7 @@ fn run(d: &Deployment, args: &[&str], env: &[(&str, &str)]) -> (i32, String, Str
     let out = Command::new(bin())
         .args(args)
         .env("PROMPT_HOST_CACHE_DIR", d.path("cache"))
+        .env(QUIET_PROGRESS.0, QUIET_PROGRESS.1)
         .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
@@ -365,6 +366,7 @@ fn serve_exports_the_steps_it_takes_and_flushes_when_its_input_closes() {
     let mut child = Command::new(bin())
         .args(["serve", "--config", d.config().to_str().unwrap()])
         .env("PROMPT_HOST_CACHE_DIR", d.path("cache"))
+        .env(QUIET_PROGRESS.0, QUIET_PROGRESS.1)
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::cli_support::bin;
+use super::cli_support::{bin, QUIET_PROGRESS};
 
 /// A running `prompt-host serve`.
 pub struct Served {
@@ -31,6 +31,7 @@ impl Served {
             .arg("serve")
             .args(args)
             .env("PROMPT_HOST_CACHE_DIR", cache)
+            .env(QUIET_PROGRESS.0, QUIET_PROGRESS.1)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
