@@ -141,10 +141,14 @@ fn install() -> anyhow::Result<Telemetry> {
         .with(spans)
         .with(ExportWarnings::default());
     if tracing::subscriber::set_global_default(subscriber).is_err() {
-        // Another command line ran in this process before (the Python package's command):
-        // its export goes on; this one's provider would see no span.
+        // A subscriber is global and set once per process: the process installed its own,
+        // or an earlier command line in it did (the Python package runs the command line in
+        // process). That one's export ended with its command, so a later command in the same
+        // process exports nothing, and says so.
         let _ = provider.shutdown();
-        anyhow::bail!("a tracing subscriber is already installed in this process");
+        anyhow::bail!(
+            "a tracing subscriber is already installed in this process (only the first command line run in a process exports)"
+        );
     }
     Ok(Telemetry { provider })
 }
