@@ -28,8 +28,11 @@ same deployment through the Rust library in one process, right before the client
 prints both medians and p99s side by side with their ratio.
 
 ``--python-in-process`` also runs the same conversation through `InProcessHost` (the wheel's
-host in this Python process), in rounds alternating with the others, and prints its figures
-beside the ``serve`` client's and the library's, with the ratios.
+host in this Python process) with ``step`` as an agent calls it, in rounds alternating with
+the others, and prints its figures beside the ``serve`` client's and the library's, with the
+ratios: the step alone (its request still the host's value), the step with its request then
+written as the HTTP body (``request_json()``, against ``Host::step`` plus ``serde_json::to_vec``
+in Rust), and the step with its request then read as Python objects (``request``).
 
 The binary is ``--bin``, else ``PROMPT_HOST_BIN``, else this repository's
 ``target/release/prompt-host`` or ``target/debug/prompt-host``: a debug build is many times
@@ -161,6 +164,7 @@ def main() -> None:
         cache = os.environ.get("PROMPT_HOST_CACHE_DIR") or str(Path(tmp) / "cache")
         in_log = Path(args.log_dir or tmp) / f"step-latency-{os.getpid()}-in-process.jsonl"
         in_process: List[float] = []
+        in_process_body: List[float] = []
 
         def in_process_round(first: int, steps: int, warmup: int) -> None:
             """`steps` more steps of the in-process conversation (its own log, continued)."""
@@ -172,17 +176,22 @@ def main() -> None:
                 command += ["--fact", f"{key}={value}"]
             out = subprocess.run(command, check=True, capture_output=True, text=True,
                                  env={**os.environ, "PROMPT_HOST_CACHE_DIR": cache})
-            in_process.extend(json.loads(out.stdout.strip().splitlines()[-1])["step_ms"])
+            figures_in = json.loads(out.stdout.strip().splitlines()[-1])
+            in_process.extend(figures_in["step_ms"])
+            in_process_body.extend(figures_in.get("step_and_body_ms", []))
 
         py_log = Path(args.log_dir or tmp) / f"step-latency-{os.getpid()}-python-in-process.jsonl"
         python_in: List[float] = []
+        python_in_body: List[float] = []
+        python_in_dict: List[float] = []
         python_host = InProcessHost(config, cache_dir=cache) if args.python_in_process else None
         cmp_log = Path(args.log_dir or tmp) / f"step-latency-{os.getpid()}-compare.jsonl"
         compared: List[float] = []
         compare_host = PromptHost(config, binary=args.compare_bin, env={"PROMPT_HOST_CACHE_DIR": cache}) if args.compare_bin else None
 
         def timed_round(client: Any, session: Path, samples: List[float], first: int, steps: int) -> None:
-            """`steps` more steps of the conversation through `client` (its own log)."""
+            """`steps` more steps of the conversation through `client`'s raw `call` (its own
+            log)."""
             for i in range(first, first + steps):
                 params = {"session": str(session), "scope": args.scope, "facts": facts, "user": [f"Request number {i}: review the diff."]}
                 started = time.perf_counter()
@@ -194,6 +203,25 @@ def main() -> None:
                 # outcome after its timer too (rebinding `result` would free this one
                 # inside the next step's measurement).
                 del result
+
+        def agent_round(client: Any, session: Path, first: int, steps: int) -> None:
+            """`steps` more steps through `client.step` as an agent takes them: the step
+            alone, then its request written as the HTTP body (`request_json`), then read
+            as Python objects (`request`)."""
+            for i in range(first, first + steps):
+                started = time.perf_counter()
+                result = client.step(session, scope=args.scope, facts=facts, user=[f"Request number {i}: review the diff."])
+                stepped = time.perf_counter()
+                body = result.request_json()
+                written = time.perf_counter()
+                request = result.request
+                read = time.perf_counter()
+                python_in.append(stepped - started)
+                python_in_body.append(written - started)
+                python_in_dict.append(stepped - started + read - written)
+                client.append_assistant(session, text=f"Reviewed change {i}: looks good.")
+                assert result.step == i and body and request
+                del result, body, request
 
         with PromptHost(config, binary=binary, env={"PROMPT_HOST_CACHE_DIR": cache}, trace=trace) as host:
             describe = host.describe()
@@ -223,10 +251,13 @@ def main() -> None:
 
             for i in range(args.warmup):
                 one_step(i)
-            for client, session, samples_of in ((python_host, py_log, python_in), (compare_host, cmp_log, compared)):
-                if client is not None:
-                    timed_round(client, session, samples_of, 0, args.warmup)
+            if python_host is not None:
+                agent_round(python_host, py_log, 0, args.warmup)
+                for samples_of in (python_in, python_in_body, python_in_dict):
                     samples_of.clear()
+            if compare_host is not None:
+                timed_round(compare_host, cmp_log, compared, 0, args.warmup)
+                compared.clear()
             sizes.clear()
             samples: List[Dict[str, float]] = []
             # With --in-process or --python-in-process, rounds alternate between the
@@ -241,7 +272,7 @@ def main() -> None:
                 if args.in_process:
                     in_process_round(first, per_round, args.warmup if r == 0 else 0)
                 if python_host is not None:
-                    timed_round(python_host, py_log, python_in, first, per_round)
+                    agent_round(python_host, py_log, first, per_round)
                 if compare_host is not None:
                     timed_round(compare_host, cmp_log, compared, first, per_round)
                 cpu_before = cpu_seconds(host.pid)
@@ -304,12 +335,21 @@ def main() -> None:
         print(f"{label:24}{ms(median)}  {ms(p99)}  ({note}; rounds alternating)")
         return median
 
+    def ratio(label: str, python: List[float], rust_ms: List[float]) -> None:
+        print(f"{label}: median {statistics.median(python) * 1000 / statistics.median(rust_ms):.2f}x, "
+              f"p99 {pct(python, 0.99) * 1000 / pct(rust_ms, 0.99):.2f}x")
+
     if python_in:
-        median_py = side("python_in_process", "InProcessHost (Python)", python_in, f"{len(python_in)} steps")
+        median_py = side("python_in_process", "InProcessHost.step", python_in, f"{len(python_in)} steps")
+        side("python_in_process_body", "  + request_json()", python_in_body, "the HTTP body")
+        side("python_in_process_dict", "  + request (objects)", python_in_dict, "the request as dicts")
         print(f"serve client / InProcessHost: median {med_step / median_py:.2f}x, p99 {pct(step, 0.99) / pct(python_in, 0.99):.2f}x")
         if in_process:
-            print(f"InProcessHost / in process (Rust): median {median_py * 1000 / statistics.median(in_process):.2f}x, "
-                  f"p99 {pct(python_in, 0.99) * 1000 / pct(in_process, 0.99):.2f}x")
+            ratio("InProcessHost.step / Host::step", python_in, in_process)
+            if in_process_body:
+                side("in_process_body", "Host::step + to_vec", [ms_ / 1000 for ms_ in in_process_body], "the HTTP body")
+                ratio("  with the HTTP body written, Python / Rust", python_in_body, in_process_body)
+            ratio("  with the request as dicts / Host::step", python_in_dict, in_process)
     if compared:
         median_cmp = side("compare", "serve client, --compare-bin", compared, str(args.compare_bin))
         print(f"--compare-bin / --bin: median {median_cmp / med_step:.2f}x, p99 {pct(compared, 0.99) / pct(step, 0.99):.2f}x; "

@@ -306,3 +306,63 @@ def test_step_results_are_plain_json(host: PromptHost, tmp_path: Path) -> None:
     r = host.step(tmp_path / "s.jsonl", user="hi")
     assert json.loads(json.dumps(r.request)) == r.request
     assert copy.deepcopy(r.request) == r.request
+
+
+def test_request_json_is_the_request_as_the_http_body(host: PromptHost, wasm, tmp_path: Path) -> None:
+    """`request_json` is the request as compact UTF-8 JSON, on every transport: before the
+    request was read (the in-process host writes it from its own value), after, and for a
+    retry; non-ASCII text is kept as it is."""
+    deploy(host, wasm)
+    log = tmp_path / "s.jsonl"
+    first = host.step(log, scope=SCOPE, facts={"model": "m1", "cwd": "/repo"}, user="Grüße — 你好")
+    body = first.request_json()
+    assert isinstance(body, bytes)
+    assert "Grüße — 你好".encode("utf-8") in body
+    assert b'": ' not in body and b'", ' not in body  # compact, as the line carries it
+    assert json.loads(body) == first.request
+    assert first.request_json() == body  # the same text once the request was read
+    again = host.retry(log, facts={"model": "m1", "cwd": "/repo"})
+    assert json.loads(again.request_json()) == again.request == first.request
+
+
+def test_a_step_result_behaves_as_one_dataclass_whatever_the_transport(host: PromptHost, wasm, tmp_path: Path) -> None:
+    """The in-process host's result converts its request when it is read; nothing about the
+    result shows it: the request is one dict on every read, changes to it show in
+    `request_json`, the result is frozen, equal to a plain `StepResult` with the same
+    fields, and copied, replaced and pickled as one."""
+    import dataclasses
+    import pickle
+
+    deploy(host, wasm)
+    r = host.step(tmp_path / "s.jsonl", scope=SCOPE, facts={"model": "m1", "cwd": "/repo"}, user="hi")
+    plain = StepResult(**{f.name: getattr(r, f.name) for f in dataclasses.fields(StepResult)})
+    assert type(plain) is StepResult
+    assert r == plain and plain == r
+    assert r.request is r.request
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.request = {}  # type: ignore[misc]
+    for other in (pickle.loads(pickle.dumps(r)), copy.deepcopy(r), copy.copy(r)):
+        assert other == r
+    replaced = dataclasses.replace(r, commits=9)
+    assert (replaced.commits, replaced.request) == (9, r.request)
+    assert json.loads(replaced.request_json()) == r.request
+    r.request["model"] = "changed"
+    assert json.loads(r.request_json())["model"] == "changed"
+    assert repr(r) == repr(plain) and repr(r).startswith("StepResult(step=0, request={")
+
+
+def test_each_in_process_step_request_is_its_own(host: PromptHost, wasm, tmp_path: Path) -> None:
+    """Reading one step's request after the next step was taken gives that step's request
+    (the host keeps each step's value with its result), and two results never share a
+    dict."""
+    deploy(host, wasm)
+    log = tmp_path / "s.jsonl"
+    a = host.step(log, scope=SCOPE, facts={"model": "m1", "cwd": "/repo"}, user="one")
+    host.append_assistant(log, text="ok")
+    b = host.step(log, scope=SCOPE, facts={"model": "m1", "cwd": "/repo"}, user="two")
+    assert user("one") in a.request["messages"] and user("two") not in a.request["messages"]
+    assert user("two") in b.request["messages"]
+    assert len(b.request["messages"]) == len(a.request["messages"]) + 2
+    assert a.request["tools"] is not b.request["tools"]
+    raw = host.call("step", {"session": str(log), "scope": SCOPE, "facts": {"model": "m1", "cwd": "/repo"}})
+    assert isinstance(raw["request"], dict)  # `call` gives the raw result: plain JSON values

@@ -308,3 +308,22 @@ def test_closing_the_host_lets_a_call_in_flight_on_another_thread_end(wasm, cach
             assert status == -9
             assert isinstance(got, (PromptHostError, ServerExited)), repr(got)
             assert not isinstance(got, ServerExited) or got.returncode == -9 or got.returncode is None
+
+
+def test_a_steps_request_is_converted_only_when_read(wasm, cache_dir: Path, tmp_path: Path) -> None:
+    """`step` hands the request over as the host's value: `request_json` writes it without
+    converting it, `request` converts it once; `call` (the raw result) converts it at once."""
+    from conftest import deploy_rules
+
+    with InProcessHost(cache_dir=cache_dir) as host:
+        deploy_rules(host, wasm, "agent", "rules")
+        log = tmp_path / "s.jsonl"
+        r = host.step(log, scope="agent", facts={"model": "m1", "cwd": "/repo"}, user="hi")
+        assert type(r).__name__ == "_DeferredStepResult" and r.__dict__["_request"] is not r.__dict__.get("request")
+        unread = r.__dict__["_request"]
+        body = r.request_json()
+        assert r.__dict__["_request"] is unread  # written from the host's value
+        request = r.request
+        assert r.__dict__["_request"] is request and json.loads(body) == request
+        raw = host.call("step", {"session": str(log), "scope": "agent", "facts": {"model": "m1", "cwd": "/repo"}})
+        assert isinstance(raw["request"], dict) and list(raw)[:3] == ["step", "request", "commits"]

@@ -3,21 +3,25 @@
 //!
 //! The request goes through the server as a line's would ([`Server::call`]: the same
 //! envelope checks, the same session queue and state, the same errors), but the caller's
-//! thread waits for it with the GIL released, and a step's result (the whole request, with
-//! every tool schema) becomes Python objects directly, without a JSON text in between.
+//! thread waits for it with the GIL released, and a step's result becomes Python objects
+//! directly, without a JSON text in between — all but its request, which is handed over as
+//! a [`StepRequest`] and converted when it is read.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyDict, PyString};
 
 use prompt_host::prompt::CancelToken;
 use prompt_host::serve::{Answer, RpcError, Server, StepResultView};
 
-/// How a call was answered, for the Python side: a result as objects, a result as JSON text
-/// (the small ones), or an error object as JSON text.
+use crate::step_request::StepRequest;
+
+/// How a call was answered, for the Python side: a result as objects (a step's with its
+/// `request` a [`StepRequest`]), a result as JSON text (the small ones), or an error object
+/// as JSON text.
 pub const RESULT_OBJECT: u8 = 0;
 /// See [`RESULT_OBJECT`].
 pub const RESULT_JSON: u8 = 1;
@@ -147,16 +151,26 @@ pub fn call<'py>(
     let lines = server.lines_queued();
     let (kind, payload) = match answer {
         Ok(Answer::Step(outcome)) => {
-            let objects = pythonize::pythonize(py, &StepResultView::of(&outcome));
-            // A step's outcome is the whole request: freed on another thread, after the
-            // caller has its answer.
-            free_elsewhere(outcome);
-            let objects = objects.map_err(|e| {
-                pyo3::exceptions::PyRuntimeError::new_err(format!(
-                    "cannot hand the step's result to Python: {e}"
-                ))
-            })?;
-            (RESULT_OBJECT, objects)
+            // Everything but the request becomes objects now; the request (most of the
+            // result) waits as the host's value until Python reads it.
+            let objects = pythonize::pythonize(py, &StepResultView::without_request(&outcome))
+                .map_err(|e| {
+                    pyo3::exceptions::PyRuntimeError::new_err(format!(
+                        "cannot hand the step's result to Python: {e}"
+                    ))
+                });
+            let request = Bound::new(py, StepRequest::new(outcome))?;
+            let objects = objects?;
+            // `request` where a line has it (after `step`), so that a result read as plain
+            // values has a line's key order.
+            let result = PyDict::new(py);
+            for (key, value) in objects.cast::<PyDict>().map_err(PyErr::from)?.iter() {
+                result.set_item(&key, value)?;
+                if key.eq("step")? {
+                    result.set_item("request", &request)?;
+                }
+            }
+            (RESULT_OBJECT, result.into_any())
         }
         Ok(Answer::Json(raw)) => (RESULT_JSON, PyString::new(py, raw.get()).into_any()),
         Err(e) => (ERROR_JSON, PyString::new(py, &error_json(&e)).into_any()),
@@ -169,7 +183,7 @@ type Garbage = std::sync::mpsc::Sender<Box<dyn Send>>;
 
 /// Drop `value` on a thread of its own (started on first use), so that freeing a large
 /// answer is not part of the caller's wait.
-fn free_elsewhere(value: impl Send + 'static) {
+pub fn free_elsewhere(value: impl Send + 'static) {
     static FREE: OnceLock<Option<Mutex<Garbage>>> = OnceLock::new();
     let sender = FREE.get_or_init(|| {
         let (tx, rx) = std::sync::mpsc::channel::<Box<dyn Send>>();

@@ -22,14 +22,17 @@ mod command_line;
 mod host_log;
 mod lines;
 mod server;
+mod step_request;
 
 pub use command_line::run_command_line;
 pub use server::InProcessServer;
+pub use step_request::StepRequest;
 
-/// The module: `InProcessServer`, `run_command_line`, `__version__`.
+/// The module: `InProcessServer`, `StepRequest`, `run_command_line`, `__version__`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<InProcessServer>()?;
+    m.add_class::<StepRequest>()?;
     m.add_function(wrap_pyfunction!(run_command_line, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

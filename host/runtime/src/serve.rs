@@ -34,7 +34,7 @@ mod params;
 pub use direct::TURN_POLL;
 pub use error::{code, RpcError};
 pub use lines::{Line, DEFAULT_MAX_REQUEST_BYTES};
-pub use methods::{Answer, StepResultView};
+pub use methods::{Answer, StepAnswer, StepResultView};
 pub use notify::Notifier;
 pub use output::DEFAULT_MAX_OUTPUT_BYTES;
 

@@ -11,9 +11,16 @@
 //! Each step is `Host::step` with one user text, timed, then the model's scripted reply
 //! (`Host::append_assistant`), untimed, as the client benchmark does. An existing log is
 //! continued (the benchmark alternates rounds of this and of the client); `--first` numbers
-//! the steps' texts. Prints every timed step, in ms.
+//! the steps' texts. Prints every timed step, in ms (`step_ms`), and each step with its
+//! request then written as the HTTP body's JSON (`step_and_body_ms`), as an agent sends it.
 
 use std::path::PathBuf;
+
+/// With `--features mimalloc`: the allocator of the binary and the wheel (the library leaves
+/// the choice to its embedder; without the feature this is the system allocator).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::time::Instant;
 
 use prompt_host::session::{AssistantReply, Session};
@@ -77,6 +84,8 @@ fn main() {
             .fold(Facts::new(), |f, (k, v)| f.with(k.as_str(), v.as_str()))
     };
     let mut times = Vec::with_capacity(a.steps);
+    // The request written as its HTTP body right after the step, as an agent sends it.
+    let mut wire = Vec::with_capacity(a.steps);
     for i in a.first..a.first + a.warmup + a.steps {
         let options = StepOptions::default()
             .user_texts(vec![format!("Request number {i}: review the diff.")]);
@@ -85,14 +94,21 @@ fn main() {
             .block_on(host.step(&mut session, Some(&a.scope), facts(), &options))
             .expect("step");
         let elapsed = started.elapsed();
+        let body = serde_json::to_vec(&outcome.1.request).expect("request as JSON");
+        let written = started.elapsed();
+        std::hint::black_box(body);
         std::hint::black_box(outcome);
         if i >= a.first + a.warmup {
             times.push(elapsed.as_secs_f64() * 1e3);
+            wire.push(written.as_secs_f64() * 1e3);
         }
         let reply =
             AssistantReply::default().with_text(format!("Reviewed change {i}: looks good."));
         host.append_assistant(&mut session, &reply)
             .expect("assistant reply");
     }
-    println!("{}", serde_json::json!({ "step_ms": times }));
+    println!(
+        "{}",
+        serde_json::json!({ "step_ms": times, "step_and_body_ms": wire })
+    );
 }

@@ -11,7 +11,8 @@ from the response; unknown keys a newer server may add are ignored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from typing import Literal, TypedDict
@@ -608,11 +609,17 @@ class StepResult:
     #: The MCP servers the step's scope sees whose instructions were cut to their budgets.
     mcp_cuts: List[InstructionsCut] = field(default_factory=list)
 
+    def request_json(self) -> bytes:
+        """`request` as compact UTF-8 JSON text: the body of the provider's HTTP request.
+        The in-process host (`InProcessHost`) writes it from its own value without building
+        the request as Python objects first, unless ``request`` was read before (then this is
+        the JSON of that dict, with whatever the caller changed in it)."""
+        return json.dumps(self.request, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> "StepResult":
-        return cls(
+        values = dict(
             step=v["step"],
-            request=v["request"],
             commits=v["commits"],
             starts_series=v["starts_series"],
             header=v.get("header"),
@@ -623,6 +630,66 @@ class StepResult:
             tokens_error=v.get("tokens_error"),
             mcp_cuts=InstructionsCut.all(v.get("mcp_cuts")),
         )
+        request = v["request"]
+        if isinstance(request, dict):
+            return cls(request=request, **values)  # type: ignore[arg-type]
+        return _DeferredStepResult._of(request, values)
+
+
+_UNREAD = object()
+
+
+class _DeferredStepResult(StepResult):
+    """A `StepResult` of the in-process host whose ``request`` is still the host's value
+    (the native module's ``StepRequest``): it becomes Python objects when ``request`` is first
+    read (then it is that same dict on every read), and `request_json` writes it without
+    them. In every other respect it is a `StepResult`: equal to one with the same fields,
+    copied and pickled as one."""
+
+    @classmethod
+    def _of(cls, native: Any, values: Dict[str, Any]) -> "StepResult":
+        result = object.__new__(cls)
+        for name, value in values.items():
+            object.__setattr__(result, name, value)
+        result.__dict__["_native_request"] = native
+        result.__dict__["_request"] = _UNREAD
+        return result
+
+    @property
+    def request(self) -> Request:
+        value = self.__dict__.get("_request", _UNREAD)
+        if value is _UNREAD:
+            value = self.__dict__["_native_request"].to_python()
+            self.__dict__["_request"] = value
+        return value  # type: ignore[no-any-return]
+
+    @request.setter
+    def request(self, value: Request) -> None:
+        # Only the dataclass's own __init__ gets here (dataclasses.replace); the frozen
+        # __setattr__ refuses an assignment before that.
+        self.__dict__["_request"] = value
+
+    def request_json(self) -> bytes:
+        if self.__dict__.get("_request", _UNREAD) is _UNREAD:
+            return self.__dict__["_native_request"].to_json()  # type: ignore[no-any-return]
+        return super().request_json()
+
+    def _values(self) -> Tuple[Any, ...]:
+        return tuple(getattr(self, f.name) for f in fields(StepResult))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StepResult):
+            return self._values() == tuple(getattr(other, f.name) for f in fields(StepResult))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(StepResult))
+        return f"StepResult({shown})"
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (StepResult, self._values())
 
 
 @dataclass(frozen=True)

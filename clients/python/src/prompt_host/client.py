@@ -488,6 +488,13 @@ class PromptHost:
         """Send a request and wait for its raw result."""
         return self.send(method, params, cancel=cancel).result(timeout)
 
+    def _call_step(
+        self, method: str, params: Mapping[str, Any], cancel: Optional[CancelToken], timeout: Optional[float]
+    ) -> Any:
+        """`call` for ``step`` and ``retry``, whose result becomes a `StepResult` (the
+        in-process host hands the request over unconverted there)."""
+        return self.call(method, params, cancel=cancel, timeout=timeout)
+
     def notify(self, method: str, params: Optional[Mapping[str, Any]] = None) -> None:
         """Send a notification (a request without id: nothing is answered)."""
         self._write(_wire.notification_message(method, params))
@@ -598,7 +605,7 @@ class PromptHost:
         written then. ``tokens`` adds the rendering's token counts, and ``timings`` where the
         time went (with the ``commit`` phase), as `render`'s do."""
         params = _wire.step(session, scope, facts, user, in_history, starts_series, route, tokens, timings)
-        return StepResult.from_json(self.call("step", params, cancel=cancel, timeout=timeout))
+        return StepResult.from_json(self._call_step("step", params, cancel, timeout))
 
     def retry(
         self,
@@ -617,7 +624,7 @@ class PromptHost:
         (no plugin runs) re-rendered for ``facts``, and its request derived for ``route``
         (the step's route when ``None``). ``tokens`` and ``timings`` as for `step`."""
         params = _wire.retry(session, facts, in_history, starts_series, route, tokens, timings)
-        return StepResult.from_json(self.call("retry", params, cancel=cancel, timeout=timeout))
+        return StepResult.from_json(self._call_step("retry", params, cancel, timeout))
 
     def append_assistant(
         self,

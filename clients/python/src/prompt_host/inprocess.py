@@ -7,6 +7,10 @@ cancellation, because the same JSON-RPC lines pass between the same client code 
 server code. Every blocking call into the native module releases the GIL, and the host's
 work (plugins, the session log's writes) runs on the server's own threads.
 
+One difference is invisible to the types: a step's ``request`` (most of its result) stays the
+host's value until `StepResult.request` is first read, and `StepResult.request_json` writes
+it as the HTTP body without building it as Python objects at all.
+
 A plugin's trap, an exhausted limit or a hung plugin fails that request as it would over
 ``serve``; nothing a plugin does can take the Python process down (its memory, stack and time
 are bounded by the sandbox).
@@ -199,6 +203,24 @@ class InProcessHost(PromptHost):
     ) -> Any:
         """Send a request and wait for its raw result: directly when neither ``cancel`` nor
         ``timeout`` is given (and not from a notification callback), else as a line."""
+        return self._direct(method, params, cancel, timeout, deferred=False)
+
+    def _call_step(
+        self, method: str, params: Mapping[str, Any], cancel: Optional[CancelToken], timeout: Optional[float]
+    ) -> Any:
+        return self._direct(method, params, cancel, timeout, deferred=True)
+
+    def _direct(
+        self,
+        method: str,
+        params: Optional[Mapping[str, Any]],
+        cancel: Optional[CancelToken],
+        timeout: Optional[float],
+        *,
+        deferred: bool,
+    ) -> Any:
+        """`call`; with ``deferred``, a step's ``request`` stays the native ``StepRequest``
+        (converted when `StepResult.request` is read), else it is converted here."""
         if cancel is not None or timeout is not None or threading.current_thread() is self._reader:
             return super().call(method, params, cancel=cancel, timeout=timeout)
         id = next(self._ids)
@@ -223,9 +245,19 @@ class InProcessHost(PromptHost):
             response["error"] = json.loads(payload)
         else:
             response["result"] = payload if kind == _RESULT_OBJECT else json.loads(payload)
+        native_request = payload.get("request") if kind == _RESULT_OBJECT else None
+        if native_request is not None and isinstance(native_request, dict):
+            native_request = None
+        if native_request is not None and not deferred:
+            payload["request"] = native_request.to_python()
         if self._trace is not None:
+            traced = response
+            if native_request is not None and deferred:
+                # The trace sees the response as a line carries it; the caller's request
+                # stays unconverted.
+                traced = {**response, "result": {**payload, "request": native_request.to_python()}}
             try:
-                self._trace("recv", response)
+                self._trace("recv", traced)
             except Exception:
                 pass
         if "error" in response:

@@ -468,7 +468,8 @@ fn load_plugin(host: &Host, p: params::LoadPlugin) -> Result<Value, RpcError> {
 #[derive(Serialize)]
 pub struct StepResultView<'a> {
     step: u64,
-    request: &'a ModelRequest,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request: Option<&'a ModelRequest>,
     commits: usize,
     starts_series: bool,
     header: Option<&'static str>,
@@ -500,7 +501,7 @@ impl<'a> StepResultView<'a> {
             timings: answer.timings.as_ref(),
             mcp_cuts: &answer.mcp_cuts,
             step: outcome.step,
-            request: &outcome.request,
+            request: Some(&outcome.request),
             commits: outcome.commits.len(),
             starts_series: outcome.starts_series,
             header: outcome.header.map(|h| h.as_str()),
@@ -509,6 +510,15 @@ impl<'a> StepResultView<'a> {
                 breakpoints: &outcome.request.cache_breakpoints,
                 last_usage: &outcome.last_usage,
             },
+        }
+    }
+
+    /// The same result without its `request`: an in-process client hands the request over
+    /// on its own, converted only when it is read ([`ModelRequest`] is most of a result).
+    pub fn without_request(answer: &'a StepAnswer) -> Self {
+        Self {
+            request: None,
+            ..Self::of(answer)
         }
     }
 }
