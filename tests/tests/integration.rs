@@ -30,6 +30,7 @@ mod integration {
     mod mcp_client;
     mod mcp_config;
     mod mcp_prompt;
+    mod mcp_remote;
     mod module_graph;
     mod otlp_export;
     mod outputs_unchanged;

@@ -350,6 +350,15 @@ export interface McpStatus {
   last_error: string | null;
   /** How the live generation's instructions were cut to the server's budget, or `null`. */
   instructions_cut: InstructionsCut | null;
+  /** How the server is reached. */
+  transport: "stdio" | "http";
+  /** The lifecycle the last connection used, or `null` before one was made. */
+  lifecycle: "discover" | "initialize" | null;
+  /** The protocol revision the last connection agreed, or `null`. */
+  protocol_version: string | null;
+  /** What the server injects: its instructions on or off, and the text handed to the
+   * provider plugin (after any cut) with its size in bytes. */
+  instructions: { enabled: boolean; bytes: number; text: string };
 }
 
 /**

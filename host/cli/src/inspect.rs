@@ -277,6 +277,35 @@ pub async fn run(
         )?;
     }
 
+    // The MCP servers this scope sees, and what each injects.
+    let servers: Vec<_> = host
+        .mcp_status()
+        .into_iter()
+        .map(|kept| kept.status)
+        .filter(|s| rank(&s.scope).is_some())
+        .collect();
+    if !servers.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{:<24} {:<16} {:<9} {:<11} {:<11} {:<12} {:>9}",
+            "MCP SERVER", "LAYER", "TRANSPORT", "LIFECYCLE", "PROTOCOL", "INSTRUCTIONS", "BYTES"
+        )?;
+        for s in &servers {
+            writeln!(
+                out,
+                "{:<24} {:<16} {:<9} {:<11} {:<11} {:<12} {:>9}",
+                s.server,
+                label(&s.scope),
+                s.transport,
+                s.lifecycle.map_or("-", |l| l.as_str()),
+                s.protocol_version.as_deref().unwrap_or("-"),
+                if s.instructions_enabled { "on" } else { "off" },
+                s.instructions.len()
+            )?;
+        }
+    }
+
     // A server's instructions cut to their budget: said here as the prompt says it.
     let cuts = host.instructions_cuts_for(scope);
     if !cuts.is_empty() {

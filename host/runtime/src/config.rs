@@ -5,7 +5,7 @@
 //! that names the file, the key and what was expected. Relative paths are relative to the
 //! file.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -13,6 +13,10 @@ use thiserror::Error;
 
 pub use crate::policy::OnError;
 use crate::prompt::PromptConfig;
+
+mod mcp_entry;
+
+pub use mcp_entry::{McpConfig, McpLifecycleConfig, McpOAuthConfig};
 
 /// A parsed and validated host.toml.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,45 +139,8 @@ pub struct DevSettings {
     pub dir: Option<PathBuf>,
 }
 
-/// One `[[mcp]]` entry: an MCP server spawned over stdio.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct McpConfig {
-    /// Server name (`^[A-Za-z0-9_-]{1,32}$`), unique across the file.
-    pub name: String,
-    /// The program to run.
-    pub command: String,
-    /// Its arguments.
-    #[serde(default)]
-    pub args: Vec<String>,
-    /// Extra environment for the server process.
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// The scope its contributions land in; absent = global.
-    #[serde(default)]
-    pub scope: Option<String>,
-    /// The instruction-provider plugin for this server, replacing `[host] mcp_provider`.
-    /// One of the two must be set.
-    #[serde(default)]
-    pub provider: Option<PathBuf>,
-    /// Handed to the provider plugin's `init` as JSON.
-    #[serde(default = "empty_table")]
-    pub config: toml::Table,
-    /// Timeout for `initialize` and each `tools/list` page, in milliseconds.
-    #[serde(default = "default_mcp_timeout_ms")]
-    pub timeout_ms: u64,
-    /// The most tokens of the server's instructions kept in the prompt, counted with
-    /// `[prompt] tokenizer`; a longer text is cut, and the prompt says so.
-    #[serde(default)]
-    pub max_instruction_tokens: Option<usize>,
-}
-
 fn empty_table() -> toml::Table {
     toml::Table::new()
-}
-
-fn default_mcp_timeout_ms() -> u64 {
-    10_000
 }
 
 /// Why a host.toml was refused. Every message names the file.
@@ -377,6 +344,7 @@ impl HostConfig {
                     format!("MCP server name \"{}\" is used twice", mcp.name),
                 ));
             }
+            mcp_entry::check(i, mcp, base).map_err(|(k, m)| invalid(k, m))?;
             if let Some(p) = &mcp.provider {
                 let p = base.join(p);
                 check_component_file(&p, max_wasm).map_err(|e| {

@@ -489,21 +489,48 @@ fn mcp_spec(
             }
         })
         .map(Path::to_path_buf);
-    let command = match &dir {
-        Some(dir) if entry.command.contains('/') && Path::new(&entry.command).is_relative() => {
-            dir.join(&entry.command).display().to_string()
+    let invalid = |key: String, message: String| {
+        HostError::Config(crate::config::ConfigFileError::Invalid {
+            path: shown_path(config),
+            key,
+            message,
+        })
+    };
+    let server = match (&entry.command, &entry.url) {
+        (Some(command), _) => {
+            let command = match &dir {
+                Some(dir) if command.contains('/') && Path::new(command).is_relative() => {
+                    dir.join(command).display().to_string()
+                }
+                _ => command.clone(),
+            };
+            let mut server = crate::mcp::McpServerSpec::new(entry.name.clone(), command)
+                .args(entry.args.clone())
+                .env(entry.env.clone());
+            server.dir = dir;
+            server
         }
-        _ => entry.command.clone(),
+        (None, Some(url)) => {
+            let remote = remote_server(entry, url, index, |name| std::env::var(name).ok())
+                .map_err(|(key, message)| invalid(key, message))?;
+            crate::mcp::McpServerSpec::remote(entry.name.clone(), remote)
+        }
+        (None, None) => {
+            return Err(invalid(
+                format!("mcp[{index}].command"),
+                "expected `command` or `url`".into(),
+            ))
+        }
     };
-    let server = crate::mcp::McpServerSpec {
-        name: entry.name.clone(),
-        command,
-        args: entry.args.clone(),
-        env: entry.env.clone(),
-        timeout: std::time::Duration::from_millis(entry.timeout_ms),
-        dir,
-        instruction_budget: None,
+    let lifecycle = match entry.lifecycle {
+        crate::config::McpLifecycleConfig::Auto => crate::mcp::McpLifecycle::Auto,
+        crate::config::McpLifecycleConfig::Discover => crate::mcp::McpLifecycle::Discover,
+        crate::config::McpLifecycleConfig::Initialize => crate::mcp::McpLifecycle::Initialize,
     };
+    let server = server
+        .timeout(std::time::Duration::from_millis(entry.timeout_ms))
+        .lifecycle(lifecycle)
+        .instructions(entry.instructions);
     let server = match (entry.max_instruction_tokens, tokenizer) {
         (None, _) => server,
         (Some(max), Some(tokenizer)) => server.instruction_budget(
@@ -519,6 +546,44 @@ fn mcp_spec(
         .config(serde_json::to_value(&entry.config).unwrap_or_default());
     spec.scope = entry.scope.clone();
     Ok(spec)
+}
+
+/// The remote server of `[[mcp]]` entry `index` at `url`: its secrets resolved with
+/// `lookup` (the environment), its timeouts and CA file; `(key, message)` naming the entry's
+/// key when a secret cannot be resolved (the message names the variable, never a value).
+fn remote_server(
+    entry: &crate::config::McpConfig,
+    url: &str,
+    index: usize,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<crate::mcp::RemoteServer, (String, String)> {
+    use crate::mcp::{resolve_secret, ClientCredentials, RemoteServer, Secret};
+    let mut remote = RemoteServer::new(url).timeouts(
+        std::time::Duration::from_millis(entry.connect_timeout_ms),
+        std::time::Duration::from_millis(entry.idle_timeout_ms),
+    );
+    for (name, value) in &entry.headers {
+        let value = resolve_secret(value, &lookup)
+            .map_err(|m| (format!("mcp[{index}].headers.{name}"), m))?;
+        remote = remote.header(name.clone(), Secret::new(value));
+    }
+    if let Some(ca) = &entry.ca_file {
+        remote = remote.ca_file(ca.clone());
+    }
+    if let Some(oauth) = &entry.oauth {
+        let secret = resolve_secret(&oauth.client_secret, &lookup)
+            .map_err(|m| (format!("mcp[{index}].oauth.client_secret"), m))?;
+        let mut grant =
+            ClientCredentials::new(&oauth.token_url, &oauth.client_id, Secret::new(secret));
+        grant.scopes = oauth
+            .scope
+            .as_deref()
+            .map(|s| s.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default();
+        grant.resource = oauth.resource.clone();
+        remote = remote.oauth(grant);
+    }
+    Ok(remote)
 }
 
 fn shown_path(config: &HostConfig) -> String {

@@ -21,6 +21,8 @@ mod bridge;
 mod connection;
 mod cut;
 pub mod names;
+mod remote;
+mod secret;
 mod session;
 mod status;
 
@@ -36,6 +38,8 @@ pub use cut::{
     cut_instructions, InstructionBudget, InstructionsCut, MAX_COUNTED_INSTRUCTION_BYTES,
 };
 pub use names::{check_unique_tools, public_tool_name};
+pub use remote::{ClientCredentials, RemoteServer};
+pub use secret::{resolve_secret, Secret};
 pub use status::{valid_server_name, McpBridgeError, McpState, McpStatus};
 
 /// How to start one MCP server (from a `[[mcp]]` entry of host.toml).
@@ -58,6 +62,46 @@ pub struct McpServerSpec {
     /// What the server's instructions may cost in the prompt; a longer text is cut, with a
     /// note saying so (see [`cut_instructions`]). `None` = no budget.
     pub instruction_budget: Option<InstructionBudget>,
+    /// A remote server over Streamable HTTP; when set, `command`, `args`, `env` and `dir`
+    /// are not used.
+    pub remote: Option<RemoteServer>,
+    /// Which lifecycle to speak.
+    pub lifecycle: McpLifecycle,
+    /// Whether the server's instructions reach the provider plugin (and so the prompt);
+    /// `false` keeps its tools only.
+    pub instructions: bool,
+}
+
+/// Which MCP lifecycle a connection speaks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum McpLifecycle {
+    /// The 2026-07-28 `server/discover` first, `initialize` when the server does not know
+    /// it (the specification's fallback).
+    #[default]
+    Auto,
+    /// Only `server/discover`.
+    Discover,
+    /// Only `initialize` (2025-11-25 and earlier).
+    Initialize,
+}
+
+/// The lifecycle a connection actually used, as [`McpStatus::lifecycle`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LifecycleUsed {
+    /// `server/discover` (stateless, 2026-07-28).
+    Discover,
+    /// The `initialize` handshake.
+    Initialize,
+}
+
+impl LifecycleUsed {
+    /// `"discover"` or `"initialize"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LifecycleUsed::Discover => "discover",
+            LifecycleUsed::Initialize => "initialize",
+        }
+    }
 }
 
 impl McpServerSpec {
@@ -71,6 +115,26 @@ impl McpServerSpec {
             timeout: Duration::from_secs(10),
             dir: None,
             instruction_budget: None,
+            remote: None,
+            lifecycle: McpLifecycle::Auto,
+            instructions: true,
+        }
+    }
+
+    /// A remote server at `remote.url`, over Streamable HTTP, with the default timeout.
+    pub fn remote(name: impl Into<String>, remote: RemoteServer) -> Self {
+        McpServerSpec {
+            remote: Some(remote),
+            ..McpServerSpec::new(name, String::new())
+        }
+    }
+
+    /// `"stdio"` or `"http"`: how the server is reached.
+    pub fn transport(&self) -> &'static str {
+        if self.remote.is_some() {
+            "http"
+        } else {
+            "stdio"
         }
     }
 }
@@ -94,8 +158,13 @@ pub struct McpSnapshot {
     /// Counts the generations of this connection from 1, across reconnects, so a consumer
     /// can tell a re-list from a repeat of the same event.
     pub generation: u64,
-    /// The `instructions` of the initialize result; `""` when the server sent none.
+    /// The server's `instructions` (of its discover or initialize result); `""` when it
+    /// sent none.
     pub instructions: String,
+    /// The lifecycle the connection used.
+    pub lifecycle: LifecycleUsed,
+    /// The protocol revision agreed (e.g. `2026-07-28`).
+    pub protocol_version: String,
     /// Every listed tool in server order, all pages drained. Not deduplicated: the consumer
     /// refuses a list with a repeated raw name through [`check_unique_tools`] and keeps its
     /// previous generation, as the TypeScript DeepSeek Harness does.
@@ -141,9 +210,39 @@ pub enum McpError {
         /// The operating-system error.
         error: std::io::Error,
     },
-    /// `initialize` got no answer within the timeout.
-    #[error("mcp-client({server}): no answer to initialize within {} ms", timeout.as_millis())]
+    /// The lifecycle's first request got no answer within the timeout.
+    #[error("mcp-client({server}): no answer to {request} within {} ms", timeout.as_millis())]
     InitializeTimeout {
+        /// The server name.
+        server: String,
+        /// What was asked: `initialize`, `server/discover`, or (the automatic choice)
+        /// `server/discover or initialize`.
+        request: &'static str,
+        /// The bound that expired.
+        timeout: Duration,
+    },
+    /// A remote server could not be reached, refused the request (an HTTP status, a
+    /// missing or refused token) or answered something unusable.
+    #[error("mcp-client({server}): {url}: {message}")]
+    Remote {
+        /// The server name.
+        server: String,
+        /// The endpoint, without query or fragment.
+        url: String,
+        /// What went wrong (never a header value or a token).
+        message: String,
+    },
+    /// A `server/discover` refresh failed.
+    #[error("mcp-client({server}): server/discover failed: {message}")]
+    Discover {
+        /// The server name.
+        server: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A `server/discover` refresh got no answer within the timeout.
+    #[error("mcp-client({server}): no answer to server/discover within {} ms", timeout.as_millis())]
+    DiscoverTimeout {
         /// The server name.
         server: String,
         /// The bound that expired.
@@ -216,6 +315,18 @@ impl McpServerSpec {
     /// Sets [`McpServerSpec::instruction_budget`].
     pub fn instruction_budget(mut self, value: InstructionBudget) -> Self {
         self.instruction_budget = Some(value);
+        self
+    }
+
+    /// Sets [`McpServerSpec::lifecycle`].
+    pub fn lifecycle(mut self, value: McpLifecycle) -> Self {
+        self.lifecycle = value;
+        self
+    }
+
+    /// Sets [`McpServerSpec::instructions`].
+    pub fn instructions(mut self, value: bool) -> Self {
+        self.instructions = value;
         self
     }
 

@@ -110,7 +110,9 @@ async fn next_generation_despite_slow_starts(conn: &McpConnection) -> McpSnapsho
     loop {
         match next(conn).await {
             McpEvent::Generation(snapshot) => return snapshot,
-            McpEvent::Failed { error, .. } if error.contains("no answer to initialize") => {
+            McpEvent::Failed { error, .. }
+                if error.contains("no answer to server/discover or initialize") =>
+            {
                 eprintln!("mcp: retrying after a slow start: {error}");
             }
             other => panic!("expected a generation, got {other:?}"),
@@ -329,7 +331,7 @@ async fn silent_server_times_out() {
     let error = next_failure(&silent).await;
     assert_eq!(
         error,
-        "mcp-client(hang): no answer to initialize within 1000 ms"
+        "mcp-client(hang): no answer to server/discover or initialize within 1000 ms"
     );
     let detected = seen.lock().unwrap()[0].0 - started;
     eprintln!("mcp: silent server reported after {detected:?} (timeout {timeout:?})");

@@ -299,7 +299,7 @@ async fn a_silent_server_times_out_and_never_blocks_an_assembly() {
     assert_eq!(down.state, McpState::Down);
     assert_eq!(
         down.last_error.as_deref(),
-        Some("mcp-client(hang): no answer to initialize within 1000 ms")
+        Some("mcp-client(hang): no answer to server/discover or initialize within 1000 ms")
     );
     assert_eq!(down.live_generation, None);
 

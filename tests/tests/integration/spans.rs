@@ -374,7 +374,13 @@ fn an_mcp_server_s_exchanges_are_client_spans_named_by_their_method() {
         .iter()
         .map(|s| field(s, "mcp.method.name"))
         .collect();
-    assert_eq!(methods, ["initialize", "tools/list"], "{spans:#?}");
+    // The lifecycle's exchange (the 2026-07-28 `server/discover`, which this server speaks),
+    // the discover that reads its time to live, then the list.
+    assert_eq!(
+        methods,
+        ["server/discover", "server/discover", "tools/list"],
+        "{spans:#?}"
+    );
     for span in &exchanges {
         assert_eq!(field(span, "otel.name"), field(span, "mcp.method.name"));
         assert_eq!(field(span, "otel.kind"), "client");

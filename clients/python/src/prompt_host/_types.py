@@ -29,6 +29,7 @@ __all__ = [
     "Facts",
     "InstructionsCut",
     "LogLine",
+    "McpInstructions",
     "McpStatus",
     "Message",
     "NamedText",
@@ -719,6 +720,15 @@ class McpStatus:
     last_error: Optional[str]
     #: How the live generation's instructions were cut to the server's budget, if they were.
     instructions_cut: Optional[InstructionsCut] = None
+    #: ``"stdio"`` or ``"http"``.
+    transport: Literal["stdio", "http"] = "stdio"
+    #: The lifecycle the last connection used (``"discover"`` or ``"initialize"``).
+    lifecycle: Optional[Literal["discover", "initialize"]] = None
+    #: The protocol revision the last connection agreed.
+    protocol_version: Optional[str] = None
+    #: What the server injects: whether its instructions are on, and the text handed to the
+    #: provider plugin (after any cut) with its size.
+    instructions: Optional[McpInstructions] = None
 
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> "McpStatus":
@@ -735,7 +745,27 @@ class McpStatus:
             live_generation=v.get("live_generation"),
             last_error=v.get("last_error"),
             instructions_cut=InstructionsCut.maybe(v.get("instructions_cut")),
+            transport=v.get("transport", "stdio"),
+            lifecycle=v.get("lifecycle"),
+            protocol_version=v.get("protocol_version"),
+            instructions=McpInstructions.maybe(v.get("instructions")),
         )
+
+
+@dataclass(frozen=True)
+class McpInstructions:
+    """What an MCP server injects (`McpStatus.instructions`)."""
+
+    #: Whether its instructions reach the prompt (``[[mcp]] instructions``).
+    enabled: bool
+    #: The size of ``text`` in bytes.
+    bytes: int
+    #: The instructions the live generation handed to the provider plugin.
+    text: str
+
+    @classmethod
+    def maybe(cls, v: Optional[Mapping[str, Any]]) -> Optional["McpInstructions"]:
+        return None if v is None else cls(enabled=v["enabled"], bytes=v["bytes"], text=v["text"])
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,8 @@ impl McpBridge {
             &server,
             scope.as_deref(),
             plugin.name(),
+            spec.transport(),
+            spec.instructions,
         ));
         // The connection's callback must not block: it only queues the event.
         let (events_tx, events) = mpsc::unbounded_channel();
@@ -88,6 +90,7 @@ impl McpBridge {
                 plugin: plugin.clone(),
                 closed: closed.clone(),
                 budget: spec.instruction_budget.clone(),
+                instructions: spec.instructions,
                 last_cut: Arc::default(),
             },
             status_tx,
@@ -245,6 +248,8 @@ struct Publisher {
     plugin: Arc<LoadedPlugin>,
     closed: Arc<AtomicBool>,
     budget: Option<InstructionBudget>,
+    /// Whether the server's instructions are handed on (`false`: its tools only).
+    instructions: bool,
     /// The last instructions cut and what they were cut to. A server's instructions come
     /// with `initialize` and rarely change, while a server can make new generations as
     /// often as it likes (`tools/list_changed`): each is not cut (counted) again.
@@ -297,15 +302,20 @@ async fn publish_events(
         match event {
             McpEvent::Generation(snapshot) => {
                 let generation = snapshot.generation;
+                let lifecycle = snapshot.lifecycle;
+                let protocol_version = snapshot.protocol_version.clone();
                 let outcome = publish(&publisher, snapshot).await;
                 status.send_modify(|s| {
                     s.state = McpState::Up;
                     s.generations += 1;
+                    s.lifecycle = Some(lifecycle);
+                    s.protocol_version = Some(protocol_version);
                     match outcome {
-                        Ok(cut) => {
+                        Ok((cut, handed)) => {
                             s.published += 1;
                             s.live_generation = Some(generation);
                             s.instructions_cut = cut;
+                            s.instructions = handed;
                         }
                         Err(error) => {
                             s.rejected += 1;
@@ -333,11 +343,15 @@ async fn publish_events(
 async fn publish(
     publisher: &Publisher,
     mut snapshot: McpSnapshot,
-) -> Result<Option<InstructionsCut>, String> {
+) -> Result<(Option<InstructionsCut>, String), String> {
     let where_ = label(&snapshot.server, publisher.plugin.scope());
     let generation = snapshot.generation;
     let publisher = publisher.clone();
     let joined = tokio::task::spawn_blocking(move || {
+        if !publisher.instructions {
+            // Switched off by the operator: the tools still go through.
+            snapshot.instructions.clear();
+        }
         let cut = match &publisher.budget {
             Some(budget) => {
                 let sent = std::mem::take(&mut snapshot.instructions);
@@ -355,17 +369,17 @@ async fn publish(
             plugin.dispose();
         }
         result
-            .map(|declared| (declared.len(), cut))
+            .map(|declared| (declared.len(), cut, record.instructions.clone()))
             .map_err(|e| e.to_string())
     })
     .await;
     match joined {
-        Ok(Ok((declared, cut))) => {
+        Ok(Ok((declared, cut, handed))) => {
             log::info!("{where_}: generation {generation} published ({declared} declarations)");
             if let Some(cut) = &cut {
                 log::warn!("{where_}: generation {generation}: {}", cut.note());
             }
-            Ok(cut)
+            Ok((cut, handed))
         }
         Ok(Err(error)) => {
             let message = format!(

@@ -8,8 +8,8 @@ use tokio::sync::{broadcast, watch, Mutex};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::session::Session;
-use super::{McpError, McpEvent, McpServerSpec, McpSnapshot, McpTool};
+use super::session::{Ended, Session};
+use super::{LifecycleUsed, McpError, McpEvent, McpServerSpec, McpSnapshot, McpTool};
 
 /// Events kept for [`McpConnection::next_event`] / [`McpConnection::subscribe`] readers; a
 /// reader that falls further behind skips the oldest ones (the callback sees them all).
@@ -158,12 +158,33 @@ struct Emitter {
 }
 
 impl Emitter {
-    fn generation(&mut self, instructions: &str, tools: Vec<McpTool>) {
+    /// A new generation — unless `only_if_changed` and it is the same as the last one (a
+    /// refresh on a time to live that found nothing new changes nothing).
+    fn generation(
+        &mut self,
+        (lifecycle, protocol_version): (LifecycleUsed, &str),
+        instructions: &str,
+        tools: Vec<McpTool>,
+        only_if_changed: bool,
+    ) {
+        if only_if_changed {
+            let last = self.snapshot.borrow();
+            let same = last.as_ref().is_some_and(|last| {
+                last.instructions == instructions
+                    && last.tools == tools
+                    && last.lifecycle == lifecycle
+            });
+            if same {
+                return;
+            }
+        }
         self.generation += 1;
         let snapshot = McpSnapshot {
             server: self.server.clone(),
             generation: self.generation,
             instructions: instructions.to_owned(),
+            lifecycle,
+            protocol_version: protocol_version.to_owned(),
             tools,
         };
         self.snapshot.send_replace(Some(snapshot.clone()));
@@ -186,7 +207,8 @@ impl Emitter {
     }
 }
 
-/// The connection task: attempt, report, back off, repeat until stopped.
+/// The connection task: attempt, report, back off, repeat until stopped. A session that
+/// ended only because its OAuth token is due is followed by the next one at once, unreported.
 async fn supervise(
     spec: McpServerSpec,
     policy: ReconnectPolicy,
@@ -197,8 +219,8 @@ async fn supervise(
     loop {
         let mut slot = None;
         let started = Instant::now();
-        let error = tokio::select! {
-            error = run_session(&spec, &mut slot, &mut emitter) => error,
+        let ended = tokio::select! {
+            ended = run_session(&spec, &mut slot, &mut emitter) => ended,
             () = stopped(&mut stop) => {
                 if let Some(session) = slot.take() {
                     session.kill().await;
@@ -209,6 +231,10 @@ async fn supervise(
         if let Some(session) = slot.take() {
             session.kill().await;
         }
+        let error = match ended {
+            Ended::TokenDue => continue,
+            Ended::Failed(error) => error,
+        };
         emitter.failed(&error);
         if started.elapsed() >= policy.max {
             delay = policy.initial;
@@ -221,25 +247,31 @@ async fn supervise(
     }
 }
 
-/// One session from spawn to failure. The session is kept in `slot` so that the caller can
-/// kill it whichever way this future ends (including being dropped on stop).
+/// One session from its start to its end. The session is kept in `slot` so that the caller
+/// can stop it whichever way this future ends (including being dropped on stop). A session
+/// that follows one ended for its token reports a generation only if something changed.
 async fn run_session(
     spec: &McpServerSpec,
     slot: &mut Option<Session>,
     emitter: &mut Emitter,
-) -> McpError {
+) -> Ended {
     let session = match Session::start(spec).await {
         Ok(session) => slot.insert(session),
-        Err(error) => return error,
+        Err(error) => return Ended::Failed(error),
     };
     let tools = match session.list_tools().await {
         Ok(tools) => tools,
-        Err(error) => return session.explain(error).await,
+        Err(error) => return Ended::Failed(session.explain(error).await),
     };
     let instructions = session.instructions.clone();
-    emitter.generation(&instructions, tools);
+    let agreed = session.protocol_version.clone();
+    let how = (session.lifecycle, agreed.as_str());
+    // After a session ended for its token, the same server is read again: a generation only
+    // if something changed.
+    let renewed = emitter.generation > 0 && spec.remote.as_ref().is_some_and(|r| r.oauth.is_some());
+    emitter.generation(how, &instructions, tools, renewed);
     session
-        .watch(|tools| emitter.generation(&instructions, tools))
+        .watch(|instructions, tools, timed| emitter.generation(how, instructions, tools, timed))
         .await
 }
 

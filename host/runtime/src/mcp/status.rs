@@ -18,6 +18,7 @@ pub enum McpState {
 
 /// A snapshot of one bridge: see [`crate::Host::mcp_status`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct McpStatus {
     /// The server name.
     pub server: String,
@@ -44,11 +45,29 @@ pub struct McpStatus {
     /// How the live generation's instructions were cut to the server's instruction budget;
     /// `None` when they fit (or no budget is set).
     pub instructions_cut: Option<super::InstructionsCut>,
+    /// How the server is reached: `"stdio"` or `"http"`.
+    pub transport: &'static str,
+    /// The lifecycle the last connection used; `None` before one was made.
+    pub lifecycle: Option<super::LifecycleUsed>,
+    /// The protocol revision the last connection agreed; `None` before one was made.
+    pub protocol_version: Option<String>,
+    /// Whether the server's instructions reach the provider plugin (`[[mcp]]
+    /// instructions`); off, only its tools do.
+    pub instructions_enabled: bool,
+    /// The instructions the live generation handed to the provider plugin (after any cut,
+    /// with its note): what the server injects. `""` when off or when it sent none.
+    pub instructions: String,
 }
 
 impl McpStatus {
     /// The status of a bridge that has just started.
-    pub(super) fn starting(server: &str, scope: Option<&str>, plugin: &str) -> Self {
+    pub(super) fn starting(
+        server: &str,
+        scope: Option<&str>,
+        plugin: &str,
+        transport: &'static str,
+        instructions_enabled: bool,
+    ) -> Self {
         McpStatus {
             server: server.to_owned(),
             scope: scope.map(str::to_owned),
@@ -61,6 +80,11 @@ impl McpStatus {
             live_generation: None,
             last_error: None,
             instructions_cut: None,
+            transport,
+            lifecycle: None,
+            protocol_version: None,
+            instructions_enabled,
+            instructions: String::new(),
         }
     }
 

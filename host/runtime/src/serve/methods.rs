@@ -561,6 +561,14 @@ fn mcp_json(id: u64, s: &McpStatus) -> Value {
         "live_generation": s.live_generation,
         "last_error": s.last_error,
         "instructions_cut": s.instructions_cut,
+        "transport": s.transport,
+        "lifecycle": s.lifecycle.map(|l| l.as_str()),
+        "protocol_version": s.protocol_version,
+        "instructions": {
+            "enabled": s.instructions_enabled,
+            "bytes": s.instructions.len(),
+            "text": s.instructions,
+        },
     })
 }
 
