@@ -21,6 +21,7 @@ from prompt_host import (
     Assembly,
     Describe,
     InstructionsCut,
+    McpInstructions,
     McpStatus,
     NamedText,
     Notification,
@@ -296,7 +297,7 @@ timeout_ms = 300
     status = host.mcp_status(wait_ms=5000)[0]
     assert status.state == "down"
     assert status.failures >= 1 and status.live_generation is None
-    assert "no answer to initialize within 300 ms" in (status.last_error or "")
+    assert "no answer to server/discover or initialize within 300 ms" in (status.last_error or "")
     note = seen.get(timeout=10)
     assert note.method == "mcp/status"
     assert note.mcp_status is not None and note.mcp_status.server == "silent"
@@ -322,6 +323,9 @@ timeout_ms = 20000
     assert status.state == "up", status
     assert status.generations >= 1 and status.published >= 1 and status.live_generation is not None
     assert status.last_error is None
+    # The 2026-07-28 lifecycle (the SDK server speaks it), and what the server injects.
+    assert (status.transport, status.lifecycle, status.protocol_version) == ("stdio", "discover", "2026-07-28")
+    assert status.instructions == McpInstructions(enabled=True, bytes=len("Use the echo tool."), text="Use the echo tool.")
     prompt = host.render("agent").prompt
     assert 'Instructions from MCP server "fixture"' in prompt and "Use the echo tool." in prompt
     assert any(t.name.startswith("mcp__fixture__") for t in host.assemble("agent").tools)

@@ -164,7 +164,7 @@ timeout_ms = 300
       const [status] = await host.mcpStatus({ wait_ms: 5000 });
       assert.equal(status.state, "down");
       assert.equal(status.live_generation, null);
-      assert.match(status.last_error ?? "", /no answer to initialize within 300 ms/);
+      assert.match(status.last_error ?? "", /no answer to server\/discover or initialize within 300 ms/);
       for (let i = 0; i < 100 && !notes.some((n) => n.method === "mcp/status"); i++) await sleep(50);
       const note = notes.find((n) => n.method === "mcp/status");
       assert.ok(note);

@@ -651,7 +651,7 @@ async fn oauth_client_credentials_reach_a_protected_server_and_are_renewed() {
         .filter_map(|v| v["token_sha256"].as_str().map(str::to_owned))
         .collect();
     assert!(tokens.len() >= 2, "a renewed token was used: {tokens:?}");
-    assert_eq!(section(&host, "agent:1", SECTION).await.is_some(), true);
+    assert!(section(&host, "agent:1", SECTION).await.is_some());
 }
 
 /// A host.toml with one remote server `fx` in `agent:1` at `url`, its `Authorization`
