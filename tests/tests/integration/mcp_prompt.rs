@@ -83,7 +83,7 @@ fn section<'a>(r: &'a Rendered, name: &str) -> Option<&'a str> {
 }
 
 /// Wait until `id`'s status satisfies `done`; panics with the last status after [`WAIT`].
-async fn wait_status(
+pub(super) async fn wait_status(
     host: &Host,
     id: McpId,
     what: &str,

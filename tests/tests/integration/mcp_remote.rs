@@ -23,6 +23,7 @@ use prompt_host::prompt::{PromptConfig, SectionDef, TextSource};
 use prompt_host::{Facts, Host, McpId, McpSpec, RuntimeConfig};
 
 use super::mcp_client::{fixtures, python, python_mcp_available, serial};
+use super::mcp_prompt::wait_status;
 
 const WAIT: Duration = Duration::from_secs(30);
 const FAST_RETRY: ReconnectPolicy =
@@ -38,10 +39,10 @@ pub(super) struct Served {
 }
 
 impl Served {
-    /// Starts `program args` with `PORT_FILE` set, and waits (bounded) for the port it
-    /// writes once it listens.
-    fn start(mut command: Command, port_file_arg: Option<&str>) -> Served {
-        let dir = tempfile::tempdir().unwrap();
+    /// Starts `command`, telling it to write its port to `port` in `dir` (with
+    /// `port_file_arg`, or in the environment), and waits (bounded) for the port it writes
+    /// once it listens; `dir` lives as long as the server.
+    fn start(mut command: Command, port_file_arg: Option<&str>, dir: tempfile::TempDir) -> Served {
         let port_file = dir.path().join("port");
         if let Some(flag) = port_file_arg {
             command.arg(flag).arg(&port_file);
@@ -95,15 +96,15 @@ impl Drop for Served {
 
 /// The Python fixture server with `args`; its control file is `control.json` beside it.
 pub(super) fn python_server(args: &[&str]) -> (Served, PathBuf) {
-    let control_dir = tempfile::tempdir().unwrap().keep();
-    let control = control_dir.join("control.json");
+    let dir = tempfile::tempdir().unwrap();
+    let control = dir.path().join("control.json");
     let mut command = Command::new(python());
     command
         .arg(fixtures().join("http_server.py"))
         .arg("--control")
         .arg(&control)
         .args(args);
-    (Served::start(command, Some("--port-file")), control)
+    (Served::start(command, Some("--port-file"), dir), control)
 }
 
 /// Replace the control file (atomically, as the server expects).
@@ -161,26 +162,6 @@ fn connect(host: &Host, server: McpServerSpec) -> McpId {
             .reconnect(FAST_RETRY),
     )
     .unwrap()
-}
-
-async fn wait_status(
-    host: &Host,
-    id: McpId,
-    what: &str,
-    done: impl Fn(&McpStatus) -> bool,
-) -> McpStatus {
-    let mut watch = host.watch_mcp(id).expect("the host keeps the server");
-    let reached = tokio::time::timeout(WAIT, async {
-        watch.wait_for(|s| done(s)).await.map(|s| s.clone())
-    })
-    .await;
-    match reached {
-        Ok(Ok(status)) => status,
-        _ => panic!(
-            "{what}: not reached within {WAIT:?}; status {:?}",
-            *watch.borrow()
-        ),
-    }
 }
 
 async fn section(host: &Host, scope: &str, name: &str) -> Option<String> {
@@ -371,7 +352,7 @@ async fn a_list_change_makes_a_new_generation_in_both_lifecycles() {
     }
     // 2026-07-28: the change arrives on the subscriptions/listen stream; the handshake era:
     // on the stateful session's GET stream.
-    for args in [&[][..], &["--legacy-only"][..]] {
+    for args in [&[][..], &["--stateless"][..], &["--legacy-only"][..]] {
         let (server, control_file) = python_server(args);
         let host = host();
         let id = connect(&host, remote(&server.url()));
@@ -398,17 +379,32 @@ async fn a_list_change_makes_a_new_generation_in_both_lifecycles() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn instructions_switched_off_leave_the_tools() {
     let _serial = serial().await;
-    if !python_mcp_available() {
+    if !python_mcp_available() || !npm_fixtures_installed() {
         return;
     }
-    let (server, _control) = python_server(&[]);
+    for args in [&[][..], &["--stateless"][..]] {
+        let (server, _control) = python_server(args);
+        instructions_off_keeps_tools(&server.url(), &["mcp__fx__echo"]).await;
+    }
+    let mut command = Command::new(npm_fixtures().join("everything.sh"));
+    command.env("PORT", "0");
+    let everything = Served::start(command, None, tempfile::tempdir().unwrap());
+    instructions_off_keeps_tools(&everything.url(), &[]).await;
+}
+
+/// Connected with its instructions off: no section, the tools (at least `tools`) still there.
+async fn instructions_off_keeps_tools(url: &str, expected: &[&str]) {
     let host = host();
-    let id = connect(&host, remote(&server.url()).instructions(false));
-    let status = wait_status(&host, id, "published", |s| s.live_generation == Some(1)).await;
+    let id = connect(&host, remote(url).instructions(false));
+    let status = wait_status(&host, id, "published", |s| s.live_generation >= Some(1)).await;
     assert!(!status.instructions_enabled);
     assert_eq!(status.instructions, "");
     assert_eq!(section(&host, "agent:1", SECTION).await, None);
-    assert_eq!(tools(&host, "agent:1").await, ["mcp__fx__echo"]);
+    let listed = tools(&host, "agent:1").await;
+    assert!(listed.contains(&"mcp__fx__echo".to_owned()), "{listed:?}");
+    if !expected.is_empty() {
+        assert_eq!(listed, expected);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -547,7 +543,7 @@ async fn the_everything_reference_server_is_reached_over_streamable_http() {
     }
     let mut command = Command::new(npm_fixtures().join("everything.sh"));
     command.env("PORT", "0");
-    let server = Served::start(command, None);
+    let server = Served::start(command, None, tempfile::tempdir().unwrap());
     let host = host();
     let id = connect(&host, remote(&server.url()));
     let status = wait_status(&host, id, "published", |s| s.live_generation >= Some(1)).await;
@@ -577,7 +573,7 @@ async fn oauth_client_credentials_reach_a_protected_server_and_are_renewed() {
         .env("CLIENT_ID", "prompt-host-test")
         .env("CLIENT_SECRET", "client-secret-value-7c1f")
         .env("TOKEN_TTL_S", "3");
-    let issuer = Served::start(command, Some("--port-file"));
+    let issuer = Served::start(command, Some("--port-file"), tempfile::tempdir().unwrap());
     let issuer_url = format!("http://127.0.0.1:{}", issuer.port);
     let auth_dir = tempfile::tempdir().unwrap();
     let auth_log = auth_dir.path().join("auth.jsonl");
@@ -860,4 +856,117 @@ fn remote_entries_are_checked_at_load_and_their_secrets_when_the_host_starts() {
         stderr.contains("mcp[0].headers.Authorization: the environment variable PH_TEST_UNSET_VARIABLE_7 is not set"),
         "{stderr}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ca_file_that_is_a_fifo_is_refused_at_load_and_when_swapped_in_later_never_hangs() {
+    let _serial = serial().await;
+    if !python_mcp_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("ca.pem");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // At load: refused, naming the key.
+    let text = format!(
+        "[host]\nmcp_provider = {:?}\n[[mcp]]\nname = \"fx\"\nurl = \"https://127.0.0.1:9/mcp\"\nca_file = \"ca.pem\"\n",
+        env!("GUEST_MCP_INSTRUCTIONS")
+    );
+    let refused = prompt_host::config::HostConfig::parse(&text, "host.toml", dir.path())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.starts_with("host.toml: mcp[0].ca_file: ")
+            && refused.ends_with("expected a PEM file of CA certificates"),
+        "{refused}"
+    );
+    // Swapped in after load (the library takes the path as given): that server fails at once,
+    // naming it, and nothing waits for a writer that never comes.
+    let (server, _control) = python_server(&[]);
+    let host = host();
+    let id = connect(
+        &host,
+        McpServerSpec::remote("fx", RemoteServer::new(server.url()).ca_file(&fifo)),
+    );
+    let down = wait_status(&host, id, "refused", |s| s.failures >= 1).await;
+    let error = down.last_error.unwrap();
+    assert!(
+        error.starts_with("mcp-client(fx): ") && error.contains("cannot read ca_file"),
+        "{error}"
+    );
+    other_scope_serves(&host).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_time_to_live_of_one_millisecond_is_not_a_loop() {
+    let _serial = serial().await;
+    if !python_mcp_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let requests = dir.path().join("headers.jsonl");
+    let (server, _control) =
+        python_server(&["--ttl-ms", "1", "--headers-log", requests.to_str().unwrap()]);
+    let host = host();
+    let id = connect(&host, remote(&server.url()));
+    wait_status(&host, id, "published", |s| s.live_generation == Some(1)).await;
+    let counted = |path: &Path| {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let before = counted(&requests);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let during = counted(&requests) - before;
+    // One re-read a second at most (a discover and a list, each one request): a server's
+    // 1 ms does not make the host hammer it.
+    assert!(during <= 8, "{during} requests in 3 s");
+    assert!(
+        during >= 2,
+        "the time to live is honoured at its floor: {during} requests in 3 s"
+    );
+    let status = host
+        .mcp_status()
+        .into_iter()
+        .find(|k| k.id == id)
+        .unwrap()
+        .status;
+    assert_eq!(status.generations, 1, "{status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_with_a_private_ca_needs_its_ca_file() {
+    let _serial = serial().await;
+    if !python_mcp_available() {
+        return;
+    }
+    let tls = tempfile::tempdir().unwrap();
+    let (server, _control) = python_server(&["--tls-dir", tls.path().to_str().unwrap()]);
+    let url = format!("https://127.0.0.1:{}/mcp", server.port);
+    // Not among the platform's roots: refused, naming the server.
+    let host = host();
+    let id = connect(&host, remote(&url));
+    let refused = wait_status(&host, id, "refused", |s| s.failures >= 1).await;
+    let error = refused.last_error.unwrap();
+    assert!(
+        error.starts_with(&format!("mcp-client(fx): {url}: ")),
+        "{error}"
+    );
+    drop(host);
+    // With its CA as `ca_file`: reached.
+    let host = self::host();
+    let spec = McpServerSpec::remote(
+        "fx",
+        RemoteServer::new(&url).ca_file(tls.path().join("ca.pem")),
+    )
+    .timeout(Duration::from_secs(5));
+    let id = connect(&host, spec);
+    let status = wait_status(&host, id, "published", |s| s.live_generation == Some(1)).await;
+    assert_eq!(status.lifecycle, Some(LifecycleUsed::Discover));
+    assert_eq!(tools(&host, "agent:1").await, ["mcp__fx__echo"]);
 }
