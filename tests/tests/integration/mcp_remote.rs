@@ -16,8 +16,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use prompt_host::mcp::{
-    ClientCredentials, LifecycleUsed, McpServerSpec, McpState, McpStatus, ReconnectPolicy,
-    RemoteServer, Secret,
+    ClientCredentials, LifecycleUsed, McpServerSpec, McpState, ReconnectPolicy, RemoteServer,
+    Secret,
 };
 use prompt_host::prompt::{PromptConfig, SectionDef, TextSource};
 use prompt_host::{Facts, Host, McpId, McpSpec, RuntimeConfig};
