@@ -16,15 +16,16 @@
 
 use std::path::PathBuf;
 
+use std::time::Instant;
+
+use prompt_host::session::{AssistantReply, Session};
+use prompt_host::{Facts, Host, HostConfig, RuntimeConfig, StepOptions};
+
 /// With `--features mimalloc`: the allocator of the binary and the wheel (the library leaves
 /// the choice to its embedder; without the feature this is the system allocator).
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use std::time::Instant;
-
-use prompt_host::session::{AssistantReply, Session};
-use prompt_host::{Facts, Host, HostConfig, RuntimeConfig, StepOptions};
 
 struct Args {
     config: PathBuf,
