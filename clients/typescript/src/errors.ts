@@ -24,6 +24,7 @@ export type ErrorKind =
   | "config"
   | "registration"
   | "mcp"
+  | "oci"
   | "cancelled"
   | "invalid-params"
   | "method-not-found"

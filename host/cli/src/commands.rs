@@ -45,7 +45,8 @@ pub fn load_host(config: &Path) -> anyhow::Result<Host> {
 
 /// [`load_host`] with the given runtime settings.
 pub fn load_host_with(config: &Path, runtime: RuntimeConfig) -> anyhow::Result<Host> {
-    let parsed = HostConfig::load(config)?;
+    let mut parsed = HostConfig::load(config)?;
+    super::oci::prepare_blocking(&mut parsed)?;
     let host = Host::from_config(&parsed, runtime)
         .with_context(|| format!("cannot start the host described by {}", config.display()))?;
     host.record_prompt_in_spans(super::telemetry::capture_content());

@@ -17,6 +17,7 @@ mod dev;
 mod inspect;
 mod log_level;
 mod new;
+mod oci;
 mod prefix;
 mod route_args;
 pub mod serve;
@@ -221,6 +222,44 @@ pub enum Command {
     },
     /// Write a new plugin project (Rust, JavaScript or Python) that builds on its own.
     New(new::NewArgs),
+    /// Fetch a plugin from an OCI registry into the content store (verified by digest) and
+    /// print its digests as JSON.
+    Pull {
+        /// `oci://REGISTRY/REPOSITORY:TAG` or `…@sha256:DIGEST`.
+        reference: String,
+        /// Registry settings.
+        #[command(flatten)]
+        registry: oci::RegistryArgs,
+    },
+    /// Publish a plugin component to an OCI registry as a Wasm OCI artifact, annotated from
+    /// its project (title, version, description, source); print the digests as JSON.
+    Push {
+        /// The component file.
+        file: PathBuf,
+        /// `oci://REGISTRY/REPOSITORY:TAG`.
+        reference: String,
+        /// Registry settings.
+        #[command(flatten)]
+        registry: oci::RegistryArgs,
+        /// The plugin's project (its Cargo.toml or package.json, or their directory);
+        /// default: the nearest one above FILE.
+        #[arg(long)]
+        project: Option<PathBuf>,
+        /// An annotation `KEY=VALUE` on the manifest (repeatable; overrides the project's).
+        #[arg(long = "annotation", value_name = "KEY=VALUE")]
+        annotations: Vec<String>,
+    },
+    /// Check that each `oci://` plugin of host.toml still names what its lock file recorded
+    /// (exit 1 when a tag moved or is not locked); with --update, resolve them again and
+    /// rewrite the lock.
+    Lock {
+        /// The host.toml whose lock (host.lock beside it) is checked.
+        #[arg(long)]
+        config: PathBuf,
+        /// Resolve every tag again, pull what changed and rewrite the lock.
+        #[arg(long)]
+        update: bool,
+    },
     /// Serve JSON-RPC 2.0 over stdio, one request per line.
     Serve {
         /// Start from this host.toml (otherwise an empty default host).
@@ -500,5 +539,26 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             serve::run(config.as_deref(), limits).await
         }
         Command::New(args) => new::run(&args),
+        Command::Pull {
+            reference,
+            registry,
+        } => oci::pull(&reference, &registry).await,
+        Command::Push {
+            file,
+            reference,
+            registry,
+            project,
+            annotations,
+        } => {
+            oci::push(
+                &file,
+                &reference,
+                &registry,
+                project.as_deref(),
+                &annotations,
+            )
+            .await
+        }
+        Command::Lock { config, update } => oci::lock(&config, update).await,
     }
 }

@@ -51,6 +51,20 @@ pub struct HostSettings {
     /// [`crate::wasm::Pooling`]); an empty table takes the defaults. Worth it for a host
     /// that spins up agent scopes often: their plugins load about twice as fast.
     pub pooling: Option<PoolingSettings>,
+    /// `[host.registry]`: how `oci://` plugins are fetched.
+    pub registry: RegistryConfig,
+}
+
+/// The `[host.registry]` table: how the host talks to OCI registries.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RegistryConfig {
+    /// Registries (`host:port`) spoken to over plain HTTP; only loopback ones are accepted.
+    pub plain_http: Vec<String>,
+    /// PEM root certificates trusted beside the platform's (relative to the file).
+    pub ca_file: Option<PathBuf>,
+    /// Connect and read timeout in milliseconds (default 30000).
+    pub timeout_ms: Option<u64>,
 }
 
 /// The `[host.pooling]` table; every key is optional.
@@ -92,7 +106,8 @@ pub struct ScopeConfig {
 pub struct PluginConfig {
     /// The plugin's name, used in errors and `inspect`; unique per scope.
     pub name: String,
-    /// Path of the component (`.wasm`), resolved against the config file's directory.
+    /// Path of the component (`.wasm`), resolved against the config file's directory; for
+    /// an `oci://` reference, the content-store file [`crate::oci::prepare`] points it at.
     pub wasm: PathBuf,
     /// The scope it is loaded into; absent = global.
     #[serde(default)]
@@ -124,6 +139,13 @@ pub struct PluginConfig {
     /// parsed once when the file is loaded.
     #[serde(skip)]
     pub options: crate::policy::PluginOptions,
+    /// The `oci://` reference `wasm` was written as, if it was one.
+    #[serde(skip)]
+    pub oci: Option<crate::oci::OciReference>,
+    /// For an `oci://` plugin, the component digest (hex) [`crate::oci::prepare`] verified
+    /// and pinned: the runtime checks the bytes it compiles against it.
+    #[serde(skip)]
+    pub oci_component: Option<String>,
 }
 
 /// A plugin's `dev` table: how `prompt-host dev` rebuilds it when its sources change.
@@ -248,6 +270,17 @@ impl HostConfig {
             config.host.mcp_provider = Some(p);
         }
         validate_settings(&config).map_err(|(k, m)| invalid(k, m))?;
+        if let Some(ca) = &config.host.registry.ca_file {
+            config.host.registry.ca_file = Some(base.join(ca));
+        }
+        for (i, registry) in config.host.registry.plain_http.iter().enumerate() {
+            if !crate::oci::is_loopback_registry(registry) {
+                return Err(invalid(
+                    format!("host.registry.plain_http[{i}]"),
+                    format!("{registry} is not a loopback registry; plain HTTP is allowed only for localhost, 127.0.0.0/8 and [::1]"),
+                ));
+            }
+        }
         let max_wasm = config.host.max_wasm_bytes();
         validate_scopes(&config.scopes).map_err(|(k, m)| invalid(k, m))?;
         let declared: HashMap<&str, ()> = config
@@ -297,6 +330,29 @@ impl HostConfig {
                         plugin.name
                     ),
                 ));
+            }
+            if let Some(text) = plugin.wasm.to_str().filter(|t| crate::oci::is_oci(t)) {
+                let reference = crate::oci::OciReference::parse(text).map_err(|message| {
+                    invalid(
+                        format!("plugin[{i}].wasm"),
+                        format!("plugin \"{}\": {message}", plugin.name),
+                    )
+                })?;
+                if let Some(pin) = &plugin.sha256 {
+                    let hex = pin.trim().trim_start_matches("sha256:");
+                    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                        return Err(invalid(
+                            format!("plugin[{i}].sha256"),
+                            format!(
+                                "plugin \"{}\": expected 64 hex digits, got \"{pin}\"",
+                                plugin.name
+                            ),
+                        ));
+                    }
+                }
+                // Fetched and verified by `oci::prepare`, which points `wasm` at the store.
+                plugin.oci = Some(reference);
+                continue;
             }
             plugin.wasm = base.join(&plugin.wasm);
             let unreadable = |e: &dyn std::fmt::Display| {

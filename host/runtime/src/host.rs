@@ -39,6 +39,7 @@ mod error;
 mod facts;
 mod kept;
 mod mcp_servers;
+mod oci_source;
 mod scopes;
 mod spans;
 mod steps;
@@ -101,6 +102,8 @@ pub struct Host {
     /// Whether the rendered prompt and context are span attributes (off unless asked:
     /// [`Host::record_prompt_in_spans`]).
     prompt_in_spans: AtomicBool,
+    /// Where `oci://` plugins loaded at run time come from.
+    oci_source: Mutex<oci_source::OciSource>,
 }
 
 /// The global variables the host registers, each reading the caller fact of the same name
@@ -113,6 +116,17 @@ impl Host {
     pub fn new(prompt: PromptConfig, runtime: RuntimeConfig) -> Result<Self, HostError> {
         let tokenizers = token_counts::Tokenizers::configured(&prompt)?;
         let registry = Registry::new(prompt).map_err(HostError::Prompt)?;
+        let oci_source = oci_source::OciSource {
+            settings: crate::oci::RegistrySettings {
+                max_bytes: runtime.max_wasm_bytes,
+                ..crate::oci::RegistrySettings::default()
+            },
+            cache_dir: runtime
+                .cache_dir
+                .clone()
+                .unwrap_or_else(crate::wasm::default_cache_dir),
+            lock: None,
+        };
         let runtime = WasmRuntime::new(runtime).map_err(HostError::Wasm)?;
         let fiber = registry.fiber(BUILT_IN_OWNER, None);
         for name in HOST_VARIABLES {
@@ -131,6 +145,7 @@ impl Host {
             _host_variables: fiber,
             tokenizers,
             prompt_in_spans: AtomicBool::new(false),
+            oci_source: Mutex::new(oci_source),
         })
     }
 
@@ -159,7 +174,26 @@ impl Host {
             runtime.pooling = Some(pooling.pooling());
         }
         runtime.max_wasm_bytes = config.host.max_wasm_bytes();
+        if let Some(plugin) = config
+            .plugins
+            .iter()
+            .find(|p| p.oci.is_some() && p.oci_component.is_none())
+        {
+            return Err(HostError::Oci(crate::oci::OciError::Plugin {
+                plugin: plugin.name.clone(),
+                message: format!(
+                    "{} is not fetched yet: call prompt_host::oci::prepare on the configuration first (the command line does)",
+                    plugin.wasm.display()
+                ),
+            }));
+        }
+        let cache_dir = crate::oci::cache_dir_of(config, runtime.cache_dir.as_deref());
         let host = Self::new(config.prompt.clone(), runtime)?;
+        host.set_oci_source(oci_source::OciSource {
+            settings: crate::oci::settings_of(config),
+            cache_dir,
+            lock: config.path.as_deref().map(crate::oci::lock_path_for),
+        });
         // Every key first: a parent may be declared after its children.
         for scope in &config.scopes {
             host.scopes.declare(&scope.name);

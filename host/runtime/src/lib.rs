@@ -29,6 +29,7 @@
 pub mod config;
 pub mod host;
 pub mod mcp;
+pub mod oci;
 pub mod policy;
 pub mod serve;
 pub mod tokens;

@@ -32,8 +32,15 @@ pub(super) fn compile_files<'a>(host: &Host, plugins: &'a [PluginConfig]) -> Cod
             first_use.push((index, plugin.wasm.as_path()));
         }
     }
+    // An `oci://` plugin's component is pinned to the digest its lock and the registry
+    // agreed on: the bytes compiled are hashed and checked first.
     let compile = |&(index, path): &(usize, &'a Path)| {
-        (path, host.compile_plugin(&plugins[index].name, path))
+        let plugin = &plugins[index];
+        let code = host
+            .runtime
+            .compile(&plugin.name, path, plugin.oci_component.as_deref())
+            .map_err(HostError::Wasm);
+        (path, code)
     };
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())

@@ -58,6 +58,9 @@ pub enum HostError {
     /// A plugin could not be loaded.
     #[error(transparent)]
     Wasm(WasmError),
+    /// An `oci://` plugin that could not be fetched, verified or locked.
+    #[error(transparent)]
+    Oci(crate::oci::OciError),
     /// An MCP server could not be connected (the message names server and scope).
     #[error(transparent)]
     Mcp(#[from] McpBridgeError),

@@ -135,6 +135,12 @@ fn host_error_data(e: &HostError) -> Value {
             "plugin"
         }
         HostError::Mcp(_) => "mcp",
+        HostError::Oci(o) => {
+            if let crate::oci::OciError::Plugin { plugin, .. } = o {
+                put("plugin", Some(plugin));
+            }
+            "oci"
+        }
         HostError::UnknownPlugin { .. } => "unknown-plugin",
         HostError::Assemble {
             scope,

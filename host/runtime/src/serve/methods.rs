@@ -277,7 +277,7 @@ async fn small_result(
             let _: params::Empty = parse(params)?;
             Ok(json!(host.scopes()))
         }
-        "load_plugin" => load_plugin(host, parse(params)?),
+        "load_plugin" => load_plugin(host, parse(params)?).await,
         "reload_plugin" => {
             let p: params::ReloadPlugin = parse(params)?;
             let declared = host.reload_plugin(PluginId(p.id), &p.wasm)?;
@@ -432,7 +432,7 @@ async fn small_result(
     }
 }
 
-fn load_plugin(host: &Host, p: params::LoadPlugin) -> Result<Value, RpcError> {
+async fn load_plugin(host: &Host, p: params::LoadPlugin) -> Result<Value, RpcError> {
     let limits = p.limits.unwrap_or_default();
     limits
         .validate()
@@ -458,9 +458,37 @@ fn load_plugin(host: &Host, p: params::LoadPlugin) -> Result<Value, RpcError> {
         },
         sha256: p.sha256,
     };
-    let loaded = host.load_plugin(spec, &p.wasm)?;
+    // An `oci://` reference is fetched (or found in the content store) and verified first;
+    // the component digest becomes the pin the runtime checks the compiled bytes against.
+    let Some(text) = p.wasm.to_str().filter(|t| crate::oci::is_oci(t)) else {
+        let loaded = host.load_plugin(spec, &p.wasm)?;
+        let id = host.attach(loaded);
+        return Ok(json!({ "id": id.0 }));
+    };
+    let reference = crate::oci::OciReference::parse(text)
+        .map_err(|e| RpcError::params(format!("wasm: {e}")))?;
+    host.check_scope(spec.scope.as_deref())?;
+    let fetched = host.fetch_oci(&reference).await?;
+    let component = fetched.component.trim_start_matches("sha256:").to_string();
+    if let Some(pin) = &spec.sha256 {
+        if !crate::wasm::pin_matches(pin.trim_start_matches("sha256:"), &component) {
+            return Err(crate::HostError::Oci(crate::oci::OciError::Plugin {
+                plugin: spec.name.clone(),
+                message: format!(
+                    "{reference} resolves to component {}, but its sha256 pins {pin}; refused",
+                    fetched.component
+                ),
+            })
+            .into());
+        }
+    }
+    let spec = PluginSpec {
+        sha256: Some(component),
+        ..spec
+    };
+    let loaded = host.load_plugin(spec, &fetched.path)?;
     let id = host.attach(loaded);
-    Ok(json!({ "id": id.0 }))
+    Ok(json!({ "id": id.0, "manifest": fetched.manifest, "component": fetched.component }))
 }
 
 /// A step's result as the protocol gives it (`step` in docs/protocol.md), borrowing the

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::digest::{hex, sha256};
-use keyed::create_private_dir;
+pub(crate) use keyed::create_private_dir;
 pub(crate) use keyed::{create_private_file, hmac_sha256, hmac_verifies};
 
 use super::error::WasmError;
