@@ -32,6 +32,7 @@ mod integration {
     mod mcp_prompt;
     mod mcp_remote;
     mod module_graph;
+    mod oci_attacked;
     mod oci_registry;
     mod otlp_export;
     mod outputs_unchanged;

@@ -19,12 +19,12 @@ use super::cli_support::{bin, QUIET_PROGRESS};
 
 const WAIT: Duration = Duration::from_secs(30);
 /// The default identity section, then the plugin's.
-const EXPECTED: &str =
+pub(super) const EXPECTED: &str =
     "You are an AI agent powered by the DeepSeek Harness SDK.\n\nHello from the registry.";
 const PASSWORD: &str = "s3cret-registry-password-7f41";
 
 /// A distribution registry on loopback, killed when dropped.
-struct LocalRegistry {
+pub(super) struct LocalRegistry {
     child: Option<Child>,
     port: u16,
     root: tempfile::TempDir,
@@ -45,7 +45,7 @@ fn registry_binary() -> PathBuf {
 
 impl LocalRegistry {
     /// A registry; with `user`, it asks for that user and [`PASSWORD`] (htpasswd, bcrypt).
-    fn start(user: Option<&str>) -> Self {
+    pub(super) fn start(user: Option<&str>) -> Self {
         let root = tempfile::tempdir().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -110,18 +110,18 @@ impl LocalRegistry {
         }
     }
 
-    fn stop(&mut self) {
+    pub(super) fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
         }
     }
 
-    fn address(&self) -> String {
+    pub(super) fn address(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
 
-    fn reference(&self, rest: &str) -> String {
+    pub(super) fn reference(&self, rest: &str) -> String {
         format!("oci://{}/{rest}", self.address())
     }
 
@@ -144,22 +144,22 @@ impl Drop for LocalRegistry {
 }
 
 /// A deployment directory with its own compile cache, HOME and Docker config directory.
-struct Site {
-    dir: tempfile::TempDir,
+pub(super) struct Site {
+    pub(super) dir: tempfile::TempDir,
 }
 
 impl Site {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("home")).unwrap();
         Site { dir }
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(super) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
-    fn write_config(&self, registry: &LocalRegistry, plugins: &str) {
+    pub(super) fn write_config(&self, registry: &LocalRegistry, plugins: &str) {
         std::fs::write(
             self.path("host.toml"),
             format!(
@@ -170,7 +170,7 @@ impl Site {
         .unwrap();
     }
 
-    fn run(&self, args: &[&str]) -> Ran {
+    pub(super) fn run(&self, args: &[&str]) -> Ran {
         let output = Command::new(bin())
             .args(args)
             .current_dir(self.dir.path())
@@ -185,7 +185,7 @@ impl Site {
         Ran::from(output)
     }
 
-    fn render(&self) -> Ran {
+    pub(super) fn render(&self) -> Ran {
         self.run(&["render", "--config", "host.toml"])
     }
 
@@ -194,10 +194,10 @@ impl Site {
     }
 }
 
-struct Ran {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub(super) struct Ran {
+    pub(super) code: i32,
+    pub(super) stdout: String,
+    pub(super) stderr: String,
 }
 
 impl From<Output> for Ran {
@@ -211,7 +211,7 @@ impl From<Output> for Ran {
 }
 
 impl Ran {
-    fn ok(&self) -> &str {
+    pub(super) fn ok(&self) -> &str {
         assert_eq!(self.code, 0, "expected success; stderr:\n{}", self.stderr);
         &self.stdout
     }
@@ -220,7 +220,7 @@ impl Ran {
         serde_json::from_str(self.ok()).unwrap()
     }
 
-    fn fails(&self, needles: &[&str]) {
+    pub(super) fn fails(&self, needles: &[&str]) {
         assert_eq!(
             self.code, 1,
             "expected failure; stdout:\n{}\nstderr:\n{}",
@@ -239,7 +239,7 @@ impl Ran {
 const DECLARE_CONFIG: &str =
     "config = { sections = [{ name = \"greeting\", order = 10, text = \"Hello from the registry.\" }] }";
 
-fn plugin_entry(wasm: &str, extra: &str) -> String {
+pub(super) fn plugin_entry(wasm: &str, extra: &str) -> String {
     format!("[[plugin]]\nname = \"greeter\"\nwasm = \"{wasm}\"\n{DECLARE_CONFIG}\n{extra}")
 }
 
@@ -257,7 +257,12 @@ fn rebuilt_declare(dir: &Path) -> PathBuf {
     path
 }
 
-fn push(site: &Site, registry: &LocalRegistry, file: &str, reference: &str) -> serde_json::Value {
+pub(super) fn push(
+    site: &Site,
+    registry: &LocalRegistry,
+    file: &str,
+    reference: &str,
+) -> serde_json::Value {
     site.run(&["push", file, reference, "--plain-http", &registry.address()])
         .json()
 }

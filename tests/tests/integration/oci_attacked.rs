@@ -1,0 +1,149 @@
+//! The OCI surfaces attacked (docs HOSTILE classes): a FIFO where the lock file or the
+//! Docker config should be, a content store another user may write into, a stored component
+//! changed on disk, a registry that accepts and never answers, and a component larger than
+//! `max_wasm_bytes` — each through the `prompt-host` binary, each refused or survived with
+//! a message naming what it is about, none hanging.
+
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use super::oci_registry::{plugin_entry, push, LocalRegistry, Site, EXPECTED};
+
+fn mkfifo(path: &std::path::Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+#[test]
+fn a_fifo_as_the_lock_file_or_the_docker_config_is_refused_not_waited_on() {
+    let registry = LocalRegistry::start(None);
+    let site = Site::new();
+    let reference = registry.reference("plugins/greeter:1.0");
+    push(&site, &registry, env!("GUEST_DECLARE"), &reference);
+    site.write_config(&registry, &plugin_entry(&reference, ""));
+    mkfifo(&site.path("host.lock"));
+    let started = Instant::now();
+    site.render().fails(&["host.lock", "not a regular file"]);
+    assert!(started.elapsed() < Duration::from_secs(20));
+    std::fs::remove_file(site.path("host.lock")).unwrap();
+
+    std::fs::create_dir_all(site.path("docker")).unwrap();
+    mkfifo(&site.path("docker/config.json"));
+    let started = Instant::now();
+    site.render().fails(&[
+        &format!("credentials for {}", registry.address()),
+        "not a regular file",
+    ]);
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn a_content_store_others_may_write_into_is_not_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let registry = LocalRegistry::start(None);
+    let site = Site::new();
+    let reference = registry.reference("plugins/greeter:1.0");
+    push(&site, &registry, env!("GUEST_DECLARE"), &reference);
+    site.write_config(&registry, &plugin_entry(&reference, ""));
+    assert_eq!(site.render().ok(), EXPECTED);
+    let store = site.path("cache/oci");
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o777)).unwrap();
+    site.render().fails(&[
+        "content store",
+        "not used",
+        "writable by other users (mode 0777)",
+    ]);
+}
+
+#[test]
+fn a_stored_component_changed_on_disk_is_pulled_again_or_refused_offline() {
+    let mut registry = LocalRegistry::start(None);
+    let site = Site::new();
+    let reference = registry.reference("plugins/greeter:1.0");
+    let pushed = push(&site, &registry, env!("GUEST_DECLARE"), &reference);
+    site.write_config(&registry, &plugin_entry(&reference, ""));
+    site.render().ok();
+    let stored = site.path(&format!(
+        "cache/oci/sha256/{}",
+        pushed["component"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("sha256:")
+    ));
+    let original = std::fs::read(&stored).unwrap();
+    let mut changed = original.clone();
+    changed[100] ^= 0x55;
+    std::fs::write(&stored, &changed).unwrap();
+    // Found changed, removed, pulled again by the locked digest.
+    assert_eq!(site.render().ok(), EXPECTED);
+    assert_eq!(std::fs::read(&stored).unwrap(), original);
+    // Offline, the changed file is removed and nothing else can stand in for it.
+    std::fs::write(&stored, &changed).unwrap();
+    registry.stop();
+    site.render().fails(&[
+        &reference,
+        &format!("cannot reach the registry {}", registry.address()),
+    ]);
+    assert!(!stored.exists());
+}
+
+#[test]
+fn a_registry_that_never_answers_times_out_naming_it() {
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap().to_string();
+    // Accept and hold every connection without a byte of answer.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in silent.incoming() {
+            held.push(stream);
+        }
+    });
+    let site = Site::new();
+    let reference = format!("oci://{address}/plugins/greeter:1.0");
+    std::fs::write(
+        site.path("host.toml"),
+        format!(
+            "[host.registry]\nplain_http = [\"{address}\"]\ntimeout_ms = 500\n\n{}",
+            plugin_entry(&reference, "")
+        ),
+    )
+    .unwrap();
+    let started = Instant::now();
+    site.render().fails(&[&format!(
+        "{reference}: cannot reach the registry {address}: timed out"
+    )]);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_component_larger_than_max_wasm_bytes_is_refused_before_it_is_downloaded() {
+    let registry = LocalRegistry::start(None);
+    let site = Site::new();
+    let reference = registry.reference("plugins/greeter:1.0");
+    let pushed = push(&site, &registry, env!("GUEST_DECLARE"), &reference);
+    std::fs::write(
+        site.path("host.toml"),
+        format!(
+            "[host]\nmax_wasm_bytes = 1000\n\n[host.registry]\nplain_http = [\"{}\"]\n\n{}",
+            registry.address(),
+            plugin_entry(&reference, "")
+        ),
+    )
+    .unwrap();
+    site.render().fails(&[&format!(
+        "{reference}: its component has {} bytes, more than max_wasm_bytes = 1000",
+        pushed["size"]
+    )]);
+    assert!(
+        !site.path("cache/oci/sha256").exists()
+            || std::fs::read_dir(site.path("cache/oci/sha256"))
+                .unwrap()
+                .count()
+                == 0
+    );
+}
