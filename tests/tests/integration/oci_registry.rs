@@ -673,3 +673,60 @@ fn base64_encode(bytes: &[u8]) -> String {
     }
     out
 }
+
+#[test]
+fn push_annotates_the_manifest_from_the_plugins_project_and_is_reproducible() {
+    let registry = LocalRegistry::start(None);
+    let site = Site::new();
+    let project = site.path("greeter");
+    let built = project.join("target/wasm32-wasip2/release");
+    std::fs::create_dir_all(&built).unwrap();
+    std::fs::write(
+        project.join("Cargo.toml"),
+        "[package]\nname = \"greeter\"\nversion = \"0.3.1\"\ndescription = \"Greets.\"\nrepository = \"https://example.org/greeter\"\n",
+    )
+    .unwrap();
+    let file = built.join("greeter.wasm");
+    std::fs::copy(env!("GUEST_DECLARE"), &file).unwrap();
+    let reference = registry.reference("plugins/greeter:0.3.1");
+    let args = [
+        "push",
+        file.to_str().unwrap(),
+        &reference,
+        "--plain-http",
+        &registry.address(),
+        "--annotation",
+        "org.opencontainers.image.licenses=Apache-2.0",
+    ];
+    let pushed = site.run(&args).json();
+    // What the registry holds, read with another client.
+    let manifest = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, urllib.request; r = urllib.request.Request(sys.argv[1], headers={'Accept': 'application/vnd.oci.image.manifest.v1+json'}); print(urllib.request.urlopen(r).read().decode())",
+            &format!("http://{}/v2/plugins/greeter/manifests/0.3.1", registry.address()),
+        ])
+        .output()
+        .unwrap();
+    let manifest: serde_json::Value = serde_json::from_slice(&manifest.stdout).unwrap();
+    assert_eq!(
+        manifest["annotations"],
+        serde_json::json!({
+            "org.opencontainers.image.title": "greeter",
+            "org.opencontainers.image.version": "0.3.1",
+            "org.opencontainers.image.description": "Greets.",
+            "org.opencontainers.image.source": "https://example.org/greeter",
+            "org.opencontainers.image.licenses": "Apache-2.0",
+        })
+    );
+    assert_eq!(manifest["config"]["mediaType"], "application/vnd.wasm.config.v0+json");
+    assert_eq!(manifest["layers"][0]["mediaType"], "application/wasm");
+    assert_eq!(manifest["layers"][0]["digest"], pushed["component"]);
+    assert_eq!(manifest["layers"][0]["annotations"]["org.opencontainers.image.title"], "greeter.wasm");
+    // The same file and annotations give the same manifest.
+    assert_eq!(site.run(&args).json()["manifest"], pushed["manifest"]);
+    // A file that is not a component is refused before anything is sent.
+    std::fs::write(site.path("core.wasm"), b"\0asm\x01\0\0\0").unwrap();
+    site.run(&["push", "core.wasm", &reference, "--plain-http", &registry.address()])
+        .fails(&["core.wasm is not a WebAssembly component"]);
+}
