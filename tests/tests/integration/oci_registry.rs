@@ -719,14 +719,26 @@ fn push_annotates_the_manifest_from_the_plugins_project_and_is_reproducible() {
             "org.opencontainers.image.licenses": "Apache-2.0",
         })
     );
-    assert_eq!(manifest["config"]["mediaType"], "application/vnd.wasm.config.v0+json");
+    assert_eq!(
+        manifest["config"]["mediaType"],
+        "application/vnd.wasm.config.v0+json"
+    );
     assert_eq!(manifest["layers"][0]["mediaType"], "application/wasm");
     assert_eq!(manifest["layers"][0]["digest"], pushed["component"]);
-    assert_eq!(manifest["layers"][0]["annotations"]["org.opencontainers.image.title"], "greeter.wasm");
+    assert_eq!(
+        manifest["layers"][0]["annotations"]["org.opencontainers.image.title"],
+        "greeter.wasm"
+    );
     // The same file and annotations give the same manifest.
     assert_eq!(site.run(&args).json()["manifest"], pushed["manifest"]);
     // A file that is not a component is refused before anything is sent.
     std::fs::write(site.path("core.wasm"), b"\0asm\x01\0\0\0").unwrap();
-    site.run(&["push", "core.wasm", &reference, "--plain-http", &registry.address()])
-        .fails(&["core.wasm is not a WebAssembly component"]);
+    site.run(&[
+        "push",
+        "core.wasm",
+        &reference,
+        "--plain-http",
+        &registry.address(),
+    ])
+    .fails(&["core.wasm is not a WebAssembly component"]);
 }
