@@ -7,13 +7,8 @@
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
+use super::attacked_grants::mkfifo;
 use super::oci_registry::{plugin_entry, push, LocalRegistry, Site, EXPECTED};
-
-fn mkfifo(path: &std::path::Path) {
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-}
 
 #[test]
 fn a_fifo_as_the_lock_file_or_the_docker_config_is_refused_not_waited_on() {
@@ -24,17 +19,20 @@ fn a_fifo_as_the_lock_file_or_the_docker_config_is_refused_not_waited_on() {
     site.write_config(&registry, &plugin_entry(&reference, ""));
     mkfifo(&site.path("host.lock"));
     let started = Instant::now();
-    site.render().fails(&["host.lock", "not a regular file"]);
+    site.render().fails(1, &["host.lock", "not a regular file"]);
     assert!(started.elapsed() < Duration::from_secs(20));
     std::fs::remove_file(site.path("host.lock")).unwrap();
 
     std::fs::create_dir_all(site.path("docker")).unwrap();
     mkfifo(&site.path("docker/config.json"));
     let started = Instant::now();
-    site.render().fails(&[
-        &format!("credentials for {}", registry.address()),
-        "not a regular file",
-    ]);
+    site.render().fails(
+        1,
+        &[
+            &format!("credentials for {}", registry.address()),
+            "not a regular file",
+        ],
+    );
     assert!(started.elapsed() < Duration::from_secs(20));
 }
 
@@ -49,11 +47,14 @@ fn a_content_store_others_may_write_into_is_not_used() {
     assert_eq!(site.render().ok(), EXPECTED);
     let store = site.path("cache/oci");
     std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o777)).unwrap();
-    site.render().fails(&[
-        "content store",
-        "not used",
-        "writable by other users (mode 0777)",
-    ]);
+    site.render().fails(
+        1,
+        &[
+            "content store",
+            "not used",
+            "writable by other users (mode 0777)",
+        ],
+    );
 }
 
 #[test]
@@ -81,10 +82,13 @@ fn a_stored_component_changed_on_disk_is_pulled_again_or_refused_offline() {
     // Offline, the changed file is removed and nothing else can stand in for it.
     std::fs::write(&stored, &changed).unwrap();
     registry.stop();
-    site.render().fails(&[
-        &reference,
-        &format!("cannot reach the registry {}", registry.address()),
-    ]);
+    site.render().fails(
+        1,
+        &[
+            &reference,
+            &format!("cannot reach the registry {}", registry.address()),
+        ],
+    );
     assert!(!stored.exists());
 }
 
@@ -110,9 +114,12 @@ fn a_registry_that_never_answers_times_out_naming_it() {
     )
     .unwrap();
     let started = Instant::now();
-    site.render().fails(&[&format!(
-        "{reference}: cannot reach the registry {address}: timed out"
-    )]);
+    site.render().fails(
+        1,
+        &[&format!(
+            "{reference}: cannot reach the registry {address}: timed out"
+        )],
+    );
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "{:?}",
@@ -135,10 +142,13 @@ fn a_component_larger_than_max_wasm_bytes_is_refused_before_it_is_downloaded() {
         ),
     )
     .unwrap();
-    site.render().fails(&[&format!(
-        "{reference}: its component has {} bytes, more than max_wasm_bytes = 1000",
-        pushed["size"]
-    )]);
+    site.render().fails(
+        1,
+        &[&format!(
+            "{reference}: its component has {} bytes, more than max_wasm_bytes = 1000",
+            pushed["size"]
+        )],
+    );
     assert!(
         !site.path("cache/oci/sha256").exists()
             || std::fs::read_dir(site.path("cache/oci/sha256"))

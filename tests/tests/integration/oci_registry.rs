@@ -12,10 +12,10 @@
 
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::cli_support::{bin, QUIET_PROGRESS};
+use super::cli_support::{bin, Run, QUIET_PROGRESS};
 
 const WAIT: Duration = Duration::from_secs(30);
 /// The default identity section, then the plugin's.
@@ -170,7 +170,7 @@ impl Site {
         .unwrap();
     }
 
-    pub(super) fn run(&self, args: &[&str]) -> Ran {
+    pub(super) fn run(&self, args: &[&str]) -> Run {
         let output = Command::new(bin())
             .args(args)
             .current_dir(self.dir.path())
@@ -182,57 +182,19 @@ impl Site {
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        Ran::from(output)
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
     }
 
-    pub(super) fn render(&self) -> Ran {
+    pub(super) fn render(&self) -> Run {
         self.run(&["render", "--config", "host.toml"])
     }
 
     fn lock_text(&self) -> String {
         std::fs::read_to_string(self.path("host.lock")).unwrap_or_default()
-    }
-}
-
-pub(super) struct Ran {
-    pub(super) code: i32,
-    pub(super) stdout: String,
-    pub(super) stderr: String,
-}
-
-impl From<Output> for Ran {
-    fn from(o: Output) -> Self {
-        Ran {
-            code: o.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-        }
-    }
-}
-
-impl Ran {
-    pub(super) fn ok(&self) -> &str {
-        assert_eq!(self.code, 0, "expected success; stderr:\n{}", self.stderr);
-        &self.stdout
-    }
-
-    fn json(&self) -> serde_json::Value {
-        serde_json::from_str(self.ok()).unwrap()
-    }
-
-    pub(super) fn fails(&self, needles: &[&str]) {
-        assert_eq!(
-            self.code, 1,
-            "expected failure; stdout:\n{}\nstderr:\n{}",
-            self.stdout, self.stderr
-        );
-        for needle in needles {
-            assert!(
-                self.stderr.contains(needle),
-                "stderr lacks {needle:?}:\n{}",
-                self.stderr
-            );
-        }
     }
 }
 
@@ -369,7 +331,7 @@ fn a_moved_tag_is_refused_under_the_lock_until_lock_update() {
 
     // `lock` reports the move and fails; `lock --update` takes it.
     let checked = site.run(&["lock", "--config", "host.toml"]);
-    checked.fails(&[
+    checked.fails(1, &[
         "host.lock: 1 reference(s) differ from the registry; the deployment keeps running the locked bytes until `prompt-host lock --update --config host.toml`",
     ]);
     assert!(
@@ -402,10 +364,13 @@ fn a_moved_tag_is_refused_under_the_lock_until_lock_update() {
     assert_eq!(site.render().ok(), EXPECTED);
     // Without the store it cannot, and says which reference and registry.
     std::fs::remove_dir_all(&store).unwrap();
-    site.render().fails(&[
-        &reference,
-        &format!("cannot reach the registry {}", registry.address()),
-    ]);
+    site.render().fails(
+        1,
+        &[
+            &reference,
+            &format!("cannot reach the registry {}", registry.address()),
+        ],
+    );
 }
 
 #[test]
@@ -422,7 +387,7 @@ fn a_blob_tampered_with_in_the_registry_is_refused_before_compiling() {
 
     site.write_config(&registry, &plugin_entry(&reference, ""));
     let ran = site.render();
-    ran.fails(&[&reference, "do not match their digest"]);
+    ran.fails(1, &[&reference, "do not match their digest"]);
     // Nothing reached the store or the compile cache, and nothing was locked.
     let stored = std::fs::read_dir(site.path("cache/oci/sha256")).map_or(0, |d| d.count());
     assert_eq!(stored, 0);
@@ -452,9 +417,12 @@ fn a_missing_tag_a_wrong_media_type_and_a_disagreeing_pin_are_named() {
         &registry.reference("plugins/greeter:1.0"),
     );
     site.write_config(&registry, &plugin_entry(&missing, ""));
-    site.render().fails(&[&format!(
-        "{missing}: the registry has no tag \"nope\" in plugins/greeter"
-    )]);
+    site.render().fails(
+        1,
+        &[&format!(
+            "{missing}: the registry has no tag \"nope\" in plugins/greeter"
+        )],
+    );
 
     // A container image layer, pushed by another client.
     let pushed = Command::new("python3")
@@ -476,7 +444,7 @@ fn a_missing_tag_a_wrong_media_type_and_a_disagreeing_pin_are_named() {
     );
     let image = registry.reference("plugins/image:1.0");
     site.write_config(&registry, &plugin_entry(&image, ""));
-    site.render().fails(&[&format!(
+    site.render().fails(1, &[&format!(
         "{image}: not a Wasm component artifact: its config has media type application/vnd.oci.image.config.v1+json, not application/vnd.wasm.config.v0+json"
     )]);
 
@@ -488,9 +456,12 @@ fn a_missing_tag_a_wrong_media_type_and_a_disagreeing_pin_are_named() {
         &plugin_entry(&good, &format!("sha256 = \"{pin}\"")),
     );
     let ran = site.render();
-    ran.fails(&[&format!(
-        "plugin \"greeter\": {good} resolves to component sha256:"
-    )]);
+    ran.fails(
+        1,
+        &[&format!(
+            "plugin \"greeter\": {good} resolves to component sha256:"
+        )],
+    );
     assert!(
         ran.stderr
             .contains(&format!("but its sha256 pins {pin}; refused")),
@@ -507,7 +478,7 @@ fn a_missing_tag_a_wrong_media_type_and_a_disagreeing_pin_are_named() {
         ),
     )
     .unwrap();
-    site.render().fails(&[
+    site.render().fails(1, &[
         "host.registry.plain_http[0]: registry.example:5000 is not a loopback registry; plain HTTP is allowed only for localhost, 127.0.0.0/8 and [::1]",
     ]);
 }
@@ -525,7 +496,7 @@ fn credentials_come_from_the_docker_config_and_are_never_printed() {
         "--plain-http",
         &registry.address(),
     ]);
-    refused.fails(&[&reference, "refused the credentials"]);
+    refused.fails(1, &[&reference, "refused the credentials"]);
 
     std::fs::create_dir_all(site.path("docker")).unwrap();
     let auth = base64_encode(format!("publisher:{PASSWORD}").as_bytes());
@@ -565,7 +536,7 @@ fn credentials_come_from_the_docker_config_and_are_never_printed() {
     )
     .unwrap();
     let wrong = site.run(&["pull", &reference, "--plain-http", &registry.address()]);
-    wrong.fails(&["refused the credentials"]);
+    wrong.fails(1, &["refused the credentials"]);
     assert!(!wrong.stderr.contains("wrong-password-9c2e"));
     for ran in [&refused, &pushed, &rendered, &checked, &updated, &wrong] {
         outputs.push(ran.stdout.clone());
@@ -591,11 +562,11 @@ fn a_lock_file_the_host_did_not_write_is_never_overwritten() {
     site.write_config(&registry, &plugin_entry(&reference, ""));
     let foreign = "# my notes\nversion = 1\n";
     std::fs::write(site.path("host.lock"), foreign).unwrap();
-    site.render().fails(&[
+    site.render().fails(1, &[
         "host.lock: not a lock file written by prompt-host (its first line is not the header); it is left as it is: move it away to let the host write one",
     ]);
     site.run(&["lock", "--config", "host.toml", "--update"])
-        .fails(&["not a lock file written by prompt-host"]);
+        .fails(1, &["not a lock file written by prompt-host"]);
     assert_eq!(
         std::fs::read_to_string(site.path("host.lock")).unwrap(),
         foreign
@@ -740,5 +711,5 @@ fn push_annotates_the_manifest_from_the_plugins_project_and_is_reproducible() {
         "--plain-http",
         &registry.address(),
     ])
-    .fails(&["core.wasm is not a WebAssembly component"]);
+    .fails(1, &["core.wasm is not a WebAssembly component"]);
 }
