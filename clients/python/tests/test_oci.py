@@ -133,3 +133,24 @@ def test_a_malformed_reference_is_invalid_params(open_host) -> None:
         host.load_plugin("p", "oci://localhost:5000/plugins/greeter")
     assert bad.value.code == -32602
     assert "wasm: oci://localhost:5000/plugins/greeter names no tag and no digest" in str(bad.value)
+
+
+def test_a_host_toml_with_an_oci_plugin_starts_locked_and_then_offline(
+    open_host, bin_path: Path, registry: Registry, wasm: Callable[[str], str], tmp_path: Path
+) -> None:
+    reference = f"oci://{registry.address}/plugins/greeter:2.0"
+    pushed = push(bin_path, wasm("declare"), reference, registry, tmp_path)
+    config = tmp_path / "host.toml"
+    config.write_text(
+        f'[host.registry]\nplain_http = ["{registry.address}"]\n\n'
+        f'[[plugin]]\nname = "greeter"\nwasm = "{reference}"\n'
+        'config = { sections = [{ name = "greeting", order = 10, text = "Hello from the registry." }] }\n'
+    )
+    first = open_host(config=config)
+    assert first.render().prompt == f"{IDENTITY}\n\nHello from the registry."
+    lock = (tmp_path / "host.lock").read_text()
+    assert f'reference = "{reference}"' in lock and f'manifest = "{pushed["manifest"]}"' in lock
+    # The registry gone, the lock and the content store start it again.
+    registry.stop()
+    again = open_host(config=config)
+    assert again.render().prompt == f"{IDENTITY}\n\nHello from the registry."

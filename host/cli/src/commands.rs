@@ -46,7 +46,9 @@ pub fn load_host(config: &Path) -> anyhow::Result<Host> {
 /// [`load_host`] with the given runtime settings.
 pub fn load_host_with(config: &Path, runtime: RuntimeConfig) -> anyhow::Result<Host> {
     let mut parsed = HostConfig::load(config)?;
-    super::oci::prepare_blocking(&mut parsed)?;
+    // The content store sits beside the compile cache this host will use.
+    let cache = prompt_host::oci::cache_dir_of(&parsed, runtime.cache_dir.as_deref());
+    super::oci::prepare_blocking(&mut parsed, &cache)?;
     let host = Host::from_config(&parsed, runtime)
         .with_context(|| format!("cannot start the host described by {}", config.display()))?;
     host.record_prompt_in_spans(super::telemetry::capture_content());

@@ -174,9 +174,10 @@ pub async fn lock(config_path: &Path, update: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Fetch what the `oci://` plugins of `config` need (the lock beside it read and, for a new
-/// reference, written), on a thread of its own so it runs inside or outside a runtime.
-pub fn prepare_blocking(config: &mut HostConfig) -> anyhow::Result<()> {
+/// Fetch what the `oci://` plugins of `config` need into the content store under `cache`
+/// (the lock beside it read and, for a new reference, written), on a thread of its own so
+/// it runs inside or outside a runtime.
+pub fn prepare_blocking(config: &mut HostConfig, cache: &Path) -> anyhow::Result<()> {
     if config.plugins.iter().all(|p| p.oci.is_none()) {
         return Ok(());
     }
@@ -187,9 +188,8 @@ pub fn prepare_blocking(config: &mut HostConfig) -> anyhow::Result<()> {
                     .enable_all()
                     .build()
                     .context("cannot start the runtime that fetches oci:// plugins")?;
-                let cache = cache_dir(config);
                 runtime
-                    .block_on(oci::prepare(config, LockMode::Use, &cache))
+                    .block_on(oci::prepare(config, LockMode::Use, cache))
                     .map(|_| ())
                     .map_err(anyhow::Error::from)
             })
