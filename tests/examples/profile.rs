@@ -107,6 +107,7 @@ fn main() {
                 std::hint::black_box(render_prompt(&a).expect("render"));
             }
         }
+        "host-render" => host_render(&guests, n),
         "compile-file" => {
             // `n` fresh runtimes on the same cache directory, each finding the `declare`
             // component's code: the warm-start path (identity check, artifact read,
@@ -163,4 +164,118 @@ fn main() {
         }
         other => panic!("unknown {other}"),
     }
+}
+
+/// `host-render N`: where an embedder's step goes. The reference deployment is loaded from
+/// a host.toml through the public API (`HostConfig::load`, `Host::from_config`), then four
+/// ways of producing the same prompt are timed, interleaved round by round so that each
+/// sees the same machine state, and their medians and p99s printed in µs:
+///
+/// - `assemble_blocking + render`: what the step bench measures (no runtime, no gate);
+/// - `Registry::assemble + render` on a current-thread runtime: adds the blocking gate
+///   (`spawn_blocking` and its hand-off);
+/// - `Host::render`, current-thread runtime;
+/// - `Host::render`, multi-thread runtime.
+///
+/// `PROFILE_ONLY=host-ct|host-mt|blocking|gate` runs one of them alone (for `perf`).
+fn host_render(guests: &Guests, n: usize) {
+    use prompt_host::{Facts, Host, HostConfig};
+    let dir = tempfile_dir();
+    let declare = dir.join("declare.wasm");
+    let redactor = dir.join("redactor.wasm");
+    std::fs::write(&declare, &guests.declare).expect("declare.wasm");
+    std::fs::write(&redactor, &guests.redactor).expect("redactor.wasm");
+    let cache = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-cache");
+    let text = Reference::new().host_toml(&declare, &redactor, &cache);
+    std::fs::write(dir.join("host.toml"), text).expect("host.toml");
+    let config = HostConfig::load(&dir.join("host.toml")).expect("host.toml");
+    let host = Host::from_config(&config, RuntimeConfig::default()).expect("from_config");
+    let scope = reference::agent(0);
+    let facts = || {
+        Facts::new()
+            .with("model", "deepseek-v4")
+            .with("cwd", "/work/project")
+    };
+    let ct = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let mt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let registry = std::sync::Arc::clone(host.registry());
+    let expected = ct
+        .block_on(host.render(Some(&scope), facts()))
+        .expect("render")
+        .prompt;
+    let blocking = || {
+        let a = registry
+            .assemble_blocking(Some(&scope), Reference::context())
+            .expect("assemble");
+        render_prompt(&a).expect("render")
+    };
+    let gate = || {
+        ct.block_on(async {
+            let a = registry
+                .assemble(Some(&scope), Reference::context())
+                .await
+                .expect("assemble");
+            render_prompt(&a).expect("render")
+        })
+    };
+    let host_ct = || {
+        ct.block_on(host.render(Some(&scope), facts()))
+            .expect("render")
+            .prompt
+    };
+    let host_mt = || {
+        mt.block_on(host.render(Some(&scope), facts()))
+            .expect("render")
+            .prompt
+    };
+    assert_eq!(blocking(), expected);
+    assert_eq!(gate(), expected);
+    assert_eq!(host_mt(), expected);
+    type Way<'a> = (&'a str, &'a dyn Fn() -> String);
+    let ways: [Way; 4] = [
+        ("blocking", &blocking),
+        ("gate", &gate),
+        ("host-ct", &host_ct),
+        ("host-mt", &host_mt),
+    ];
+    let only = std::env::var("PROFILE_ONLY").ok();
+    let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(n); ways.len()];
+    for _ in 0..n {
+        for (i, (name, way)) in ways.iter().enumerate() {
+            if only.as_deref().is_some_and(|o| o != *name) {
+                continue;
+            }
+            let started = std::time::Instant::now();
+            let prompt = way();
+            let took = started.elapsed();
+            drop(std::hint::black_box(prompt));
+            times[i].push(took.as_secs_f64() * 1e6);
+        }
+    }
+    for ((name, _), mut t) in ways.iter().zip(times) {
+        if t.is_empty() {
+            continue;
+        }
+        t.sort_by(f64::total_cmp);
+        let at = |q: f64| t[((t.len() - 1) as f64 * q) as usize];
+        println!(
+            "{name:>9}: median {:7.1} µs  p99 {:7.1} µs  min {:7.1} µs",
+            at(0.5),
+            at(0.99),
+            t[0]
+        );
+    }
+}
+
+fn tempfile_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("prompt-host-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
 }
