@@ -175,9 +175,13 @@ fn main() {
 /// - `Registry::assemble + render` on a current-thread runtime: adds the blocking gate
 ///   (`spawn_blocking` and its hand-off);
 /// - `Host::render`, current-thread runtime;
-/// - `Host::render`, multi-thread runtime.
+/// - `Host::render`, multi-thread runtime;
+/// - `Host::render` driven by the multi-thread runtime's handle on a thread marked by
+///   `blocking::allow_blocking`, as `serve` runs a session's request and an in-process
+///   client's thread calls: no gate.
 ///
-/// `PROFILE_ONLY=host-ct|host-mt|blocking|gate` runs one of them alone (for `perf`).
+/// `PROFILE_ONLY=blocking|gate|host-ct|host-mt|host-marked` runs one of them alone (for
+/// `perf`).
 fn host_render(guests: &Guests, n: usize) {
     use prompt_host::{Facts, Host, HostConfig};
     let dir = tempfile_dir();
@@ -230,6 +234,17 @@ fn host_render(guests: &Guests, n: usize) {
             .expect("render")
             .prompt
     };
+    // As `serve` runs a session's request, and as an in-process client's calling thread
+    // does: on a thread marked as one that may block, which assembles without the gate.
+    let handle = mt.handle().clone();
+    let host_marked = || {
+        prompt_host::blocking::allow_blocking(|| {
+            handle
+                .block_on(host.render(Some(&scope), facts()))
+                .expect("render")
+                .prompt
+        })
+    };
     let host_mt = || {
         mt.block_on(host.render(Some(&scope), facts()))
             .expect("render")
@@ -238,12 +253,14 @@ fn host_render(guests: &Guests, n: usize) {
     assert_eq!(blocking(), expected);
     assert_eq!(gate(), expected);
     assert_eq!(host_mt(), expected);
+    assert_eq!(host_marked(), expected);
     type Way<'a> = (&'a str, &'a dyn Fn() -> String);
-    let ways: [Way; 4] = [
+    let ways: [Way; 5] = [
         ("blocking", &blocking),
         ("gate", &gate),
         ("host-ct", &host_ct),
         ("host-mt", &host_mt),
+        ("host-marked", &host_marked),
     ];
     let only = std::env::var("PROFILE_ONLY").ok();
     let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(n); ways.len()];
@@ -266,7 +283,7 @@ fn host_render(guests: &Guests, n: usize) {
         t.sort_by(f64::total_cmp);
         let at = |q: f64| t[((t.len() - 1) as f64 * q) as usize];
         println!(
-            "{name:>9}: median {:7.1} µs  p99 {:7.1} µs  min {:7.1} µs",
+            "{name:>11}: median {:7.1} µs  p99 {:7.1} µs  min {:7.1} µs",
             at(0.5),
             at(0.99),
             t[0]

@@ -34,6 +34,26 @@ pub fn allow_blocking<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Whether work that may block and call into plugins can run on this thread directly,
+/// through [`block_here`], instead of being handed to another thread: the thread is marked
+/// by [`allow_blocking`], and it is in no runtime or in a multi-threaded one, which it can
+/// leave for the call (a current-thread runtime's `block_on` cannot be left).
+pub fn can_block_here() -> bool {
+    BLOCKING_ALLOWED.with(Cell::get)
+        && tokio::runtime::Handle::try_current().map_or(true, |handle| {
+            handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+        })
+}
+
+/// Run `f` on this thread, outside the runtime it is in (if any), where [`can_block_here`]
+/// said so: a plugin's WASI calls can then drive their own futures.
+pub fn block_here<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current() {
+        Ok(_) => tokio::task::block_in_place(f),
+        Err(_) => f(),
+    }
+}
+
 /// Run `f` (a call into a plugin) where blocking is allowed, whatever thread the caller is
 /// on; see the module documentation. A panic in `f` propagates to the caller.
 pub fn run_blocking<R: Send>(f: impl FnOnce() -> R + Send) -> R {

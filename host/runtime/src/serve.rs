@@ -145,6 +145,11 @@ struct SessionQueue {
     jobs: mpsc::UnboundedSender<Job>,
     /// Tells this queue from a later one for the same path.
     serial: u64,
+    /// Set when the session's last request left it holding nothing (`close_session`),
+    /// before that request's answer goes out: its worker is ending, and the log it held is
+    /// closed, so it no longer counts against `--max-sessions` (a client that opens another
+    /// log on that answer is not refused while the worker winds down).
+    idle: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The server state: the host, the session logs it holds open, the requests in flight.
@@ -425,21 +430,27 @@ impl Server {
     fn queue(self: &Arc<Self>, path: PathBuf, job: Job) -> Result<(), Box<(Job, RpcError)>> {
         let mut sessions = self.lock_sessions();
         let job = match sessions.get(&path) {
-            Some(queue) => match queue.jobs.send(job) {
-                Ok(()) => return Ok(()),
-                // Its worker ended (it panicked): start another.
-                Err(unsent) => unsent.0,
-            },
+            Some(queue) => {
+                queue.idle.store(false, Ordering::Release);
+                match queue.jobs.send(job) {
+                    Ok(()) => return Ok(()),
+                    // Its worker ended (it panicked): start another.
+                    Err(unsent) => unsent.0,
+                }
+            }
             None => job,
         };
         sessions.remove(&path);
-        if sessions.len() >= self.limits.max_sessions {
+        let open = sessions
+            .values()
+            .filter(|q| !q.idle.load(Ordering::Acquire))
+            .count();
+        if open >= self.limits.max_sessions {
             let mut e = RpcError::failed(
                 "too-many-sessions",
                 format!(
-                    "session log {}: {} session logs are open, the most this server holds (serve --max-sessions); close_session one first",
+                    "session log {}: {open} session logs are open, the most this server holds (serve --max-sessions); close_session one first",
                     path.display(),
-                    sessions.len()
                 ),
             );
             e.data = Some(
@@ -450,10 +461,18 @@ impl Server {
         let (tx, rx) = mpsc::unbounded_channel::<Job>();
         let serial = self.next_serial.fetch_add(1, Ordering::Relaxed);
         let _ = tx.send(job);
-        sessions.insert(path.clone(), SessionQueue { jobs: tx, serial });
+        let idle = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        sessions.insert(
+            path.clone(),
+            SessionQueue {
+                jobs: tx,
+                serial,
+                idle: Arc::clone(&idle),
+            },
+        );
         drop(sessions);
         let me = Arc::clone(self);
-        tokio::spawn(async move { me.session_worker(path, serial, rx).await });
+        tokio::spawn(async move { me.session_worker(path, serial, rx, idle).await });
         Ok(())
     }
 
@@ -466,6 +485,7 @@ impl Server {
         path: PathBuf,
         serial: u64,
         mut jobs: mpsc::UnboundedReceiver<Job>,
+        idle: Arc<std::sync::atomic::AtomicBool>,
     ) {
         let mut state = SessionState::default();
         while let Some((call, responder)) = jobs.recv().await {
@@ -477,6 +497,7 @@ impl Server {
                         call,
                         state,
                         give_back,
+                        idle: Arc::clone(&idle),
                     };
                     state = match lend.send(lent) {
                         // The caller is gone: the state is ours again.
@@ -498,12 +519,14 @@ impl Server {
                 }
             };
             let me = Arc::clone(&self);
+            let idle = Arc::clone(&idle);
             let handle = tokio::runtime::Handle::current();
             // Answered from the blocking thread, and what the request leaves is freed after
             // its answer is on its way: neither waits for a hop back to this task.
             let ran = tokio::task::spawn_blocking(move || {
                 crate::blocking::allow_blocking(|| {
                     let response = handle.block_on(me.run(call, Some(&mut state)));
+                    idle.store(state.is_idle(), Ordering::Release);
                     let _ = done.send(response);
                     state.free_after_answer();
                     state

@@ -276,11 +276,21 @@ impl Registry {
         scope: Option<&str>,
         ctx: AssembleContext,
     ) -> Result<Assembly, AssembleError> {
-        let registry = Arc::clone(self);
         let span = tracing::info_span!(
             "prompt_host.assemble",
             prompt_host.scope = scope.unwrap_or("global"),
         );
+        // A thread marked as one that may block (the thread `serve` runs a session's request
+        // on, an in-process client's calling thread) assembles itself: handing the work to
+        // the blocking pool and being woken for its result costs more than a whole
+        // assembly there (docs/benchmarks.md §1), and protects nothing, since no runtime
+        // worker is held. Cancellation is the context's signal either way.
+        if crate::blocking::can_block_here() {
+            return crate::blocking::block_here(|| {
+                span.in_scope(|| self.assemble_blocking(scope, ctx))
+            });
+        }
+        let registry = Arc::clone(self);
         let scope = scope.map(str::to_string);
         // The caller's subscriber goes with the span to the blocking thread, so that the
         // plugin calls' spans are its children there too (nothing to carry when disabled).

@@ -75,10 +75,12 @@ impl Server {
             call,
             mut state,
             give_back,
+            idle,
         } = wait_for(&lent, signal, interrupted)?;
         // As on the blocking thread a line's session request runs on.
         let answer =
             crate::blocking::allow_blocking(|| handle.block_on(self.run_direct(call, &mut state)));
+        idle.store(state.is_idle(), std::sync::atomic::Ordering::Release);
         let _ = give_back.send(state);
         Some(answer)
     }
@@ -136,4 +138,7 @@ pub(super) struct Lent {
     pub(super) call: Call,
     pub(super) state: SessionState,
     pub(super) give_back: tokio::sync::oneshot::Sender<SessionState>,
+    /// Set to whether the request left the session holding nothing, before its answer is
+    /// returned (see `SessionQueue::idle`).
+    pub(super) idle: Arc<std::sync::atomic::AtomicBool>,
 }
