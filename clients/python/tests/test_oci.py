@@ -104,6 +104,12 @@ def test_an_oci_plugin_loads_by_tag_and_by_digest_and_refusals_name_the_referenc
     by_digest = host.load_plugin("pinned", pushed["pinned"], scope="agent", config=greeter("pinned"), sha256=pushed["component"])
     assert by_digest > first["id"]
 
+    # A plugin's new tag, taken by reloading it: the same declarations from the verified
+    # component.
+    newer = f"oci://{registry.address}/plugins/greeter:1.1"
+    push(bin_path, wasm("declare"), newer, registry, tmp_path)
+    assert host.reload_plugin(first["id"], newer) == 1
+
     with pytest.raises(PromptHostError) as wrong_pin:
         host.load_plugin("wrong", reference, scope="agent", config=GREETER, sha256="0" * 64)
     assert wrong_pin.value.kind == "oci" and wrong_pin.value.plugin == "wrong"

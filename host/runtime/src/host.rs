@@ -397,11 +397,25 @@ impl Host {
         id: PluginId,
         path: &Path,
     ) -> Result<Vec<crate::wasm::Declaration>, HostError> {
+        self.reload_plugin_pinned(id, path, None)
+    }
+
+    /// [`Host::reload_plugin`] from a component whose sha256 (hex) must be `pin`: the bytes
+    /// compiled are hashed and checked first (an `oci://` component from
+    /// [`Host::fetch_oci`]).
+    pub fn reload_plugin_pinned(
+        &self,
+        id: PluginId,
+        path: &Path,
+        pin: Option<&str>,
+    ) -> Result<Vec<crate::wasm::Declaration>, HostError> {
         let Some(old) = self.lock_plugins().remove(&id) else {
             return Err(HostError::UnknownPlugin { id: id.0 });
         };
         let reloaded = self
-            .compile_plugin(old.name(), path)
+            .runtime
+            .compile(old.name(), path, pin)
+            .map_err(HostError::Wasm)
             .and_then(|code| old.reload(&code).map_err(HostError::Wasm));
         match reloaded {
             Ok(new) => {

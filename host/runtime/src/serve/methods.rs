@@ -280,7 +280,17 @@ async fn small_result(
         "load_plugin" => load_plugin(host, parse(params)?).await,
         "reload_plugin" => {
             let p: params::ReloadPlugin = parse(params)?;
-            let declared = host.reload_plugin(PluginId(p.id), &p.wasm)?;
+            // An `oci://` reference is fetched and verified as `load_plugin` does it.
+            let declared = match p.wasm.to_str().filter(|t| crate::oci::is_oci(t)) {
+                Some(text) => {
+                    let reference = crate::oci::OciReference::parse(text)
+                        .map_err(|e| RpcError::params(format!("wasm: {e}")))?;
+                    let fetched = host.fetch_oci(&reference).await?;
+                    let pin = fetched.component.trim_start_matches("sha256:");
+                    host.reload_plugin_pinned(PluginId(p.id), &fetched.path, Some(pin))?
+                }
+                None => host.reload_plugin(PluginId(p.id), &p.wasm)?,
+            };
             Ok(json!({ "id": p.id, "declarations": declared.len() }))
         }
         "dispose_plugin" => {
