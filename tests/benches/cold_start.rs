@@ -4,7 +4,12 @@
 //! distinct components. Prints min / median / max of each phase. Then the same deployment
 //! as a host.toml: loaded in a fresh process (`Host::from_config` + first render, timed
 //! inside the process), and rendered end to end by the `prompt-host render` command.
+//! With `PROMPT_HOST_UPSTREAM_BUNDLE` set (tests/upstream/README.md), the host.toml part runs
+//! upstream's service on the same host.toml too, a fresh Node process after each fresh
+//! prompt-host process, and prints the ratios.
 //! `cargo bench -p prompt-host-tests --bench cold_start`.
+
+mod support;
 
 use std::process::Command;
 use std::time::Instant;
@@ -90,11 +95,26 @@ fn host_toml(runs: usize) {
     run(&arg(&[]));
     std::thread::sleep(std::time::Duration::from_millis(2_200));
     run(&arg(&[]));
+    let host_toml = dir.path().join("host.toml");
+    let upstream = support::upstream::Upstream::from_env();
     let mut phases: [Vec<f64>; 5] = Default::default();
     let mut wall = Vec::new();
+    // Ours (parse + load) and upstream's (parse + load), first load of a fresh process each,
+    // taken in turn so that both see the same machine.
+    let (mut ours_first, mut upstream_first, mut upstream_parse) = (vec![], vec![], vec![]);
     for _ in 0..runs {
         let (w, v) = run(&arg(&["--again", "5"]));
         wall.push(w);
+        ours_first.push(
+            (v["parse_us"].as_f64().unwrap_or(f64::NAN)
+                + v["load_us"].as_f64().unwrap_or(f64::NAN))
+                / 1e3,
+        );
+        if let Some(upstream) = &upstream {
+            let (parse, load) = upstream.first_load(&host_toml);
+            upstream_parse.push(parse);
+            upstream_first.push(load);
+        }
         for (i, key) in [
             "parse_us",
             "load_us",
@@ -122,7 +142,16 @@ fn host_toml(runs: usize) {
     {
         println!("{label} {}", stats(values));
     }
-    let config = dir.path().join("host.toml").display().to_string();
+    if let Some(upstream) = &upstream {
+        compare_loads(
+            upstream,
+            &host_toml,
+            &ours_first,
+            &upstream_first,
+            &upstream_parse,
+        );
+    }
+    let config = host_toml.display().to_string();
     let render = || {
         let started = Instant::now();
         let out = Command::new(CLI)
@@ -151,6 +180,52 @@ fn host_toml(runs: usize) {
     println!(
         "  `prompt-host render` end to end          {}",
         stats(&renders)
+    );
+}
+
+/// Print the load figures of both sides and their ratios: the first load of a fresh process
+/// on each side, and upstream's repeated load in a warm process (its registry build once
+/// the JIT has run).
+fn compare_loads(
+    upstream: &support::upstream::Upstream,
+    host_toml: &std::path::Path,
+    ours_first: &[f64],
+    upstream_first: &[f64],
+    upstream_parse: &[f64],
+) {
+    let warm = upstream.warm(host_toml, 50, 100);
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let warm_load = support::upstream::ms(&warm["load_us"]["median"]);
+    let warm_parse = support::upstream::ms(&warm["parse_us"]["median"]);
+    println!(
+        "\nload side by side (parse + load, ms as min / median / max; Node {})",
+        warm["node"]
+    );
+    println!(
+        "  prompt-host, first load of a fresh process  {}",
+        stats(ours_first)
+    );
+    println!(
+        "  upstream, first load of a fresh process     {}  (of which parse {})",
+        stats(upstream_first),
+        stats(upstream_parse)
+    );
+    println!(
+        "  upstream, repeated load in a warm process   min {:.1} median {:.1} p99 {:.1}  (of which parse median {:.1})",
+        support::upstream::ms(&warm["load_us"]["min"]),
+        warm_load,
+        support::upstream::ms(&warm["load_us"]["p99"]),
+        warm_parse
+    );
+    let ours = median(ours_first);
+    println!(
+        "  ratio prompt-host / upstream (medians): against its first load {:.2}, against its warm repeated load {:.2}",
+        ours / median(upstream_first),
+        ours / warm_load
     );
 }
 

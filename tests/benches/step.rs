@@ -1,8 +1,10 @@
 //! Per-step cost of the sandbox: the reference deployment assembled and rendered for an
 //! agent scope through Wasm plugins and through native closures, side by side; what a
 //! pass-through listener costs; spinning up an agent scope's plugins; and how a step grows
-//! with 10 → 100 → 1,000 plugins in one scope chain. `cargo bench -p prompt-host-tests
-//! --bench step`; figures and their reading in docs/benchmarks.md.
+//! with 10 → 100 → 1,000 plugins in one scope chain; and (`embedder`) what an embedder pays
+//! through `Host::render`, phase by phase, beside upstream's step when
+//! `PROMPT_HOST_UPSTREAM_BUNDLE` is set. `cargo bench -p prompt-host-tests --bench step`;
+//! figures and their reading in docs/benchmarks.md.
 
 mod support;
 
@@ -466,6 +468,9 @@ fn main() {
     let code = Code::compile(&pooling, &guests);
     let code_v2 = Code::compile(&pooling, &guests_v2);
     let mut c = support::criterion();
+    if wanted("embedder") {
+        support::embedder::host_render_side_by_side(3_000);
+    }
     if wanted("step") {
         bench_step(&mut c, &pooling, &code, &code_v2);
     }

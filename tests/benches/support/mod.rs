@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+pub mod embedder;
+pub mod upstream;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
