@@ -4,7 +4,7 @@
 //! runs in place) and as async code calls it (through the blocking gate). The plugins are
 //! the reference's guests built against contract 0.1.0 and their 0.2.0 rebuilds. Each way's
 //! time is broken down by phase with the host's own timings ([`Timings`]), and compared
-//! with upstream's step when its bundle is given ([`super::upstream`]).
+//! with upstream's step when its bundle is given ([`crate::support::upstream`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -143,8 +143,8 @@ pub fn host_render_side_by_side(rounds: usize) {
             }
         }
     }
-    let upstream =
-        super::upstream::Upstream::from_env().map(|u| u.warm(&toml_v1, 5, rounds.max(2_000)));
+    let upstream = crate::support::upstream::Upstream::from_env()
+        .map(|u| u.warm(&toml_v1, 5, rounds.max(2_000)));
     let upstream_median = upstream
         .as_ref()
         .map(|v| v["step_us"]["median"].as_f64().unwrap_or(f64::NAN));

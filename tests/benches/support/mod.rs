@@ -3,7 +3,6 @@
 
 #![allow(dead_code)]
 
-pub mod embedder;
 pub mod upstream;
 
 use std::path::PathBuf;
