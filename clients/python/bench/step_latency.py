@@ -133,6 +133,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=10, help="steps before the measured ones (same session)")
+    parser.add_argument("--rounds", type=int, default=20,
+                        help="rounds the steps are split into, the ways alternating round by round (with --in-process, "
+                             "--python-in-process or --compare-bin)")
+    parser.add_argument("--round-warmup", type=int, default=3,
+                        help="steps at the start of each round that are not timed, for every way alike (a host that sat "
+                             "idle while the other ways ran, or a fresh step-inprocess process, is slower on its first "
+                             "steps: timed, they would be each way's p99)")
     parser.add_argument("--bin", help="the prompt-host executable")
     parser.add_argument("--guests", type=Path, help="the example plugins (*.wasm)")
     parser.add_argument("--config", type=Path, help="a host.toml instead of the generated demo deployment")
@@ -167,7 +174,8 @@ def main() -> None:
         in_process_body: List[float] = []
 
         def in_process_round(first: int, steps: int, warmup: int) -> None:
-            """`steps` more steps of the in-process conversation (its own log, continued)."""
+            """`warmup` untimed and then `steps` timed steps more of the in-process
+            conversation (its own log, continued), numbered from `first`."""
             import subprocess
 
             command = [args.in_process, "--config", str(config), "--log", str(in_log), "--scope", args.scope,
@@ -189,14 +197,15 @@ def main() -> None:
         compared: List[float] = []
         compare_host = PromptHost(config, binary=args.compare_bin, env={"PROMPT_HOST_CACHE_DIR": cache}) if args.compare_bin else None
 
-        def timed_round(client: Any, session: Path, samples: List[float], first: int, steps: int) -> None:
-            """`steps` more steps of the conversation through `client`'s raw `call` (its own
-            log)."""
-            for i in range(first, first + steps):
+        def timed_round(client: Any, session: Path, samples: List[float], first: int, steps: int, warmup: int = 0) -> None:
+            """`warmup` untimed and then `steps` timed steps more of the conversation through
+            `client`'s raw `call` (its own log)."""
+            for i in range(first, first + warmup + steps):
                 params = {"session": str(session), "scope": args.scope, "facts": facts, "user": [f"Request number {i}: review the diff."]}
                 started = time.perf_counter()
                 result = client.call("step", params)
-                samples.append(time.perf_counter() - started)
+                if i >= first + warmup:
+                    samples.append(time.perf_counter() - started)
                 client.append_assistant(session, text=f"Reviewed change {i}: looks good.")
                 assert result["step"] == i
                 # Freed here, out of the next step's timing: the library side drops its
@@ -204,11 +213,16 @@ def main() -> None:
                 # inside the next step's measurement).
                 del result
 
-        def agent_round(client: Any, session: Path, first: int, steps: int) -> None:
-            """`steps` more steps through `client.step` as an agent takes them: the step
-            alone, then its request written as the HTTP body (`request_json`), then read
-            as Python objects (`request`)."""
-            for i in range(first, first + steps):
+        def agent_round(client: Any, session: Path, first: int, steps: int, warmup: int = 0) -> None:
+            """`warmup` untimed and then `steps` timed steps more through `client.step` as an
+            agent takes them: the step alone, then its request written as the HTTP body
+            (`request_json`), then read as Python objects (`request`)."""
+            for i in range(first, first + warmup):
+                result = client.step(session, scope=args.scope, facts=facts, user=[f"Request number {i}: review the diff."])
+                client.append_assistant(session, text=f"Reviewed change {i}: looks good.")
+                assert result.step == i
+                del result
+            for i in range(first + warmup, first + warmup + steps):
                 started = time.perf_counter()
                 result = client.step(session, scope=args.scope, facts=facts, user=[f"Request number {i}: review the diff."])
                 stepped = time.perf_counter()
@@ -263,21 +277,29 @@ def main() -> None:
             # With --in-process or --python-in-process, rounds alternate between the
             # library, the in-process Python host and the client, so load on a shared
             # machine (and the disk's fsync latency) hits all alike.
-            rounds = 5 if args.in_process or python_host is not None or compare_host is not None else 1
+            # Every way's conversation has the same steps: the library's first round also
+            # takes the warm-up steps the others took above (it runs in a process of its own).
+            rounds = max(1, args.rounds) if args.in_process or python_host is not None or compare_host is not None else 1
             per_round = max(1, args.steps // rounds)
+            warm = max(0, args.round_warmup) if rounds > 1 else 0
             cpu = 0.0
             wall = 0.0
             for r in range(rounds):
-                first = args.warmup + r * per_round
+                first = args.warmup + r * (warm + per_round)
                 if args.in_process:
-                    in_process_round(first, per_round, args.warmup if r == 0 else 0)
+                    if r == 0:
+                        in_process_round(0, per_round, args.warmup + warm)
+                    else:
+                        in_process_round(first, per_round, warm)
                 if python_host is not None:
-                    agent_round(python_host, py_log, first, per_round)
+                    agent_round(python_host, py_log, first, per_round, warm)
                 if compare_host is not None:
-                    timed_round(compare_host, cmp_log, compared, first, per_round)
+                    timed_round(compare_host, cmp_log, compared, first, per_round, warm)
+                for i in range(first, first + warm):
+                    one_step(i)
                 cpu_before = cpu_seconds(host.pid)
                 wall_before = time.perf_counter()
-                for i in range(first, first + per_round):
+                for i in range(first + warm, first + warm + per_round):
                     samples.append(one_step(i))
                 wall += time.perf_counter() - wall_before
                 cpu += cpu_seconds(host.pid) - cpu_before

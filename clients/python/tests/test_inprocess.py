@@ -327,3 +327,53 @@ def test_a_steps_request_is_converted_only_when_read(wasm, cache_dir: Path, tmp_
         assert r.__dict__["_request"] is request and json.loads(body) == request
         raw = host.call("step", {"session": str(log), "scope": "agent", "facts": {"model": "m1", "cwd": "/repo"}})
         assert isinstance(raw["request"], dict) and list(raw)[:3] == ["step", "request", "commits"]
+
+
+def test_one_session_from_several_threads_both_ways(wasm, cache_dir: Path, tmp_path: Path) -> None:
+    """Calls answered directly (the session's state taken up on the caller's own thread) and
+    calls sent as lines (a timeout makes a call a line), on one session from three threads at
+    once: each runs whole and in turn, none sees another half done, and the log holds every
+    one of them in order."""
+    from conftest import deploy_rules
+
+    with InProcessHost(cache_dir=cache_dir) as host:
+        deploy_rules(host, wasm, "agent", "rules")
+        log = tmp_path / "s.jsonl"
+        facts = {"model": "m1", "cwd": "/repo"}
+        host.step(log, scope="agent", facts=facts, user="first")
+        host.append_assistant(log, text="ok")
+        first = host.call("request", {"session": str(log), "step": 0})
+        errors: list = []
+        steps: list = []
+
+        def writer() -> None:
+            try:
+                for i in range(20):
+                    # A step directly, its reply as a line.
+                    steps.append(host.step(log, scope="agent", facts=facts, user=f"hi {i}").step)
+                    host.append_assistant(log, text=f"ok {i}", timeout=60.0)
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        def reader(timeout) -> None:
+            try:
+                for _ in range(40):
+                    assert host.call("request", {"session": str(log), "step": 0}, timeout=timeout) == first
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=writer), threading.Thread(target=reader, args=(None,)),
+                   threading.Thread(target=reader, args=(60.0,))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert not any(t.is_alive() for t in threads)
+        assert not errors, errors
+        assert steps == list(range(1, 21))
+        host.close_session(log)
+        events = [json.loads(line) for line in log.read_text().splitlines()[1:]]
+        seqs = [e["seq"] for e in events]
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+        replies = [e for e in events if e["type"] == "assistant/message"]
+        assert len(replies) == 21

@@ -8,7 +8,7 @@
 //! a [`StepRequest`] and converted when it is read.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -176,40 +176,6 @@ pub fn call<'py>(
         Err(e) => (ERROR_JSON, PyString::new(py, &error_json(&e)).into_any()),
     };
     Ok(Some((kind, payload, lines)))
-}
-
-/// Where values to free are sent.
-type Garbage = std::sync::mpsc::Sender<Box<dyn Send>>;
-
-/// Drop `value` on a thread of its own (started on first use), so that freeing a large
-/// answer is not part of the caller's wait.
-pub fn free_elsewhere(value: impl Send + 'static) {
-    static FREE: OnceLock<Option<Mutex<Garbage>>> = OnceLock::new();
-    let sender = FREE.get_or_init(|| {
-        let (tx, rx) = std::sync::mpsc::channel::<Box<dyn Send>>();
-        std::thread::Builder::new()
-            .name("prompt-host-free".into())
-            .spawn(move || {
-                for value in rx {
-                    drop(value)
-                }
-            })
-            .ok()
-            .map(|_| Mutex::new(tx))
-    });
-    let value: Box<dyn Send> = Box::new(value);
-    match sender {
-        Some(sender) => {
-            if let Err(unsent) = sender
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .send(value)
-            {
-                drop(unsent.0);
-            }
-        }
-        None => drop(value),
-    }
 }
 
 /// The JSON-RPC error object of `e`, as a line's answer carries it.

@@ -13,8 +13,6 @@ use pyo3::types::PyBytes;
 
 use prompt_host::serve::StepAnswer;
 
-use crate::call::free_elsewhere;
-
 /// A step's model request, held by the host until it is read.
 #[pyclass(frozen, module = "prompt_host._native")]
 pub struct StepRequest {
@@ -64,9 +62,11 @@ impl StepRequest {
 
 impl Drop for StepRequest {
     fn drop(&mut self) {
-        // Freeing a whole request takes a while: not on the thread that let go of it.
+        // Freed on the thread that lets go of it, which allocated most of it (another thread
+        // freeing it costs a wake-up and leaves the allocator's cross-thread frees for this
+        // one to collect), with the GIL released meanwhile.
         if let Some(answer) = self.answer.take() {
-            free_elsewhere(answer);
+            Python::attach(|py| py.detach(move || drop(answer)));
         }
     }
 }

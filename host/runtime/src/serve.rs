@@ -30,6 +30,7 @@ mod methods;
 mod notify;
 mod output;
 mod params;
+mod shelf;
 
 pub use direct::TURN_POLL;
 pub use error::{code, RpcError};
@@ -150,6 +151,16 @@ struct SessionQueue {
     /// closed, so it no longer counts against `--max-sessions` (a client that opens another
     /// log on that answer is not refused while the worker winds down).
     idle: Arc<std::sync::atomic::AtomicBool>,
+    /// The session's state while its worker waits, for an in-process caller to take.
+    shelf: Arc<shelf::Shelf>,
+}
+
+/// What a session's worker is started with.
+struct Worker {
+    path: PathBuf,
+    serial: u64,
+    idle: Arc<std::sync::atomic::AtomicBool>,
+    shelf: Arc<shelf::Shelf>,
 }
 
 /// The server state: the host, the session logs it holds open, the requests in flight.
@@ -432,6 +443,7 @@ impl Server {
         let job = match sessions.get(&path) {
             Some(queue) => {
                 queue.idle.store(false, Ordering::Release);
+                queue.shelf.job_queued();
                 match queue.jobs.send(job) {
                     Ok(()) => return Ok(()),
                     // Its worker ended (it panicked): start another.
@@ -460,6 +472,8 @@ impl Server {
         }
         let (tx, rx) = mpsc::unbounded_channel::<Job>();
         let serial = self.next_serial.fetch_add(1, Ordering::Relaxed);
+        let shelf = shelf::Shelf::new();
+        shelf.job_queued();
         let _ = tx.send(job);
         let idle = Arc::new(std::sync::atomic::AtomicBool::new(false));
         sessions.insert(
@@ -468,11 +482,18 @@ impl Server {
                 jobs: tx,
                 serial,
                 idle: Arc::clone(&idle),
+                shelf: Arc::clone(&shelf),
             },
         );
         drop(sessions);
         let me = Arc::clone(self);
-        tokio::spawn(async move { me.session_worker(path, serial, rx, idle).await });
+        let worker = Worker {
+            path,
+            serial,
+            idle,
+            shelf,
+        };
+        tokio::spawn(async move { me.session_worker(worker, rx).await });
         Ok(())
     }
 
@@ -482,13 +503,31 @@ impl Server {
     /// request waits, removing its queue.
     async fn session_worker(
         self: Arc<Self>,
-        path: PathBuf,
-        serial: u64,
+        worker: Worker,
         mut jobs: mpsc::UnboundedReceiver<Job>,
-        idle: Arc<std::sync::atomic::AtomicBool>,
     ) {
+        let Worker {
+            path,
+            serial,
+            idle,
+            shelf,
+        } = worker;
         let mut state = SessionState::default();
-        while let Some((call, responder)) = jobs.recv().await {
+        loop {
+            // While waiting, the state lies on the shelf, where an in-process caller with no
+            // job queued ahead of it takes it without waking this task.
+            shelf.put(state);
+            let job = jobs.recv().await;
+            let Some(taken) = shelf.take_back().await else {
+                // A caller panicked with it: a later request starts afresh.
+                self.forget_queue(&path, serial);
+                return;
+            };
+            state = taken;
+            let Some((call, responder)) = job else {
+                return;
+            };
+            shelf.job_received();
             let done = match responder {
                 Responder::Line(done) => done,
                 Responder::Lend(lend) => {
@@ -506,7 +545,7 @@ impl Server {
                             Ok(state) => state,
                             // The caller panicked with it: a later request starts afresh.
                             Err(_) => {
-                                self.lock_sessions().remove(&path);
+                                self.forget_queue(&path, serial);
                                 return;
                             }
                         },
@@ -535,7 +574,7 @@ impl Server {
             .await;
             let Ok(returned) = ran else {
                 // The request panicked: its state is gone; a later request starts afresh.
-                self.lock_sessions().remove(&path);
+                self.forget_queue(&path, serial);
                 return;
             };
             state = returned;
@@ -565,6 +604,27 @@ impl Server {
             sessions.remove(path);
         }
         true
+    }
+
+    /// Forget the queue of the session at `path` if it is still the one numbered `serial`.
+    fn forget_queue(&self, path: &std::path::Path, serial: u64) {
+        let mut sessions = self.lock_sessions();
+        if sessions.get(path).is_some_and(|q| q.serial == serial) {
+            sessions.remove(path);
+        }
+    }
+
+    /// Forget the queue of the session at `path` (numbered `serial`) if its state lies on
+    /// its shelf holding nothing and no job waits: its worker then ends, as it does after a
+    /// line's last request.
+    fn retire_if_idle(&self, path: &std::path::Path, serial: u64) {
+        let mut sessions = self.lock_sessions();
+        if sessions
+            .get(path)
+            .is_some_and(|q| q.serial == serial && q.shelf.holds_nothing())
+        {
+            sessions.remove(path);
+        }
     }
 
     /// Forget every session queue: their workers end, closing the logs.

@@ -24,7 +24,9 @@ impl Server {
     /// the caller's own thread (which it blocks), cancelled by `signal`: its answer, or `None`
     /// if the server stopped first. A request naming a session waits for its turn on that
     /// session's queue, in order with the lines' requests, and then runs here with the
-    /// session's state lent to it; the others run on a task of the runtime, as a line's do.
+    /// session's state: taken from the session's shelf when its worker waits with nothing
+    /// queued (no thread is woken, see [`super::shelf`]), else lent by the worker in turn.
+    /// The others run on a task of the runtime, as a line's do.
     /// `interrupted` is asked every [`TURN_POLL`] while the caller waits (for the session's
     /// turn, or for the task); `true` cancels the request. `handle` is the server's runtime;
     /// call this outside it.
@@ -63,6 +65,10 @@ impl Server {
             });
             return wait_for(&answered, signal, interrupted);
         };
+        let call = match self.run_on_shelved_state(&path, handle, call) {
+            Ok(answer) => return Some(answer),
+            Err(call) => call,
+        };
         let (lend, lent) = std::sync::mpsc::channel();
         {
             let _runtime = handle.enter();
@@ -78,11 +84,46 @@ impl Server {
             idle,
         } = wait_for(&lent, signal, interrupted)?;
         // As on the blocking thread a line's session request runs on.
-        let answer =
+        let mut answer =
             crate::blocking::allow_blocking(|| handle.block_on(self.run_direct(call, &mut state)));
         idle.store(state.is_idle(), std::sync::atomic::Ordering::Release);
+        state.leave_with(&mut answer);
         let _ = give_back.send(state);
         Some(answer)
+    }
+
+    /// Run `call` here with the session's state taken from its shelf, if it lies there with
+    /// no job queued ahead (see [`super::shelf`]); `call` back otherwise.
+    #[allow(clippy::result_large_err)]
+    fn run_on_shelved_state(
+        self: &Arc<Self>,
+        path: &std::path::Path,
+        handle: &tokio::runtime::Handle,
+        call: Call,
+    ) -> Result<Result<Answer, RpcError>, Call> {
+        let taken = {
+            let sessions = self.lock_sessions();
+            sessions.get(path).and_then(|queue| {
+                let borrowed = queue.shelf.borrow()?;
+                queue.idle.store(false, Ordering::Release);
+                Some((borrowed, queue.serial, Arc::clone(&queue.idle)))
+            })
+        };
+        let Some((mut borrowed, serial, idle)) = taken else {
+            return Err(call);
+        };
+        let state = borrowed.state();
+        let mut answer =
+            crate::blocking::allow_blocking(|| handle.block_on(self.run_direct(call, state)));
+        let now_idle = state.is_idle();
+        idle.store(now_idle, Ordering::Release);
+        state.leave_with(&mut answer);
+        drop(borrowed);
+        if now_idle {
+            // The session holds nothing: its worker ends, as after a line's last request.
+            self.retire_if_idle(path, serial);
+        }
+        Ok(answer)
     }
 
     /// Run `call` to its answer, for [`Server::call`].
@@ -142,3 +183,6 @@ pub(super) struct Lent {
     /// returned (see `SessionQueue::idle`).
     pub(super) idle: Arc<std::sync::atomic::AtomicBool>,
 }
+
+#[cfg(test)]
+mod tests;

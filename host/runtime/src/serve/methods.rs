@@ -43,6 +43,19 @@ impl SessionState {
         self.after_answer.clear();
     }
 
+    /// Hand what the last request left to free to a step's `answer`, freed with it by whoever
+    /// drops it: an in-process caller then frees it on its own thread, after its answer,
+    /// instead of another thread freeing what this one allocated.
+    pub(crate) fn leave_with(&mut self, answer: &mut Result<Answer, RpcError>) {
+        if let Ok(Answer::Step(step)) = answer {
+            step.leftovers
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .append(&mut self.after_answer);
+        }
+    }
+
     /// Whether nothing is held: no open log, no step to retry.
     pub(crate) fn is_idle(&self) -> bool {
         self.session.is_none() && self.last.is_none()
@@ -80,7 +93,15 @@ pub struct StepAnswer {
     /// How the instructions of the MCP servers the step's scope sees were cut to their
     /// instruction budgets (empty when none was).
     pub mcp_cuts: Vec<InstructionsCut>,
+    /// What the request that answered this left to free (the rendering it replaced), freed
+    /// when this is dropped.
+    pub(crate) leftovers: Leftovers,
 }
+
+/// Values freed together with the answer that carries them. (A mutex only to be `Sync`: it
+/// is touched once, by the thread that builds the answer.)
+#[derive(Default)]
+pub(crate) struct Leftovers(pub(crate) std::sync::Mutex<Vec<Box<dyn Send>>>);
 
 /// What a `render`, `step` or `retry` was asked to measure besides its own work.
 struct Measure {
@@ -132,6 +153,7 @@ impl Measure {
             tokens_error,
             timings: self.timings.map(|t| t.report()),
             mcp_cuts: host.instructions_cuts_for(scope),
+            leftovers: Leftovers::default(),
         }
     }
 }
@@ -194,8 +216,9 @@ pub(super) async fn dispatch(
                 .step(session, p.scope.as_deref(), facts, &options)
                 .await?;
             let answer = measure.answer(host, p.scope.as_deref(), &rendered, outcome);
-            let previous = state.last.replace((p.scope, rendered));
-            state.free_later(previous);
+            if let Some(previous) = state.last.replace((p.scope, rendered)) {
+                state.free_later(previous);
+            }
             Ok(Answer::Step(Box::new(answer)))
         }
         "retry" => {
