@@ -16,8 +16,10 @@ struct Fixture {
 impl Fixture {
     fn new() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut runtime = RuntimeConfig::default();
-        runtime.cache_dir = Some(dir.path().join("cache"));
+        let runtime = RuntimeConfig {
+            cache_dir: Some(dir.path().join("cache")),
+            ..RuntimeConfig::default()
+        };
         let host = Host::new(PromptConfig::default(), runtime).expect("host");
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
