@@ -34,6 +34,11 @@ ratios: the step alone (its request still the host's value), the step with its r
 written as the HTTP body (``request_json()``, against ``Host::step`` plus ``serde_json::to_vec``
 in Rust), and the step with its request then read as Python objects (``request``).
 
+With more than one way, the steps are split into ``--rounds`` rounds; in each, every way
+takes ``--round-warmup`` untimed steps and then its timed ones, the ways taking turns at
+going first. ``--samples-out FILE`` appends the run's step times per way to FILE, one JSON
+line per run, for ``bench/pooled.py``.
+
 The binary is ``--bin``, else ``PROMPT_HOST_BIN``, else this repository's
 ``target/release/prompt-host`` or ``target/debug/prompt-host``: a debug build is many times
 slower than a release build; the figures say which was measured.
@@ -133,7 +138,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=10, help="steps before the measured ones (same session)")
-    parser.add_argument("--rounds", type=int, default=20,
+    parser.add_argument("--rounds", type=int, default=5,
                         help="rounds the steps are split into, the ways alternating round by round (with --in-process, "
                              "--python-in-process or --compare-bin)")
     parser.add_argument("--round-warmup", type=int, default=3,
@@ -146,6 +151,9 @@ def main() -> None:
     parser.add_argument("--scope", default="agent:1")
     parser.add_argument("--log-dir", type=Path, help="where the session log goes (default: a temporary directory); e.g. /dev/shm to take fsync out")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    parser.add_argument("--samples-out", type=Path,
+                        help="append this run's step times (ms) per way as one JSON line to this file, for figures "
+                             "over several runs (bench/pooled.py)")
     parser.add_argument("--in-process", help="the step-inprocess binary: also measure the same steps in process")
     parser.add_argument("--python-in-process", action="store_true", help="also measure the same steps through InProcessHost")
     parser.add_argument("--compare-bin", help="another prompt-host executable (an earlier build): the same steps through it too")
@@ -284,17 +292,8 @@ def main() -> None:
             warm = max(0, args.round_warmup) if rounds > 1 else 0
             cpu = 0.0
             wall = 0.0
-            for r in range(rounds):
-                first = args.warmup + r * (warm + per_round)
-                if args.in_process:
-                    if r == 0:
-                        in_process_round(0, per_round, args.warmup + warm)
-                    else:
-                        in_process_round(first, per_round, warm)
-                if python_host is not None:
-                    agent_round(python_host, py_log, first, per_round, warm)
-                if compare_host is not None:
-                    timed_round(compare_host, cmp_log, compared, first, per_round, warm)
+            def serve_round(first: int) -> None:
+                nonlocal cpu, wall
                 for i in range(first, first + warm):
                     one_step(i)
                 cpu_before = cpu_seconds(host.pid)
@@ -303,6 +302,26 @@ def main() -> None:
                     samples.append(one_step(i))
                 wall += time.perf_counter() - wall_before
                 cpu += cpu_seconds(host.pid) - cpu_before
+
+            def library_round(r: int, first: int) -> None:
+                if r == 0:
+                    in_process_round(0, per_round, args.warmup + warm)
+                else:
+                    in_process_round(first, per_round, warm)
+
+            ways: List[Any] = [lambda r, first: serve_round(first)]
+            if args.in_process:
+                ways.append(library_round)
+            if python_host is not None:
+                ways.append(lambda r, first: agent_round(python_host, py_log, first, per_round, warm))
+            if compare_host is not None:
+                ways.append(lambda r, first: timed_round(compare_host, cmp_log, compared, first, per_round, warm))
+            for r in range(rounds):
+                first = args.warmup + r * (warm + per_round)
+                # The ways take turns at going first: what one leaves behind (the disk's
+                # writeback, a process's exit) falls on each of the others alike.
+                for k in range(len(ways)):
+                    ways[(r + k) % len(ways)](r, first)
         for client in (python_host, compare_host):
             if client is not None:
                 client.close()
@@ -378,6 +397,11 @@ def main() -> None:
               f"{(median_cmp - med_step) * 1000:.3f} ms less per step at the median")
     if args.json:
         print(json.dumps(figures, indent=2))
+    if args.samples_out:
+        run = {"serve": [v * 1000 for v in step], "rust": list(in_process), "python": [v * 1000 for v in python_in],
+               "python_body": [v * 1000 for v in python_in_body], "rust_body": list(in_process_body)}
+        with args.samples_out.open("a") as out:
+            out.write(json.dumps(run) + "\n")
 
 
 if __name__ == "__main__":
