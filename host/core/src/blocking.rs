@@ -39,10 +39,15 @@ pub fn allow_blocking<R>(f: impl FnOnce() -> R) -> R {
 /// by [`allow_blocking`], and it is in no runtime or in a multi-threaded one, which it can
 /// leave for the call (a current-thread runtime's `block_on` cannot be left).
 pub fn can_block_here() -> bool {
-    BLOCKING_ALLOWED.with(Cell::get)
-        && tokio::runtime::Handle::try_current().map_or(true, |handle| {
-            handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
-        })
+    BLOCKING_ALLOWED.with(Cell::get) && can_leave_runtime()
+}
+
+/// Whether this thread is in no runtime or in a multi-threaded one, which it can leave for
+/// a call that blocks ([`block_here`]); a current-thread runtime's `block_on` cannot be left.
+pub fn can_leave_runtime() -> bool {
+    tokio::runtime::Handle::try_current().map_or(true, |handle| {
+        handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+    })
 }
 
 /// Run `f` on this thread, outside the runtime it is in (if any), where [`can_block_here`]

@@ -683,3 +683,116 @@ async fn a_failing_tool_provider_or_listener_is_named_by_its_key() {
         "{error}"
     );
 }
+
+/// A native section in `scope` that records the thread each assembly calls it on.
+fn thread_probe(
+    host: &Host,
+    scope: &str,
+) -> (
+    prompt_host::prompt::Fiber,
+    std::sync::Arc<std::sync::Mutex<Vec<std::thread::ThreadId>>>,
+) {
+    use prompt_host::prompt::{SectionDef, TextSource};
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let fiber = host.native("probe", Some(scope));
+    let record = seen.clone();
+    fiber
+        .section(SectionDef::new(
+            "probe",
+            1.0,
+            TextSource::dynamic(move |_| {
+                record.lock().unwrap().push(std::thread::current().id());
+                Ok("probed".into())
+            }),
+        ))
+        .unwrap();
+    (fiber, seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_caller_thread_assembles_on_the_callers_worker_and_a_signal_still_cancels_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = std::sync::Arc::new(host(&dir.path().join("cache")));
+    let (_probe, seen) = thread_probe(&host, "agent:1");
+    let here = std::thread::current().id();
+    // Through the blocking pool by default; on this worker when asked.
+    host.render(Some("agent:1"), Facts::new().with("model", "m"))
+        .await
+        .unwrap();
+    let rendered = host
+        .render(
+            Some("agent:1"),
+            Facts::new().with("model", "m").on_caller_thread(true),
+        )
+        .await
+        .unwrap();
+    assert!(rendered.prompt.contains("probed"));
+    {
+        let seen = seen.lock().unwrap();
+        assert_ne!(
+            seen[0], here,
+            "by default the assembly is handed to the pool"
+        );
+        assert_eq!(seen[1], here, "asked, it runs on the caller's thread");
+    }
+    // A plugin that writes to stdout and one that sleeps (WASI calls that drive their own
+    // futures) work there too, and a stuck one is stopped by the signal while the runtime
+    // serves another task meanwhile.
+    load_tools(&host);
+    host.render(
+        Some("agent:1"),
+        Facts::new().with("model", "m").on_caller_thread(true),
+    )
+    .await
+    .unwrap();
+    for mode in ["loop", "sleep"] {
+        let scope = format!("agent:{mode}");
+        host.bind_scope(&scope, None).unwrap();
+        let limits = Limits::default().call_timeout_ms(10_000);
+        let spec = PluginSpec::new("stuck")
+            .scope(&scope)
+            .config(json!({"mode": mode, "in": "section"}))
+            .options(PluginOptions::default().limits(limits));
+        host.attach(host.load_plugin(spec, Path::new(HOSTILE)).unwrap());
+        let token = CancelToken::new();
+        let canceller = {
+            let token = token.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                token.cancel();
+                Instant::now()
+            })
+        };
+        let started = Instant::now();
+        let error = host
+            .render(
+                Some(&scope),
+                Facts::new().signal(token).on_caller_thread(true),
+            )
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains("cancelled"), "{mode}: {error}");
+        let cancelled_at = canceller.await.unwrap();
+        assert!(cancelled_at.elapsed() < Duration::from_secs(2), "{mode}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{mode}");
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn on_caller_thread_on_a_current_thread_runtime_goes_to_the_pool() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(&dir.path().join("cache"));
+    let (_probe, seen) = thread_probe(&host, "agent:1");
+    let here = std::thread::current().id();
+    host.render(
+        Some("agent:1"),
+        Facts::new().with("model", "m").on_caller_thread(true),
+    )
+    .await
+    .unwrap();
+    assert_ne!(
+        seen.lock().unwrap()[0],
+        here,
+        "a current-thread runtime cannot be left: the assembly is handed over"
+    );
+}

@@ -19,11 +19,17 @@ pub struct AssembleContext {
     /// Where each provider and listener call's time is recorded, when the caller asked for
     /// timings; `None` measures nothing.
     pub timings: Option<Arc<Timings>>,
+    /// Assemble on the calling thread, leaving its runtime for the duration, rather than on
+    /// the blocking pool: two thread wake-ups fewer, but once the assembly has started,
+    /// dropping its future no longer interrupts it (cancel it with `signal`). Honoured where
+    /// the thread can leave its runtime (none, or a multi-threaded one); a current-thread
+    /// runtime's assembly goes to the pool regardless.
+    pub on_caller_thread: bool,
 }
 
 /// Two contexts are equal when a provider would see the same thing: the scope chain and
-/// the facts. The signal and the timings are how the caller controls and watches the
-/// request, not part of it.
+/// the facts. The signal, the timings and where the assembly runs are how the caller
+/// controls and watches the request, not part of it.
 impl PartialEq for AssembleContext {
     fn eq(&self, other: &Self) -> bool {
         self.scope_chain == other.scope_chain && self.facts == other.facts
@@ -43,6 +49,7 @@ impl AssembleContext {
                 .collect(),
             signal: None,
             timings: None,
+            on_caller_thread: false,
         }
     }
 

@@ -290,6 +290,15 @@ impl Registry {
                 span.in_scope(|| self.assemble_blocking(scope, ctx))
             });
         }
+        // The caller asked for it (`AssembleContext::on_caller_thread`) and its thread can
+        // leave its runtime: the same, trading interruption by drop for the hand-off.
+        if ctx.on_caller_thread && crate::blocking::can_leave_runtime() {
+            return crate::blocking::block_here(|| {
+                crate::blocking::allow_blocking(|| {
+                    span.in_scope(|| self.assemble_blocking(scope, ctx))
+                })
+            });
+        }
         let registry = Arc::clone(self);
         let scope = scope.map(str::to_string);
         // The caller's subscriber goes with the span to the blocking thread, so that the

@@ -11,6 +11,7 @@ pub struct Facts {
     pairs: Vec<(String, String)>,
     signal: Option<CancelToken>,
     timings: Option<Arc<Timings>>,
+    on_caller_thread: bool,
 }
 
 /// Equal when the pairs are: the signal and the timings control and watch a request, they
@@ -72,6 +73,20 @@ impl Facts {
         self.timings.clone()
     }
 
+    /// Assemble on the calling thread instead of handing the assembly to Tokio's blocking
+    /// pool and waiting to be woken with its result (about half of a `Host::render` from
+    /// async code on the reference deployment; docs/benchmarks.md §1). On a multi-threaded
+    /// runtime's worker the thread leaves the runtime for the duration
+    /// (`tokio::task::block_in_place`: the worker's other tasks move to another thread), so
+    /// a plugin that takes until its deadline holds this thread, not the runtime. The price:
+    /// once the assembly has started, dropping the render's (or step's) future no longer
+    /// interrupts it: cancel it with [`Facts::signal`]. On a current-thread runtime, which
+    /// cannot be left, the assembly goes to the blocking pool as without this.
+    pub fn on_caller_thread(mut self, yes: bool) -> Self {
+        self.on_caller_thread = yes;
+        self
+    }
+
     /// An assemble context carrying these facts (the registry fills the scope chain).
     pub fn into_context(self) -> AssembleContext {
         AssembleContext {
@@ -79,6 +94,7 @@ impl Facts {
             facts: self.pairs,
             signal: self.signal,
             timings: self.timings,
+            on_caller_thread: self.on_caller_thread,
         }
     }
 }
@@ -89,6 +105,7 @@ impl From<Vec<(String, String)>> for Facts {
             pairs,
             signal: None,
             timings: None,
+            on_caller_thread: false,
         }
     }
 }
