@@ -25,7 +25,7 @@ impl Server {
     /// if the server stopped first. A request naming a session waits for its turn on that
     /// session's queue, in order with the lines' requests, and then runs here with the
     /// session's state: taken from the session's shelf when its worker waits with nothing
-    /// queued (no thread is woken, see [`super::shelf`]), else lent by the worker in turn.
+    /// queued (no thread is woken), else lent by the worker in turn.
     /// The others run on a task of the runtime, as a line's do.
     /// `interrupted` is asked every [`TURN_POLL`] while the caller waits (for the session's
     /// turn, or for the task); `true` cancels the request. `handle` is the server's runtime;
