@@ -32,7 +32,8 @@ host in this Python process) with ``step`` as an agent calls it, in rounds alter
 the others, and prints its figures beside the ``serve`` client's and the library's, with the
 ratios: the step alone (its request still the host's value), the step with its request then
 written as the HTTP body (``request_json()``, against ``Host::step`` plus ``serde_json::to_vec``
-in Rust), and the step with its request then read as Python objects (``request``).
+in Rust), and with ``--request-as dicts`` the step with its request then also read as Python
+objects (``request``).
 
 With more than one way, the steps are split into ``--rounds`` rounds; in each, every way
 takes ``--round-warmup`` untimed steps and then its timed ones, the ways taking turns at
@@ -138,6 +139,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=10, help="steps before the measured ones (same session)")
+    parser.add_argument("--request-as", choices=("body", "dicts"), default="body",
+                        help="what the in-process Python agent makes of each step's request between steps: its HTTP "
+                             "body only (request_json(), as the library's side writes the body with to_vec), or also "
+                             "Python dicts (request), which the library's side has no counterpart for")
     parser.add_argument("--rounds", type=int, default=5,
                         help="rounds the steps are split into, the ways alternating round by round (with --in-process, "
                              "--python-in-process or --compare-bin)")
@@ -224,7 +229,7 @@ def main() -> None:
         def agent_round(client: Any, session: Path, first: int, steps: int, warmup: int = 0) -> None:
             """`warmup` untimed and then `steps` timed steps more through `client.step` as an
             agent takes them: the step alone, then its request written as the HTTP body
-            (`request_json`), then read as Python objects (`request`)."""
+            (`request_json`), then (`--request-as dicts`) read as Python objects (`request`)."""
             for i in range(first, first + warmup):
                 result = client.step(session, scope=args.scope, facts=facts, user=[f"Request number {i}: review the diff."])
                 client.append_assistant(session, text=f"Reviewed change {i}: looks good.")
@@ -236,11 +241,12 @@ def main() -> None:
                 stepped = time.perf_counter()
                 body = result.request_json()
                 written = time.perf_counter()
-                request = result.request
+                request = result.request if args.request_as == "dicts" else True
                 read = time.perf_counter()
                 python_in.append(stepped - started)
                 python_in_body.append(written - started)
-                python_in_dict.append(stepped - started + read - written)
+                if args.request_as == "dicts":
+                    python_in_dict.append(stepped - started + read - written)
                 client.append_assistant(session, text=f"Reviewed change {i}: looks good.")
                 assert result.step == i and body and request
                 del result, body, request
@@ -383,14 +389,16 @@ def main() -> None:
     if python_in:
         median_py = side("python_in_process", "InProcessHost.step", python_in, f"{len(python_in)} steps")
         side("python_in_process_body", "  + request_json()", python_in_body, "the HTTP body")
-        side("python_in_process_dict", "  + request (objects)", python_in_dict, "the request as dicts")
+        if python_in_dict:
+            side("python_in_process_dict", "  + request (objects)", python_in_dict, "the request as dicts")
         print(f"serve client / InProcessHost: median {med_step / median_py:.2f}x, p99 {pct(step, 0.99) / pct(python_in, 0.99):.2f}x")
         if in_process:
             ratio("InProcessHost.step / Host::step", python_in, in_process)
             if in_process_body:
                 side("in_process_body", "Host::step + to_vec", [ms_ / 1000 for ms_ in in_process_body], "the HTTP body")
                 ratio("  with the HTTP body written, Python / Rust", python_in_body, in_process_body)
-            ratio("  with the request as dicts / Host::step", python_in_dict, in_process)
+            if python_in_dict:
+                ratio("  with the request as dicts / Host::step", python_in_dict, in_process)
     if compared:
         median_cmp = side("compare", "serve client, --compare-bin", compared, str(args.compare_bin))
         print(f"--compare-bin / --bin: median {median_cmp / med_step:.2f}x, p99 {pct(compared, 0.99) / pct(step, 0.99):.2f}x; "
