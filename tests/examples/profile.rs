@@ -185,14 +185,9 @@ fn main() {
 fn host_render(guests: &Guests, n: usize) {
     use prompt_host::{Facts, Host, HostConfig};
     let dir = tempfile_dir();
-    let declare = dir.join("declare.wasm");
-    let redactor = dir.join("redactor.wasm");
-    std::fs::write(&declare, &guests.declare).expect("declare.wasm");
-    std::fs::write(&redactor, &guests.redactor).expect("redactor.wasm");
     let cache = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-cache");
-    let text = Reference::new().host_toml(&declare, &redactor, &cache);
-    std::fs::write(dir.join("host.toml"), text).expect("host.toml");
-    let config = HostConfig::load(&dir.join("host.toml")).expect("host.toml");
+    let path = Reference::new().write_deployment(&dir, guests, &cache);
+    let config = HostConfig::load(&path).expect("host.toml");
     let host = Host::from_config(&config, RuntimeConfig::default()).expect("from_config");
     let scope = reference::agent(0);
     let facts = || {

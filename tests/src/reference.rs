@@ -605,6 +605,25 @@ impl Reference {
         toml::to_string(&doc).expect("the reference deployment as TOML")
     }
 
+    /// Write the deployment into `dir`: `guests`' components as `declare.wasm` and
+    /// `redactor.wasm`, and `host.toml` naming them, its compiled code cached in `cache`.
+    /// The path of `host.toml`. (What the cold-start and step benches and the profile
+    /// example load, so that they time the same deployment.)
+    pub fn write_deployment(
+        &self,
+        dir: &std::path::Path,
+        guests: &Guests,
+        cache: &std::path::Path,
+    ) -> std::path::PathBuf {
+        let declare = dir.join("declare.wasm");
+        let redactor = dir.join("redactor.wasm");
+        std::fs::write(&declare, &guests.declare).expect("declare.wasm");
+        std::fs::write(&redactor, &guests.redactor).expect("redactor.wasm");
+        let path = dir.join("host.toml");
+        std::fs::write(&path, self.host_toml(&declare, &redactor, cache)).expect("host.toml");
+        path
+    }
+
     /// The prompt config: identity + a persona referencing a variable.
     pub fn prompt_config() -> PromptConfig {
         PromptConfig::default()

@@ -6,29 +6,13 @@
 //! time is broken down by phase with the host's own timings ([`Timings`]), and compared
 //! with upstream's step when its bundle is given ([`crate::support::upstream`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 use prompt_host::prompt::Timings;
 use prompt_host::{Facts, Host, HostConfig, RuntimeConfig};
 use prompt_host_tests::reference::{self, Guests, Reference};
-
-/// The reference deployment of `guests` as `dir/host.toml` (the components beside it, the
-/// compile cache in `cache`).
-pub fn write_host_toml(dir: &Path, guests: &Guests, cache: &Path) -> PathBuf {
-    let declare = dir.join("declare.wasm");
-    let redactor = dir.join("redactor.wasm");
-    std::fs::write(&declare, &guests.declare).expect("declare.wasm");
-    std::fs::write(&redactor, &guests.redactor).expect("redactor.wasm");
-    let path = dir.join("host.toml");
-    std::fs::write(
-        &path,
-        Reference::new().host_toml(&declare, &redactor, cache),
-    )
-    .expect("host.toml");
-    path
-}
 
 fn facts() -> Facts {
     Facts::new()
@@ -76,8 +60,8 @@ pub fn host_render_side_by_side(rounds: usize) {
     let (v1, v2) = (dir.path().join("v1"), dir.path().join("v2"));
     std::fs::create_dir_all(&v1).expect("v1 dir");
     std::fs::create_dir_all(&v2).expect("v2 dir");
-    let toml_v1 = write_host_toml(&v1, &Guests::load(), &cache);
-    let toml_v2 = write_host_toml(&v2, &Guests::load_v2(), &cache);
+    let toml_v1 = Reference::new().write_deployment(&v1, &Guests::load(), &cache);
+    let toml_v2 = Reference::new().write_deployment(&v2, &Guests::load_v2(), &cache);
     let load = |path: &Path| {
         let config = HostConfig::load(path).expect("host.toml");
         Host::from_config(&config, RuntimeConfig::default()).expect("from_config")

@@ -82,13 +82,7 @@ fn host_toml_mode(dir: &Path, again: usize) {
     let started = Instant::now();
     let path = dir.join("host.toml");
     if !path.exists() {
-        let guests = Guests::load();
-        let declare = dir.join("declare.wasm");
-        let redactor = dir.join("redactor.wasm");
-        std::fs::write(&declare, &guests.declare).expect("declare.wasm");
-        std::fs::write(&redactor, &guests.redactor).expect("redactor.wasm");
-        let text = Reference::new().host_toml(&declare, &redactor, &dir.join("cache"));
-        std::fs::write(&path, text).expect("host.toml");
+        Reference::new().write_deployment(dir, &Guests::load(), &dir.join("cache"));
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
