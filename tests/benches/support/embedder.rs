@@ -28,6 +28,17 @@ struct Way<'a> {
     phases: Phases,
 }
 
+impl<'a> Way<'a> {
+    fn new(label: String, render: Box<dyn Fn(Facts) -> String + 'a>) -> Self {
+        Self {
+            label,
+            render,
+            total: Vec::new(),
+            phases: Phases::default(),
+        }
+    }
+}
+
 /// Per-phase samples, in µs, from the host's timings of a render.
 #[derive(Default)]
 struct Phases {
@@ -78,9 +89,9 @@ pub fn host_render_side_by_side(rounds: usize) {
     for (contract, host) in &hosts {
         let (scope, handle) = (scope.clone(), handle.clone());
         // As `serve` runs a session's request and an in-process client's thread calls.
-        ways.push(Way {
-            label: format!("{contract} plugins, marked thread (serve, in-process)"),
-            render: Box::new(move |facts| {
+        ways.push(Way::new(
+            format!("{contract} plugins, marked thread (serve, in-process)"),
+            Box::new(move |facts| {
                 prompt_host::blocking::allow_blocking(|| {
                     handle
                         .block_on(host.render(Some(&scope), facts))
@@ -88,33 +99,20 @@ pub fn host_render_side_by_side(rounds: usize) {
                         .prompt
                 })
             }),
-            total: Vec::new(),
-            phases: Phases::default(),
-        });
-        let (scope2, mt2) = (reference::agent(0), &mt);
-        // Async code that asks for the assembly on its own thread (`Facts::on_caller_thread`).
-        ways.push(Way {
-            label: format!("{contract} plugins, async caller, on_caller_thread"),
-            render: Box::new(move |facts| {
-                mt2.block_on(host.render(Some(&scope2), facts.on_caller_thread(true)))
-                    .expect("render")
-                    .prompt
-            }),
-            total: Vec::new(),
-            phases: Phases::default(),
-        });
-        let (scope, mt) = (reference::agent(0), &mt);
-        // As async code calls it: the assembly goes through the blocking gate.
-        ways.push(Way {
-            label: format!("{contract} plugins, async caller (gate)"),
-            render: Box::new(move |facts| {
-                mt.block_on(host.render(Some(&scope), facts))
-                    .expect("render")
-                    .prompt
-            }),
-            total: Vec::new(),
-            phases: Phases::default(),
-        });
+        ));
+        // As async code calls it: asking for the assembly on its own thread
+        // (`Facts::on_caller_thread`), or through the blocking gate.
+        for (how, on_caller_thread) in [("on_caller_thread", true), ("(gate)", false)] {
+            let (scope, mt) = (reference::agent(0), &mt);
+            ways.push(Way::new(
+                format!("{contract} plugins, async caller {how}"),
+                Box::new(move |facts| {
+                    mt.block_on(host.render(Some(&scope), facts.on_caller_thread(on_caller_thread)))
+                        .expect("render")
+                        .prompt
+                }),
+            ));
+        }
     }
     let expected = (ways[0].render)(facts());
     for way in &ways {

@@ -285,14 +285,11 @@ impl Registry {
         // the blocking pool and being woken for its result costs more than a whole
         // assembly there (docs/benchmarks.md §1), and protects nothing, since no runtime
         // worker is held. Cancellation is the context's signal either way.
-        if crate::blocking::can_block_here() {
-            return crate::blocking::block_here(|| {
-                span.in_scope(|| self.assemble_blocking(scope, ctx))
-            });
-        }
-        // The caller asked for it (`AssembleContext::on_caller_thread`) and its thread can
-        // leave its runtime: the same, trading interruption by drop for the hand-off.
-        if ctx.on_caller_thread && crate::blocking::can_leave_runtime() {
+        // So does a caller that asked for it (`AssembleContext::on_caller_thread`) on a
+        // thread that can leave its runtime, trading interruption by drop for the hand-off.
+        if crate::blocking::can_block_here()
+            || (ctx.on_caller_thread && crate::blocking::can_leave_runtime())
+        {
             return crate::blocking::block_here(|| {
                 crate::blocking::allow_blocking(|| {
                     span.in_scope(|| self.assemble_blocking(scope, ctx))

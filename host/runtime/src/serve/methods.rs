@@ -29,12 +29,12 @@ pub(crate) struct SessionState {
     last: Option<(Option<String>, Rendered)>,
     /// What a step leaves to free (its outcome, with the whole request, and the rendering it
     /// replaced): freed after the answer is on its way, not before.
-    after_answer: Vec<Box<dyn Send>>,
+    after_answer: Vec<Box<dyn Send + Sync>>,
 }
 
 impl SessionState {
     /// Free `value` after the answer is on its way ([`SessionState::free_after_answer`]).
-    pub(crate) fn free_later(&mut self, value: impl Send + 'static) {
+    pub(crate) fn free_later(&mut self, value: impl Send + Sync + 'static) {
         self.after_answer.push(Box::new(value));
     }
 
@@ -48,11 +48,7 @@ impl SessionState {
     /// instead of another thread freeing what this one allocated.
     pub(crate) fn leave_with(&mut self, answer: &mut Result<Answer, RpcError>) {
         if let Ok(Answer::Step(step)) = answer {
-            step.leftovers
-                .0
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .append(&mut self.after_answer);
+            step.leftovers.0.append(&mut self.after_answer);
         }
     }
 
@@ -98,10 +94,9 @@ pub struct StepAnswer {
     pub(crate) leftovers: Leftovers,
 }
 
-/// Values freed together with the answer that carries them. (A mutex only to be `Sync`: it
-/// is touched once, by the thread that builds the answer.)
+/// Values freed together with the answer that carries them.
 #[derive(Default)]
-pub(crate) struct Leftovers(pub(crate) std::sync::Mutex<Vec<Box<dyn Send>>>);
+pub(crate) struct Leftovers(pub(crate) Vec<Box<dyn Send + Sync>>);
 
 /// What a `render`, `step` or `retry` was asked to measure besides its own work.
 struct Measure {
