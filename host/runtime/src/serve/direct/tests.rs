@@ -15,6 +15,10 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Self {
+        Self::with_limits(super::super::ServeLimits::default())
+    }
+
+    fn with_limits(limits: super::super::ServeLimits) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let runtime = RuntimeConfig {
             cache_dir: Some(dir.path().join("cache")),
@@ -28,7 +32,7 @@ impl Fixture {
             .expect("runtime");
         let server = {
             let _in = rt.enter();
-            Server::new(host)
+            Server::with_limits(host, super::super::Notifier::new(), limits)
         };
         Self { rt, server, dir }
     }
@@ -183,5 +187,39 @@ fn a_line_queued_while_a_caller_has_the_state_waits_for_it() {
     assert_eq!(
         step.outcome.step, 1,
         "the line's reply went into the same log first"
+    );
+}
+
+#[test]
+fn sessions_opened_and_closed_from_this_thread_neither_pile_up_nor_count_against_the_limit() {
+    // One open session at a time: each closed session, closed from the caller's thread,
+    // must leave its place (and its queue) before the next one opens.
+    let f = Fixture::with_limits(super::super::ServeLimits::default().max_sessions(1));
+    for i in 0..50 {
+        let log = f.dir.path().join(format!("s{i}.jsonl"));
+        let session = log.to_string_lossy().to_string();
+        f.call(
+            "step",
+            serde_json::json!({"session": session, "user": ["hi"]}),
+        )
+        .unwrap_or_else(|e| panic!("step {i}: {}", e.message));
+        f.until_shelved(&log);
+        f.call("close_session", serde_json::json!({"session": session}))
+            .unwrap_or_else(|e| panic!("close_session {i}: {}", e.message));
+    }
+    assert!(f.server.lock_sessions().is_empty(), "no queue left behind");
+    // And the limit still holds for sessions that stay open.
+    let open = |name: &str| {
+        let log = f.dir.path().join(name).to_string_lossy().to_string();
+        f.call("step", serde_json::json!({"session": log, "user": ["hi"]}))
+    };
+    open("kept.jsonl").unwrap_or_else(|e| panic!("first open session: {}", e.message));
+    let refused = open("second.jsonl")
+        .err()
+        .expect("a second open session is refused");
+    assert!(
+        refused.message.contains("1 session logs are open"),
+        "{}",
+        refused.message
     );
 }
