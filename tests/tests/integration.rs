@@ -26,6 +26,7 @@ mod integration {
     mod embedding;
     mod guests_built;
     mod hostile_matrix;
+    mod load_side_by_side;
     mod mcp_budget;
     mod mcp_client;
     mod mcp_config;

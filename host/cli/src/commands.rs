@@ -13,7 +13,7 @@ use prompt_host::host::{Facts, Host, StepOptions};
 use prompt_host::mcp::McpState;
 use prompt_host::session::Session;
 use prompt_host::tokens::Tokenizer;
-use prompt_host::wasm::{CompileProgress, PluginLog, RuntimeConfig};
+use prompt_host::wasm::{CompileProgress, PluginLog, RuntimeConfig, WasmRuntime};
 
 /// The runtime settings of a command-line run: the compile cache (overridable with
 /// `PROMPT_HOST_CACHE_DIR`), plugin warnings/errors echoed to stderr, and a compile that
@@ -45,6 +45,8 @@ pub fn load_host(config: &Path) -> anyhow::Result<Host> {
 
 /// [`load_host`] with the given runtime settings.
 pub fn load_host_with(config: &Path, runtime: RuntimeConfig) -> anyhow::Result<Host> {
+    // The engine and linker are built on another core while host.toml is read.
+    WasmRuntime::warm_up(&runtime);
     let mut parsed = HostConfig::load(config)?;
     // The content store sits beside the compile cache this host will use.
     let cache = prompt_host::oci::cache_dir_of(&parsed, runtime.cache_dir.as_deref());

@@ -34,13 +34,13 @@ use crate::prompt::{
 use crate::session::{AssistantReply, ModelRequest, Session, ToolResult};
 use crate::wasm::{LoadedPlugin, PluginCode, PluginSource, RuntimeConfig, WasmRuntime};
 
-mod compile_files;
 mod error;
 mod facts;
 mod kept;
 mod mcp_servers;
 mod oci_source;
 mod scopes;
+mod side_by_side;
 mod spans;
 mod steps;
 mod token_counts;
@@ -163,6 +163,12 @@ impl Host {
     /// when set, else `runtime.cache_dir`; `[host.pooling]`, when present, replaces
     /// `runtime.pooling`. A wasm file several plugins share is read and compiled once.
     ///
+    /// On a machine with several cores the files are fetched, and the plugins instantiated
+    /// with their `init` run, side by side; each plugin's declarations are committed in file
+    /// order, and its log lines come out in its turn, so the registry and the log are what
+    /// loading them one by one gives. A plugin whose run ahead failed or had a declaration
+    /// refused is loaded again in its turn, and that load decides.
+    ///
     /// With `[[mcp]]` entries this must run within a Tokio runtime (the connections live on
     /// it); outside one it fails naming the first server. It does not wait for the servers:
     /// call [`Host::wait_mcp_ready`] before a one-shot assembly.
@@ -211,27 +217,45 @@ impl Host {
                     })?;
             }
         }
-        let mut code_by_file = compile_files::compile_files(&host, &config.plugins);
-        for plugin in &config.plugins {
-            // Typed and checked when the file was loaded.
-            let options = plugin.options.clone();
-            let spec = PluginSpec {
+        let specs: Vec<PluginSpec> = config
+            .plugins
+            .iter()
+            .map(|plugin| PluginSpec {
                 name: plugin.name.clone(),
                 scope: plugin.scope.clone(),
+                // Typed and checked when the file was loaded.
                 config: serde_json::to_value(&plugin.config).unwrap_or_default(),
-                options,
+                options: plugin.options.clone(),
                 sha256: plugin.sha256.clone(),
+            })
+            .collect();
+        let (mut code_by_file, mut ahead) =
+            side_by_side::fetch_and_run_ahead(&host, &config.plugins, &specs);
+        for (index, (plugin, spec)) in config.plugins.iter().zip(specs).enumerate() {
+            // The plugin's `init` run ahead of its turn stands if it went as a load now
+            // would; else it is loaded now (see `side_by_side.rs`).
+            let committed = ahead[index]
+                .take()
+                .and_then(|run| run.commit(&host.registry));
+            let loaded = match committed {
+                Some(loaded) => loaded.map_err(HostError::Wasm),
+                None => {
+                    // From here on, one by one: the later plugins' runs ahead hold what
+                    // this plugin might need (a slot of the pooling allocator's), and are
+                    // dropped before it loads.
+                    ahead.iter_mut().skip(index + 1).for_each(|run| *run = None);
+                    // The file's code, or why it has none: the first plugin using the file
+                    // gets the error it met; a later one meets it again, under its own name.
+                    let code = match code_by_file.get(plugin.wasm.as_path()) {
+                        Some(Ok(code)) => Ok(code.clone()),
+                        _ => match code_by_file.remove(plugin.wasm.as_path()) {
+                            Some(result) => result,
+                            None => host.compile_plugin(&plugin.name, plugin.wasm.as_path()),
+                        },
+                    };
+                    code.and_then(|code| host.load_plugin(spec, &code))
+                }
             };
-            // The file's code, or why it has none: the first plugin using the file gets the
-            // error it met; a later one meets it again, under its own name.
-            let code = match code_by_file.get(plugin.wasm.as_path()) {
-                Some(Ok(code)) => Ok(code.clone()),
-                _ => match code_by_file.remove(plugin.wasm.as_path()) {
-                    Some(result) => result,
-                    None => host.compile_plugin(&plugin.name, plugin.wasm.as_path()),
-                },
-            };
-            let loaded = code.and_then(|code| host.load_plugin(spec, &code));
             match loaded {
                 Ok(loaded) => {
                     host.attach(loaded);

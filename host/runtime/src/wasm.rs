@@ -18,6 +18,7 @@
 //! store; the leaves — `declare`, `ident`, `failure`, `names`, `digest` — name none of the
 //! others. A test checks that no module imports one that imports it back.
 
+mod ahead;
 mod answers;
 mod cache;
 mod call;
@@ -28,6 +29,7 @@ mod convert;
 mod declare;
 mod digest;
 mod engine;
+mod engine_build;
 mod error;
 mod failure;
 mod ident;
@@ -44,7 +46,9 @@ mod settings;
 mod store;
 mod supervisor;
 mod validate;
+mod warm_up;
 
+pub(crate) use ahead::Ahead;
 pub use cache::default_cache_dir;
 pub use call::Export;
 pub use check::{CheckOptions, PluginReport};
@@ -59,6 +63,7 @@ pub use plugin::{LoadTiming, LoadedPlugin, PluginHealth};
 pub use progress::{CompileProgress, ProgressSink, DEFAULT_PROGRESS_AFTER};
 pub use runtime::{PluginSource, WasmRuntime};
 pub use settings::{Pooling, RuntimeConfig, DEFAULT_MAX_WASM_BYTES};
+pub(crate) use warm_up::cores;
 
 pub(crate) use cache::{create_private_dir, create_private_file};
 pub(crate) use names::escape;

@@ -57,6 +57,8 @@ fn tagged(wasm: &[u8], tag: usize) -> Vec<u8> {
 /// The phases of loading `dir/host.toml` and rendering once, in µs.
 fn load_host_toml(runtime: &tokio::runtime::Runtime, path: &Path) -> (u64, u64, u64, usize) {
     let started = Instant::now();
+    // As the command line does: the engine and linker are built while host.toml is read.
+    WasmRuntime::warm_up(&RuntimeConfig::default());
     let config = HostConfig::load(path).expect("host.toml");
     let parsed = started.elapsed();
     let host = Host::from_config(&config, RuntimeConfig::default()).expect("from_config");

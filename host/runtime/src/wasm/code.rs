@@ -398,7 +398,7 @@ impl CodeCache {
     ) -> Result<Compiled, WasmError> {
         let (world, version) = super::contract::detect(name, &engine.engine, component)?;
         let instance_pre = engine
-            .linker
+            .linker()?
             .instantiate_pre(component)
             .map_err(|e| validate::link_error(name, &e))?;
         let pre =

@@ -120,6 +120,9 @@ pub(crate) enum Registration {
         names: Vec<(EntryKind, String)>,
         listener: bool,
         scoped: bool,
+        /// A declaration was refused as a duplicate by this window, where a window straight
+        /// into the registry would have asked the registry (whose answer may differ).
+        refused_duplicate: bool,
     },
     /// Re-running `init` on a fresh instance after a trap: the first run's declarations
     /// stand, this run's are accepted and discarded.
@@ -148,6 +151,7 @@ impl Registration {
             names: Vec::new(),
             listener: false,
             scoped,
+            refused_duplicate: false,
         }
     }
 
@@ -217,10 +221,12 @@ impl Registration {
                 declared,
                 names,
                 scoped,
+                refused_duplicate,
                 ..
             } => {
                 if let Some(name) = name {
                     if names.iter().any(|(k, n)| *k == kind && n == name) {
+                        *refused_duplicate = true;
                         return Err(Refusal::Register(RegisterError::Duplicate {
                             kind,
                             name: name.to_string(),

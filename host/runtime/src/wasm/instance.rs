@@ -42,18 +42,22 @@ impl Instance {
         limits: Arc<Limits>,
         granted: Arc<Granted>,
         factory: Weak<dyn EntryFactory>,
+        hold_output: bool,
     ) -> Result<Self, CallFailure> {
         let fuel = engine.fuel.then(|| limits.fuel.unwrap_or(u64::MAX));
         // Instantiation is mostly host work (memory setup, data segments); give it at least
         // a second even when the plugin's own init budget is tighter.
         let init_timeout = limits.init_timeout().max(Duration::from_secs(1));
-        let state = StoreData::new(
+        let mut state = StoreData::new(
             ident,
             limits,
             Some(granted),
             factory,
             engine.log_sink.clone(),
         );
+        if hold_output {
+            state.output.hold();
+        }
         let mut store = Store::new(&engine.engine, state);
         store.limiter(|s| &mut s.limiter);
         // Plugins of contract 0.2.0 can see a cancellation (`control.cancelled`) and stop on
@@ -101,6 +105,11 @@ impl Instance {
         let result = f(self);
         let window = std::mem::take(&mut self.store.data_mut().registration);
         (result, window)
+    }
+
+    /// Emit the output held since instantiation (see `Output::hold`).
+    pub(crate) fn release_output(&mut self) {
+        self.store.data_mut().output.release();
     }
 
     /// Whether the instance can answer "unchanged" (contract 0.2.0): its answers are then

@@ -233,6 +233,25 @@ impl LoadedPlugin {
         })
     }
 
+    /// A plugin whose entries are in `fiber` and whose live instance is `cell`'s (one
+    /// loaded ahead of its turn, see `ahead.rs`).
+    pub(super) fn from_parts(
+        cell: Arc<Supervisor>,
+        registry: Arc<Registry>,
+        fiber: Arc<Fiber>,
+        declared: Vec<Declaration>,
+        timing: LoadTiming,
+    ) -> Self {
+        Self {
+            cell,
+            registry,
+            fiber,
+            declared,
+            generation: Mutex::new(None),
+            timing,
+        }
+    }
+
     /// Instantiate `compiled` on its own, run `init(config_json)` with declarations
     /// buffered (nothing reaches any registry) and return them. For `check`.
     pub(crate) fn probe(

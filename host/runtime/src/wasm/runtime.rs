@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use wasmtime::Engine;
 
+use super::ahead::Ahead;
 use super::code::{CacheStats, CodeCache, PluginCode};
 use super::digest;
 use super::engine::EngineCtx;
@@ -121,6 +122,17 @@ impl WasmRuntime {
         })
     }
 
+    /// Start building, on a thread of its own, the engine and linker that a runtime of
+    /// `config` needs (about half a millisecond), so that they are ready when it is created:
+    /// call it before reading a host.toml, then [`WasmRuntime::new`] or
+    /// [`crate::Host::from_config`] with the same settings takes them. The next runtime with
+    /// other engine settings (fuel, stack size, the pooling allocator, which is never built
+    /// ahead) builds its own; a warm-up nobody takes is an engine kept until the process
+    /// ends. Nothing happens on one core.
+    pub fn warm_up(config: &RuntimeConfig) {
+        super::warm_up::start(config);
+    }
+
     /// Tell the operator about plugin `plugin` in `scope` (the log at warn, and the log sink
     /// as a line of `stream`, e.g. `skipped`): for decisions the host takes about a plugin
     /// outside any call, such as leaving it out of a deployment.
@@ -201,6 +213,28 @@ impl WasmRuntime {
                 scope: spec.scope.clone(),
                 message: format!("cannot serialise the config: {e}"),
             })?,
+            spec.options.clone(),
+        )
+    }
+
+    /// Run a plugin's `init` ahead of its turn, for [`crate::Host::from_config`] (see
+    /// `ahead.rs`): commit the answer in the plugin's turn. `None`: load it then, the usual
+    /// way, which decides what its load gives.
+    pub(crate) fn load_ahead(&self, spec: &PluginSpec, code: &PluginCode) -> Option<Ahead> {
+        let span = tracing::info_span!(
+            "prompt_host.load",
+            prompt_host.plugin = %spec.name,
+            prompt_host.scope = spec.scope.as_deref().unwrap_or("global"),
+        );
+        let _entered = span.enter();
+        digest::check_pin(&spec.name, spec.sha256.as_deref(), code.sha256()).ok()?;
+        let config_json = serde_json::to_string(&spec.config).ok()?;
+        Ahead::run(
+            self.inner.engine.clone(),
+            code.compiled().clone(),
+            &spec.name,
+            spec.scope.as_deref(),
+            config_json,
             spec.options.clone(),
         )
     }

@@ -78,6 +78,12 @@ impl Supervisor {
     /// A fresh instance, the providers of whose dynamic entries call back into this
     /// supervisor.
     pub(crate) fn instantiate(&self) -> Result<Instance, CallFailure> {
+        self.instantiate_with(false)
+    }
+
+    /// [`Supervisor::instantiate`], holding everything the instance writes until
+    /// `Instance::release_output` (a plugin loaded ahead of its turn).
+    pub(crate) fn instantiate_with(&self, hold_output: bool) -> Result<Instance, CallFailure> {
         let factory: Weak<dyn EntryFactory> = self.me.clone();
         Instance::new(
             &self.engine,
@@ -86,6 +92,7 @@ impl Supervisor {
             self.limits.clone(),
             self.granted.clone(),
             factory,
+            hold_output,
         )
     }
 

@@ -91,6 +91,9 @@ pub(crate) struct Output {
     pub(crate) written: Arc<AtomicBool>,
     /// Where plugin output also goes.
     pub(crate) sink: Option<LogSink>,
+    /// While held (an `init` run ahead of its turn, see [`Output::hold`]): the `log` lines
+    /// written so far, in order; stdout and stderr stay in their buffers.
+    held: Option<Vec<(&'static str, log::Level, String)>>,
 }
 
 impl Output {
@@ -108,7 +111,24 @@ impl Output {
             stderr: buf(),
             written: Arc::new(AtomicBool::new(false)),
             sink,
+            held: None,
         }
+    }
+
+    /// Keep everything the plugin writes from now on until [`Output::release`]: a plugin
+    /// whose `init` runs beside others' must be heard in its turn, and not at all if its
+    /// turn never comes.
+    pub(crate) fn hold(&mut self) {
+        self.held.get_or_insert_with(Vec::new);
+    }
+
+    /// Emit what was held, in the order it would have been (`log` lines as written, then
+    /// stdout and stderr as after the call), and stop holding.
+    pub(crate) fn release(&mut self) {
+        for (stream, level, message) in self.held.take().unwrap_or_default() {
+            self.emit(stream, level, &message);
+        }
+        self.flush();
     }
 
     /// The WASI stdout and stderr streams feeding these buffers.
@@ -122,10 +142,25 @@ impl Output {
 
     /// Write buffered stdout/stderr into the host log, one line per output line.
     pub(crate) fn flush(&mut self) {
+        if self.held.is_some() {
+            // Nothing comes out before `release`, but a trap's message names the last
+            // stderr line as it does after a flush.
+            if let Ok(mut err) = self.stderr.lock() {
+                let text = String::from_utf8_lossy(&err.pending).into_owned();
+                if let Some(last) = last_line(&text) {
+                    err.last_stderr = last;
+                }
+            }
+            return;
+        }
         if !self.written.swap(false, Ordering::AcqRel) {
             return;
         }
-        for (name, buf) in [("stdout", &self.stdout), ("stderr", &self.stderr)] {
+        let buffers = [
+            ("stdout", self.stdout.clone()),
+            ("stderr", self.stderr.clone()),
+        ];
+        for (name, buf) in buffers {
             let Ok(mut out) = buf.lock() else { continue };
             if out.dropped > out.reported_dropped {
                 let message = format!(
@@ -148,10 +183,8 @@ impl Output {
                 self.emit(name, log::Level::Info, line);
             }
             if name == "stderr" {
-                let mut lines = text.lines().rev().map(str::trim);
-                // A Rust panic ends with a "note: run with RUST_BACKTRACE" hint; skip it.
-                if let Some(last) = lines.find(|l| !l.is_empty() && !l.starts_with("note:")) {
-                    out.last_stderr = escape(last.trim()).into_owned();
+                if let Some(last) = last_line(&text) {
+                    out.last_stderr = last;
                 }
             }
         }
@@ -164,7 +197,11 @@ impl Output {
 
     /// One line of plugin output, escaped (see `untrusted`): to the `log` crate at `level`
     /// and to the runtime's sink, if any.
-    pub(crate) fn emit(&self, stream: &'static str, level: log::Level, message: &str) {
+    pub(crate) fn emit(&mut self, stream: &'static str, level: log::Level, message: &str) {
+        if let Some(held) = &mut self.held {
+            held.push((stream, level, message.to_string()));
+            return;
+        }
         let message = escape(message);
         log::log!(
             target: "prompt_host::plugin",
@@ -184,4 +221,14 @@ impl Output {
         let s = std::mem::take(&mut err.last_stderr);
         (!s.is_empty()).then_some(s)
     }
+}
+
+/// The last line of stderr `text` worth quoting in a trap's message, escaped: a Rust panic
+/// ends with a "note: run with RUST_BACKTRACE" hint, which is skipped.
+fn last_line(text: &str) -> Option<String> {
+    text.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("note:"))
+        .map(|l| escape(l).into_owned())
 }
