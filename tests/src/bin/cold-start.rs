@@ -5,14 +5,15 @@
 //!
 //! ```text
 //! cold-start [--cache DIR] [--distinct] [--pooling]
-//! cold-start --host-toml DIR [--again N]
+//! cold-start --host-toml DIR [--again N] [--no-warm-up]
 //! ```
 //!
 //! `--host-toml DIR` writes the reference deployment as `DIR/host.toml` (its components
 //! copied into `DIR`, compiled code cached in `DIR/cache`) unless it exists, then does what
 //! a host process does with it: `HostConfig::load`, `Host::from_config`, the first render for
 //! `agent:0`. `--again N` repeats the load and render N more times in the same process and
-//! reports the fastest repeat too.
+//! reports the fastest repeat too. `--no-warm-up` leaves out `WasmRuntime::warm_up` (the
+//! engine and linker then start when `Host::from_config` does), for a side-by-side figure.
 //!
 //! Without `--cache` there is no disk cache (every distinct component is compiled).
 //! `--distinct` gives every plugin its own component (a custom section makes the bytes
@@ -55,10 +56,16 @@ fn tagged(wasm: &[u8], tag: usize) -> Vec<u8> {
 }
 
 /// The phases of loading `dir/host.toml` and rendering once, in µs.
-fn load_host_toml(runtime: &tokio::runtime::Runtime, path: &Path) -> (u64, u64, u64, usize) {
+fn load_host_toml(
+    runtime: &tokio::runtime::Runtime,
+    path: &Path,
+    warm_up: bool,
+) -> (u64, u64, u64, usize) {
     let started = Instant::now();
     // As the command line does: the engine and linker are built while host.toml is read.
-    WasmRuntime::warm_up(&RuntimeConfig::default());
+    if warm_up {
+        WasmRuntime::warm_up(&RuntimeConfig::default());
+    }
     let config = HostConfig::load(path).expect("host.toml");
     let parsed = started.elapsed();
     let host = Host::from_config(&config, RuntimeConfig::default()).expect("from_config");
@@ -79,8 +86,8 @@ fn load_host_toml(runtime: &tokio::runtime::Runtime, path: &Path) -> (u64, u64, 
     )
 }
 
-/// `--host-toml DIR [--again N]`.
-fn host_toml_mode(dir: &Path, again: usize) {
+/// `--host-toml DIR [--again N] [--no-warm-up]`.
+fn host_toml_mode(dir: &Path, again: usize, warm_up: bool) {
     let started = Instant::now();
     let path = dir.join("host.toml");
     if !path.exists() {
@@ -90,11 +97,11 @@ fn host_toml_mode(dir: &Path, again: usize) {
         .enable_all()
         .build()
         .expect("tokio");
-    let (parse_us, load_us, render_us, prompt_bytes) = load_host_toml(&runtime, &path);
+    let (parse_us, load_us, render_us, prompt_bytes) = load_host_toml(&runtime, &path, warm_up);
     let total_us = started.elapsed().as_micros() as u64;
     let repeats: Vec<u64> = (0..again)
         .map(|_| {
-            let (p, l, r, _) = load_host_toml(&runtime, &path);
+            let (p, l, r, _) = load_host_toml(&runtime, &path, warm_up);
             p + l + r
         })
         .collect();
@@ -120,7 +127,8 @@ fn main() {
             (Some("--again"), Some(n)) => n.parse().expect("--again N"),
             _ => 0,
         };
-        host_toml_mode(Path::new(dir), again);
+        let warm_up = !args.iter().any(|a| a == "--no-warm-up");
+        host_toml_mode(Path::new(dir), again, warm_up);
         return;
     }
     let mut cache = None;
