@@ -122,39 +122,56 @@ name = "agent:2"
 parent = "preset:coder"
 "#;
 
+/// A `[[plugin]]` table of guest `wasm` (`HOSTILE`, `DECLARE`), with `rest` its other lines.
+fn plugin(name: &str, wasm: &str, scope: Option<&str>, rest: &str) -> String {
+    let scope = scope
+        .map(|s| format!("scope = \"{s}\"\n"))
+        .unwrap_or_default();
+    format!("\n[[plugin]]\nname = \"{name}\"\nwasm = \"{{{wasm}}}\"\n{scope}{rest}\n")
+}
+
+/// A hostile plugin that logs `count` lines in its `init`.
+fn chatty(name: &str, scope: Option<&str>, count: u32) -> String {
+    let config = format!("config = {{ mode = \"log_spam\", in = \"init\", count = {count} }}");
+    plugin(name, "HOSTILE", scope, &config)
+}
+
+/// `before` (logs), `broken` (logs, then fails its `init`; `on_error` as given) and `after`
+/// (logs), in three scopes.
+fn broken_between(on_error: &str) -> String {
+    let broken = format!(
+        "on_error = \"{on_error}\"\nconfig = {{ mode = \"say\", in = \"init\", text = \"broken on purpose\" }}"
+    );
+    [
+        SCOPES.to_string(),
+        chatty("before", None, 2),
+        plugin("broken", "HOSTILE", Some("preset:coder"), &broken),
+        chatty("after", Some("agent:1"), 2),
+    ]
+    .concat()
+}
+
 #[test]
 fn a_deployment_loaded_side_by_side_registers_and_logs_as_one_by_one() {
-    let toml = format!(
-        r#"{SCOPES}
-[[plugin]]
-name = "chatty"
-wasm = "{{HOSTILE}}"
-config = {{ mode = "log_spam", in = "init", count = 3 }}
-
-[[plugin]]
-name = "printer"
-wasm = "{{HOSTILE}}"
-scope = "preset:coder"
-config = {{ mode = "stdout_spam", in = "init", count = 2 }}
-
-[[plugin]]
-name = "persona"
-wasm = "{{DECLARE}}"
-config = {{ sections = [{{ name = "who", order = 10, text = "You are careful." }}, {{ name = "now", order = 20, text = {{ dynamic = "in ${{scope}}" }} }}] }}
-
-[[plugin]]
-name = "dups"
-wasm = "{{HOSTILE}}"
-scope = "agent:1"
-config = {{ mode = "duplicate" }}
-
-[[plugin]]
-name = "chatty-too"
-wasm = "{{HOSTILE}}"
-scope = "agent:2"
-config = {{ mode = "log_spam", in = "init", count = 2 }}
-"#
-    );
+    let toml = [
+        SCOPES.to_string(),
+        chatty("chatty", None, 3),
+        plugin(
+            "printer",
+            "HOSTILE",
+            Some("preset:coder"),
+            r#"config = { mode = "stdout_spam", in = "init", count = 2 }"#,
+        ),
+        plugin(
+            "persona",
+            "DECLARE",
+            None,
+            r#"config = { sections = [{ name = "who", order = 10, text = "You are careful." }, { name = "now", order = 20, text = { dynamic = "in ${scope}" } }] }"#,
+        ),
+        plugin("dups", "HOSTILE", Some("agent:1"), r#"config = { mode = "duplicate" }"#),
+        chatty("chatty-too", Some("agent:2"), 2),
+    ]
+    .concat();
     let [(ahead, ahead_lines), (sequential, sequential_lines)] = both_ways(&toml);
     let (ahead, sequential) = (ahead.unwrap(), sequential.unwrap());
 
@@ -198,27 +215,14 @@ fn a_declaration_the_registry_refuses_is_told_to_the_plugin_as_in_its_turn() {
     // Both plugins declare the section `hostile` in the global scope: the second is refused
     // by the registry while its `init` runs, which fails it and the deployment. The third is
     // never heard of.
-    let toml = r#"
-[[scope]]
-name = "agent:1"
-
-[[plugin]]
-name = "first"
-wasm = "{HOSTILE}"
-config = { mode = "log_spam", in = "init", count = 2 }
-
-[[plugin]]
-name = "second"
-wasm = "{HOSTILE}"
-config = { mode = "log_spam", in = "init", count = 2 }
-
-[[plugin]]
-name = "third"
-wasm = "{HOSTILE}"
-scope = "agent:1"
-config = { mode = "log_spam", in = "init", count = 2 }
-"#;
-    let [(ahead, ahead_lines), (sequential, sequential_lines)] = both_ways(toml);
+    let toml = [
+        "[[scope]]\nname = \"agent:1\"\n".to_string(),
+        chatty("first", None, 2),
+        chatty("second", None, 2),
+        chatty("third", Some("agent:1"), 2),
+    ]
+    .concat();
+    let [(ahead, ahead_lines), (sequential, sequential_lines)] = both_ways(&toml);
     let (ahead, sequential) = (failed(ahead), failed(sequential));
     assert_eq!(ahead.to_string(), sequential.to_string());
     assert!(ahead.to_string().contains("\"second\""), "{ahead}");
@@ -232,26 +236,7 @@ config = { mode = "log_spam", in = "init", count = 2 }
 
 #[test]
 fn an_init_that_fails_stops_the_deployment_and_later_plugins_are_never_heard() {
-    let toml = format!(
-        r#"{SCOPES}
-[[plugin]]
-name = "before"
-wasm = "{{HOSTILE}}"
-config = {{ mode = "log_spam", in = "init", count = 2 }}
-
-[[plugin]]
-name = "broken"
-wasm = "{{HOSTILE}}"
-scope = "preset:coder"
-config = {{ mode = "say", in = "init", text = "broken on purpose" }}
-
-[[plugin]]
-name = "after"
-wasm = "{{HOSTILE}}"
-scope = "agent:1"
-config = {{ mode = "log_spam", in = "init", count = 2 }}
-"#
-    );
+    let toml = broken_between("fail");
     let [(ahead, ahead_lines), (sequential, sequential_lines)] = both_ways(&toml);
     let (ahead, sequential) = (failed(ahead), failed(sequential));
     assert_eq!(ahead.to_string(), sequential.to_string());
@@ -266,27 +251,7 @@ config = {{ mode = "log_spam", in = "init", count = 2 }}
 
 #[test]
 fn a_plugin_that_may_be_skipped_is_skipped_in_its_turn() {
-    let toml = format!(
-        r#"{SCOPES}
-[[plugin]]
-name = "before"
-wasm = "{{HOSTILE}}"
-config = {{ mode = "log_spam", in = "init", count = 2 }}
-
-[[plugin]]
-name = "broken"
-wasm = "{{HOSTILE}}"
-scope = "preset:coder"
-on_error = "skip"
-config = {{ mode = "say", in = "init", text = "broken on purpose" }}
-
-[[plugin]]
-name = "after"
-wasm = "{{HOSTILE}}"
-scope = "agent:1"
-config = {{ mode = "log_spam", in = "init", count = 2 }}
-"#
-    );
+    let toml = broken_between("skip");
     let [(ahead, ahead_lines), (sequential, sequential_lines)] = both_ways(&toml);
     let (ahead, sequential) = (ahead.unwrap(), sequential.unwrap());
     assert_eq!(ahead_lines, sequential_lines);
@@ -311,20 +276,17 @@ config = {{ mode = "log_spam", in = "init", count = 2 }}
 
 #[test]
 fn a_trap_in_init_run_ahead_is_reported_with_its_stderr_as_in_its_turn() {
-    let toml = format!(
-        r#"{SCOPES}
-[[plugin]]
-name = "before"
-wasm = "{{HOSTILE}}"
-config = {{ mode = "log_spam", in = "init", count = 1 }}
-
-[[plugin]]
-name = "panicky"
-wasm = "{{HOSTILE}}"
-scope = "agent:1"
-config = {{ mode = "panic", in = "init" }}
-"#
-    );
+    let toml = [
+        SCOPES.to_string(),
+        chatty("before", None, 1),
+        plugin(
+            "panicky",
+            "HOSTILE",
+            Some("agent:1"),
+            r#"config = { mode = "panic", in = "init" }"#,
+        ),
+    ]
+    .concat();
     let [(ahead, ahead_lines), (sequential, sequential_lines)] = both_ways(&toml);
     let (ahead, sequential) = (failed(ahead), failed(sequential));
     assert_eq!(ahead.to_string(), sequential.to_string());
@@ -347,21 +309,17 @@ fn an_init_that_runs_out_of_time_ahead_is_not_run_again() {
     // A plugin that loops in `init` fails on its 1 s deadline. Run ahead, that failure is
     // its load's: the deployment fails once, after one deadline, not after a second run in
     // its turn (which would take another second).
-    let toml = format!(
-        r#"{SCOPES}
-[[plugin]]
-name = "before"
-wasm = "{{HOSTILE}}"
-config = {{ mode = "log_spam", in = "init", count = 1 }}
-
-[[plugin]]
-name = "looping"
-wasm = "{{HOSTILE}}"
-scope = "agent:1"
-config = {{ mode = "loop", in = "init" }}
-limits = {{ init_timeout_ms = 1000 }}
-"#
-    );
+    let toml = [
+        SCOPES.to_string(),
+        chatty("before", None, 1),
+        plugin(
+            "looping",
+            "HOSTILE",
+            Some("agent:1"),
+            "config = { mode = \"loop\", in = \"init\" }\nlimits = { init_timeout_ms = 1000 }",
+        ),
+    ]
+    .concat();
     let d = Deployment::new(&toml);
     let config = HostConfig::load(&d.config()).unwrap();
     let cache = d.path("cache");
@@ -381,4 +339,77 @@ limits = {{ init_timeout_ms = 1000 }}
         took < std::time::Duration::from_millis(1900),
         "the looping init ran twice: {took:?}"
     );
+}
+
+#[test]
+fn output_held_ahead_of_a_turn_stays_within_the_plugins_budget() {
+    // A plugin that writes far more than its budget in `init`: what is held for its turn is
+    // what a load in its turn keeps (the budget's worth and one notice of what was dropped).
+    let toml = [
+        SCOPES.to_string(),
+        plugin("first", "DECLARE", None, r#"config = { sections = [{ name = "who", order = 10, text = "Careful." }] }"#),
+        plugin(
+            "flood",
+            "HOSTILE",
+            Some("agent:1"),
+            "config = { mode = \"log_spam\", in = \"init\", count = 20000 }\nlimits = { max_log_bytes = 2048 }",
+        ),
+    ]
+    .concat();
+    let [(ahead, ahead_lines), (sequential, sequential_lines)] = both_ways(&toml);
+    let (ahead, _sequential) = (ahead.unwrap(), sequential.unwrap());
+    assert_eq!(ahead_lines, sequential_lines);
+    let kept: usize = ahead_lines
+        .iter()
+        .filter(|l| l.1 == "info")
+        .map(|l| l.2.len())
+        .sum();
+    assert!(kept > 0 && kept <= 2048, "{kept} bytes kept");
+    let dropped: Vec<&Line> = ahead_lines.iter().filter(|l| l.1 == "dropped").collect();
+    assert_eq!(dropped.len(), 1, "{dropped:?}");
+    assert!(dropped[0].2.contains("max_log_bytes = 2048"), "{dropped:?}");
+    assert!(render(ahead.registry(), Some("agent:1")).contains("Careful."));
+}
+
+#[test]
+fn a_deployment_loads_alike_inside_a_current_thread_and_a_multi_thread_runtime() {
+    // The caller's share of the work runs where a plugin call may block: on a thread of its
+    // own under a current-thread runtime, through `block_in_place` under a multi-thread one.
+    let toml = [
+        SCOPES.to_string(),
+        chatty("chatty", None, 2),
+        plugin(
+            "persona",
+            "DECLARE",
+            Some("agent:1"),
+            r#"config = { sections = [{ name = "now", order = 20, text = { dynamic = "in ${scope}" } }] }"#,
+        ),
+    ]
+    .concat();
+    let d = Deployment::new(&toml);
+    let config = HostConfig::load(&d.config()).unwrap();
+    let cache = d.path("cache");
+    let (reference, reference_lines) = one_by_one(&config, &cache);
+    let reference = render(reference.unwrap().registry(), Some("agent:1"));
+    let current = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let multi = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let on_current = current.block_on(async { side_by_side(&config, &cache) });
+    // On one of the multi-thread runtime's workers, as an async embedder's task would be.
+    let on_worker = multi
+        .block_on(multi.spawn({
+            let (config, cache) = (config.clone(), cache.clone());
+            async move { side_by_side(&config, &cache) }
+        }))
+        .unwrap();
+    for (host, lines) in [on_current, on_worker] {
+        assert_eq!(render(host.unwrap().registry(), Some("agent:1")), reference);
+        assert_eq!(lines, reference_lines);
+    }
 }

@@ -54,8 +54,9 @@ enum Outcome {
 
 impl Ahead {
     /// Open what `options` grants, instantiate `compiled` and run `init(config_json)`,
-    /// keeping the declarations and holding the output. `None` when any of it failed or a
-    /// declaration was refused: the plugin is then to be loaded in its turn.
+    /// keeping the declarations and holding the output. `None` when the grants could not be
+    /// opened, instantiation failed or the plugin's window refused a declaration: the plugin
+    /// is then to be loaded in its turn.
     pub(crate) fn run(
         engine: Arc<EngineCtx>,
         compiled: Arc<Compiled>,
@@ -82,7 +83,16 @@ impl Ahead {
             .with_registration(Registration::buffered(scope.is_some()), |inst| {
                 inst.call(timeout, |b, s| b.init(s, &config), |_| 0)
             });
+        let refused = matches!(
+            window,
+            Registration::Buffered {
+                refused_duplicate: true,
+                ..
+            }
+        );
         let outcome = match (result, window) {
+            // What the guest did after a refusal is decided by a load in its turn.
+            _ if refused => return None,
             (Err(fail), _) => Outcome::Failed(WasmError::Call {
                 plugin: name.to_string(),
                 export: "init".into(),
@@ -93,10 +103,7 @@ impl Ahead {
             (
                 Ok(()),
                 Registration::Buffered {
-                    entries,
-                    declared,
-                    refused_duplicate: false,
-                    ..
+                    entries, declared, ..
                 },
             ) => Outcome::Declared {
                 entries,
