@@ -190,6 +190,21 @@ pub fn host_render_side_by_side(rounds: usize) {
         );
     }
     println!("  (median and p99 from untimed rounds; the phases from the other rounds, with the host's timings on: assemble includes the gate and the calls; dyn text = dynamic sections, contexts and variables; listeners = the outermost listener, which runs the others; rest = that round's total less assemble and render)");
+    // The gate with nothing behind it: an empty closure handed to the blocking pool and
+    // awaited, as the async caller's render awaits its assembly (two thread wake-ups).
+    let mut handoff: Vec<f64> = (0..rounds)
+        .map(|_| {
+            let started = Instant::now();
+            mt.block_on(async { tokio::task::spawn_blocking(|| ()).await })
+                .expect("spawn_blocking");
+            started.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    let (m, p) = (median(&mut handoff), p99(&mut handoff));
+    println!(
+        "  the gate alone (an empty closure through spawn_blocking, awaited): median {m:.1} µs, p99 {p:.1} µs{}",
+        upstream_median.map_or(String::new(), |u| format!(" = {:.3} of upstream's step", m / u))
+    );
 }
 
 /// Fresh Node processes upstream's step is timed in.

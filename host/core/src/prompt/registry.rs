@@ -21,6 +21,7 @@ use super::tool_order::validate_tool_order;
 use super::{DEFAULT_IDENTITY, IDENTITY_ORDER, IDENTITY_SECTION, PERSONA_ORDER, PERSONA_SECTION};
 
 mod fiber;
+mod handoff;
 mod insert;
 mod inspect;
 pub(crate) mod state;
@@ -136,6 +137,8 @@ pub struct Registry {
     next_fiber: AtomicU64,
     next_observer: AtomicU64,
     config: PromptConfig,
+    /// How an async caller's assembly is handed to the blocking pool and waited for.
+    handoff: handoff::Handoff,
 }
 
 impl Registry {
@@ -156,6 +159,7 @@ impl Registry {
             next_fiber: AtomicU64::new(BUILT_IN_FIBER.0 + 1),
             next_observer: AtomicU64::new(1),
             config,
+            handoff: handoff::Handoff::default(),
         };
         let owner: Arc<str> = Arc::from(BUILT_IN_OWNER);
         let mut built_ins = Vec::new();
@@ -302,7 +306,7 @@ impl Registry {
         // plugin calls' spans are its children there too (nothing to carry when disabled).
         let dispatch =
             (!span.is_disabled()).then(|| tracing::dispatcher::get_default(Clone::clone));
-        let task = tokio::task::spawn_blocking(move || {
+        let task = self.handoff.run(move || {
             let assemble = || {
                 span.in_scope(|| {
                     crate::blocking::allow_blocking(|| {
