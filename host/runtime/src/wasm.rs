@@ -63,7 +63,6 @@ pub use plugin::{LoadTiming, LoadedPlugin, PluginHealth};
 pub use progress::{CompileProgress, ProgressSink, DEFAULT_PROGRESS_AFTER};
 pub use runtime::{PluginSource, WasmRuntime};
 pub use settings::{Pooling, RuntimeConfig, DEFAULT_MAX_WASM_BYTES};
-pub(crate) use warm_up::cores;
 
 pub(crate) use cache::{create_private_dir, create_private_file};
 pub(crate) use names::escape;

@@ -413,3 +413,107 @@ fn a_deployment_loads_alike_inside_a_current_thread_and_a_multi_thread_runtime()
         assert_eq!(lines, reference_lines);
     }
 }
+
+/// `side_by_side` and then `one_by_one` on another thread, each as the prompt of `agent:1`
+/// or the error text, failing the test (not hanging it) if either does not come back within
+/// a minute.
+fn both_ways_bounded(
+    config: HostConfig,
+    cache: std::path::PathBuf,
+) -> [(Result<String, String>, Vec<Line>); 2] {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let ahead = side_by_side(&config, &cache);
+        let sequential = one_by_one(&config, &cache);
+        let _ = tx.send([ahead, sequential].map(|(host, lines)| {
+            (
+                host.map(|h| render(h.registry(), Some("agent:1")))
+                    .map_err(|e| e.to_string()),
+                lines,
+            )
+        }));
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("a load blocked for a minute")
+}
+
+#[test]
+fn a_plugin_file_swapped_for_a_fifo_after_parsing_is_refused_alike_without_blocking() {
+    // host.toml names a regular file when it is read; before `from_config` fetches it, the
+    // file is replaced by a FIFO nobody writes to. Side by side as one by one: refused, named
+    // after its first plugin, no thread left waiting on the FIFO.
+    let d = Deployment::new(
+        &[
+            SCOPES.to_string(),
+            chatty("chatty", None, 1),
+            "\n[[plugin]]\nname = \"persona\"\nwasm = \"declare.wasm\"\nscope = \"agent:1\"\nconfig = { sections = [{ name = \"who\", order = 10, text = \"Careful.\" }] }\n".to_string(),
+        ]
+        .concat(),
+    );
+    std::fs::copy(env!("GUEST_DECLARE"), d.path("declare.wasm")).unwrap();
+    let config = HostConfig::load(&d.config()).unwrap();
+    let cache = d.path("cache");
+    assert!(
+        one_by_one(&config, &cache).0.is_ok(),
+        "the regular file loads"
+    );
+    std::fs::remove_file(d.path("declare.wasm")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(d.path("declare.wasm"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let [(ahead, ahead_lines), (sequential, sequential_lines)] = both_ways_bounded(config, cache);
+    let (ahead, sequential) = (ahead.unwrap_err(), sequential.unwrap_err());
+    assert_eq!(ahead, sequential);
+    assert!(
+        ahead.contains("\"persona\"") && ahead.contains("FIFO"),
+        "{ahead}"
+    );
+    assert_eq!(ahead_lines, sequential_lines);
+}
+
+#[test]
+fn a_granted_dir_swapped_for_a_symlink_after_parsing_is_opened_alike_either_way() {
+    // A plugin reads a granted file in its `init`, ahead of its turn. Between reading
+    // host.toml and loading it, the granted directory is replaced by a symlink to another
+    // directory. The grant is opened by its path when the plugin loads (after that, the
+    // handle stays: `attacked_grants`), so what a swap before the load gives is the same
+    // side by side as one by one, run ahead or loaded in turn.
+    let root = tempfile::tempdir().unwrap();
+    let (project, elsewhere) = (root.path().join("project"), root.path().join("elsewhere"));
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(project.join("notes.txt"), "granted").unwrap();
+    std::fs::write(
+        elsewhere.join("notes.txt"),
+        "SECRET, and longer than the granted one",
+    )
+    .unwrap();
+    let reader = format!(
+        "grants = {{ dirs = [{{ host = \"{}\", guest = \"/project\" }}] }}\nconfig = {{ mode = \"read_file\", in = \"init\", path = \"/project/notes.txt\" }}",
+        project.display()
+    );
+    let d = Deployment::new(
+        &[
+            SCOPES.to_string(),
+            chatty("chatty", None, 1),
+            plugin("reader", "HOSTILE", Some("agent:1"), &reader),
+        ]
+        .concat(),
+    );
+    let config = HostConfig::load(&d.config()).unwrap();
+    let cache = d.path("cache");
+    let (granted, _) = one_by_one(&config, &cache);
+    let granted = render(granted.unwrap().registry(), Some("agent:1"));
+    assert!(
+        granted.contains("read /project/notes.txt: 7 bytes"),
+        "{granted}"
+    );
+
+    std::fs::rename(&project, root.path().join("project.orig")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &project).unwrap();
+    let [(ahead, ahead_lines), (sequential, sequential_lines)] = both_ways_bounded(config, cache);
+    assert_eq!(ahead, sequential);
+    assert_eq!(ahead_lines, sequential_lines);
+}

@@ -93,7 +93,7 @@ pub(super) fn fetch_and_run_ahead<'a>(
             files.push((index, plugin.wasm.as_path()));
         }
     }
-    let cores = crate::wasm::cores();
+    let cores = crate::blocking::cores();
     let run_ahead = cores > 1 && plugins.len() > 1;
     let threads = cores.min(if run_ahead {
         plugins.len()

@@ -45,7 +45,7 @@ impl EngineCtx {
             Some((engine, linker)) => (engine.map_err(WasmError::runtime)?, Some(linker)),
             None => {
                 let engine = Engine::new(&engine_config(config)).map_err(WasmError::runtime)?;
-                let building = if super::cores() > 1 {
+                let building = if crate::blocking::cores() > 1 {
                     let engine = engine.clone();
                     std::thread::Builder::new()
                         .name("prompt-host-linker".into())

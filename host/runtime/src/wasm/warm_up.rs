@@ -10,7 +10,7 @@
 //! [`WasmRuntime::warm_up`]: super::WasmRuntime::warm_up
 
 use std::sync::mpsc::{sync_channel, Receiver};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 use wasmtime::Engine;
 
@@ -54,7 +54,7 @@ pub(crate) fn start(config: &RuntimeConfig) {
     let Some(settings) = EngineSettings::of(config) else {
         return;
     };
-    if cores() < 2 {
+    if crate::blocking::cores() < 2 {
         return;
     }
     let engine_settings = engine_config(config);
@@ -101,13 +101,6 @@ pub(crate) fn take(config: &RuntimeConfig) -> Option<(Built<Engine>, LinkerThrea
     Some((engine, warm.linker))
 }
 
-/// The cores this process may use, asked once: `available_parallelism` reads the cgroup's
-/// files on every call, which costs about as much as creating a thread.
-pub(crate) fn cores() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -123,7 +116,7 @@ mod tests {
             ..RuntimeConfig::default()
         };
         start(&config);
-        if cores() < 2 {
+        if crate::blocking::cores() < 2 {
             assert!(
                 take(&config).is_none(),
                 "nothing is built ahead on one core"

@@ -15,7 +15,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -64,7 +64,11 @@ impl Handoff {
     /// first, on one core, or when the runtime has as many tasks alive as workers.
     pub(crate) fn spin_budget(&self) -> Duration {
         let last = Duration::from_nanos(self.last_ns.load(Ordering::Relaxed));
-        if last.is_zero() || last >= SPIN_AT_MOST || !several_cores() || !runtime_has_room() {
+        if last.is_zero()
+            || last >= SPIN_AT_MOST
+            || crate::blocking::cores() < 2
+            || !runtime_has_room()
+        {
             return Duration::ZERO;
         }
         (last * 3 / 2 + Duration::from_micros(15)).min(SPIN_AT_MOST)
@@ -79,12 +83,6 @@ fn runtime_has_room() -> bool {
         let metrics = handle.metrics();
         metrics.num_alive_tasks() < metrics.num_workers()
     })
-}
-
-/// Whether this process may use more than one core (asked once).
-fn several_cores() -> bool {
-    static SEVERAL: OnceLock<bool> = OnceLock::new();
-    *SEVERAL.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
 }
 
 /// A blocking task's result, polled for until `until` before the future sleeps.
@@ -140,7 +138,7 @@ mod tests {
             .build()
             .unwrap();
         runtime.block_on(async {
-            if !several_cores() {
+            if crate::blocking::cores() < 2 {
                 assert_eq!(handoff.spin_budget(), Duration::ZERO, "one core");
                 return;
             }
