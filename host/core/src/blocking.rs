@@ -101,6 +101,14 @@ fn unreachable_thread() -> ! {
     panic!("prompt-host: cannot start a thread for a plugin call")
 }
 
+/// The cores this process may use, asked once: `available_parallelism` reads the cgroup's
+/// files on every call, which costs about as much as creating a thread. Work is spread over
+/// threads, or a thread waits for another by polling, only when this is more than one.
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,12 +174,4 @@ mod tests {
         }));
         assert!(caught.is_err());
     }
-}
-
-/// The cores this process may use, asked once: `available_parallelism` reads the cgroup's
-/// files on every call, which costs about as much as creating a thread. Work is spread over
-/// threads, or a thread waits for another by polling, only when this is more than one.
-pub fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
