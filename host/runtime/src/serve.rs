@@ -371,6 +371,10 @@ impl Server {
         }
         match session_of(&call) {
             Some(path) => {
+                if let Some(answer) = self.close_unheld(&path, &call) {
+                    let _ = done.send(self.answer(call.id, answer));
+                    return;
+                }
                 if let Err(refused) = self.queue(path, (call, Responder::Line(done))) {
                     let ((call, responder), e) = *refused;
                     let response = self.answer(call.id, Err(e));
@@ -433,6 +437,22 @@ impl Server {
             Ok(result) => envelope::result(&id, &result),
             Err(e) => envelope::error(Some(&id), &e),
         })
+    }
+
+    /// The answer to `close_session` for a session this server does not hold (no queue for
+    /// its path): there is nothing to close, so it is answered here, without starting a
+    /// worker and a blocking thread for it. A client closing many sessions it never opened
+    /// would otherwise start as many. `None` for any other call, or a session held.
+    fn close_unheld(
+        &self,
+        path: &std::path::Path,
+        call: &Call,
+    ) -> Option<Result<Box<serde_json::value::RawValue>, RpcError>> {
+        if call.method != "close_session" || self.lock_sessions().contains_key(path) {
+            return None;
+        }
+        let checked = params::parse::<params::SessionRef>(call.params.clone());
+        Some(checked.and_then(|_| methods::raw(&json!({ "closed": false }))))
     }
 
     /// Queue `job` on the session at `path`, starting its queue (and worker) on first use.

@@ -65,6 +65,9 @@ impl Server {
             });
             return wait_for(&answered, signal, interrupted);
         };
+        if let Some(answer) = self.close_unheld(&path, &call) {
+            return Some(answer.map(Answer::Json));
+        }
         let call = match self.run_on_shelved_state(&path, handle, call) {
             Ok(answer) => return Some(answer),
             Err(call) => call,
