@@ -12,6 +12,7 @@ mod integration {
     mod attacked_processes;
     mod attacked_routes;
     mod attacked_serve;
+    mod cache_in_place;
     mod capabilities;
     mod cli;
     mod cli_details;

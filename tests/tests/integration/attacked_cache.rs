@@ -89,20 +89,21 @@ fn hex(bytes: &[u8]) -> String {
 /// key and write into the directory can do.
 fn forge(from: &Path, victim: &[u8; 32], key: &[u8]) -> (String, Vec<u8>) {
     use hmac::Mac;
+    // The artifact, then a trailer: magic, wasm digest, engine fingerprint, HMAC tag.
     let bytes = std::fs::read(from).unwrap();
-    let (magic, rest) = bytes.split_at(8);
-    let fingerprint = &rest[32..64];
-    let artifact = &rest[96..];
+    let (artifact, trailer) = bytes.split_at(bytes.len() - (8 + 32 + 32 + 32));
+    let magic = &trailer[..8];
+    let fingerprint = &trailer[40..72];
     let mut mac = <hmac::Hmac<sha2::Sha256> as Mac>::new_from_slice(key).unwrap();
     for part in [magic, &victim[..], fingerprint, artifact] {
         mac.update(part);
     }
     let tag = mac.finalize().into_bytes();
-    let mut forged = magic.to_vec();
+    let mut forged = artifact.to_vec();
+    forged.extend_from_slice(magic);
     forged.extend_from_slice(victim);
     forged.extend_from_slice(fingerprint);
     forged.extend_from_slice(&tag);
-    forged.extend_from_slice(artifact);
     let name = from.file_name().unwrap().to_string_lossy();
     let suffix = name.split_once('-').unwrap().1;
     (format!("{}-{suffix}", hex(victim)), forged)

@@ -66,3 +66,20 @@ pub fn contributed(a: &Assembly) -> Vec<String> {
         .map(|s| s.name.clone())
         .collect()
 }
+
+/// Flip a byte in the middle of every compiled-code file in `cache` (in its code, before the
+/// trailer), written in place, as another program of the same user could.
+pub fn tamper_with_artifacts(cache: &Path) {
+    let mut tampered = 0;
+    for entry in std::fs::read_dir(cache).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "cwasm") {
+            let mut bytes = std::fs::read(&path).unwrap();
+            let middle = bytes.len() / 2;
+            bytes[middle] ^= 0xff;
+            std::fs::write(&path, bytes).unwrap();
+            tampered += 1;
+        }
+    }
+    assert!(tampered > 0, "no compiled-code file in {}", cache.display());
+}

@@ -70,8 +70,12 @@ pub fn print(
     let cache = host.runtime().stats();
     writeln!(
         out,
-        "compile cache: {} compiled, {} from disk, {} from memory, {} disk entries unusable",
-        cache.compiles, cache.disk_hits, cache.memory_hits, cache.disk_rejected
+        "compile cache: {} compiled, {} from disk ({} run from the file), {} from memory, {} disk entries unusable",
+        cache.compiles,
+        cache.disk_hits,
+        cache.disk_in_place,
+        cache.memory_hits,
+        cache.disk_rejected
     )?;
     Ok(())
 }

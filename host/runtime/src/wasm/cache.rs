@@ -1,11 +1,14 @@
 //! The on-disk cache of compiled components.
 //!
 //! `Component::deserialize` runs native code from the bytes it is given, so only artifacts this
-//! host wrote itself may reach it. Every file carries a header — magic, the wasm's sha256, the
+//! host wrote itself may reach it. Every file carries a trailer — magic, the wasm's sha256, the
 //! engine fingerprint and an HMAC-SHA256 over all of it and the artifact, keyed by a random
 //! secret kept in the cache directory (mode 0600) — and is ignored (and replaced) unless the
-//! header verifies. The file name also carries the fingerprint, so a different wasmtime,
-//! target or configuration simply misses.
+//! trailer verifies. The file name also carries the fingerprint, so a different wasmtime,
+//! target, configuration or file layout simply misses.
+//!
+//! The trailer comes after the artifact, not before it, so that the artifact starts the file:
+//! its code then runs from the file's own pages (see [`in_place`]).
 //!
 //! Checking that HMAC means reading and hashing the whole artifact, and finding the artifact
 //! means hashing the whole component file: most of a warm start. So once a file has been
@@ -13,6 +16,7 @@
 //! that finds the file unchanged skips both hashes.
 
 mod identity;
+mod in_place;
 mod keyed;
 mod mapped;
 
@@ -30,10 +34,12 @@ pub(crate) use keyed::{create_private_file, hmac_sha256, hmac_verifies};
 use super::error::WasmError;
 pub(crate) use identity::FileIdentity;
 use identity::IdentityRecord;
+pub(crate) use in_place::Placement;
 use mapped::Mapped;
 
-const MAGIC: &[u8; 8] = b"PHCWASM\x01";
-const HEADER_LEN: usize = 8 + 32 + 32 + 32;
+/// The trailer's magic; its last byte is the file layout's version (1 had a header instead).
+const MAGIC: &[u8; 8] = b"PHCWASM\x02";
+const TRAILER_LEN: usize = 8 + 32 + 32 + 32;
 const KEY_FILE: &str = "cache-key";
 
 /// The default cache directory, always one of this user's own: `$XDG_CACHE_HOME/prompt-host`,
@@ -120,11 +126,13 @@ impl Hasher for ShaHasher {
 
 /// A fingerprint of everything that makes compiled code compatible: wasmtime's own
 /// compatibility hash (target, flags, tunables, features, wasmtime version) plus this crate's
-/// version.
+/// version and the cache file's layout (its magic), so a file of another layout is not found
+/// rather than found and removed.
 pub(crate) fn engine_fingerprint(engine: &wasmtime::Engine) -> [u8; 32] {
     let mut h = ShaHasher(Sha256::new());
     engine.precompile_compatibility_hash().hash(&mut h);
     env!("CARGO_PKG_VERSION").hash(&mut h);
+    MAGIC.hash(&mut h);
     h.0.finalize().into()
 }
 
@@ -136,17 +144,61 @@ pub(crate) struct DiskCache {
     fingerprint: [u8; 32],
 }
 
-/// A verified cache file: the header, then the serialized component, mapped (see [`mapped`]).
-/// The code is handed to `Component::deserialize` in place (no copy without the header:
-/// artifacts are megabytes); drop it once that has copied the code.
+/// A verified cache file: the serialized component, then the trailer, mapped (see
+/// [`mapped`]), with the descriptor that was checked. [`Artifact::component`] makes the
+/// component; drop the artifact then.
 pub(crate) struct Artifact {
     file: Mapped,
+    descriptor: fs::File,
+}
+
+/// The parts of a cache file's trailer.
+struct Trailer<'a> {
+    magic: &'a [u8],
+    wasm_sha: &'a [u8],
+    fingerprint: &'a [u8],
+    tag: &'a [u8],
+}
+
+impl<'a> Trailer<'a> {
+    /// A cache file's artifact and trailer; `None` when it is shorter than a trailer.
+    fn split(bytes: &'a [u8]) -> Option<(&'a [u8], Self)> {
+        let (artifact, trailer) = bytes.split_at(bytes.len().checked_sub(TRAILER_LEN)?);
+        let (magic, rest) = trailer.split_at(8);
+        let (wasm_sha, rest) = rest.split_at(32);
+        let (fingerprint, tag) = rest.split_at(32);
+        Some((
+            artifact,
+            Self {
+                magic,
+                wasm_sha,
+                fingerprint,
+                tag,
+            },
+        ))
+    }
 }
 
 impl Artifact {
     /// The serialized component.
     pub(crate) fn code(&self) -> &[u8] {
-        &self.file.bytes()[HEADER_LEN..]
+        let bytes = self.file.bytes();
+        &bytes[..bytes.len().saturating_sub(TRAILER_LEN)]
+    }
+
+    /// The component, its code run from the file where it can be (see [`in_place`]), and
+    /// where it runs from.
+    ///
+    /// # Safety
+    ///
+    /// The artifact must be output of `Component::serialize` on an engine compatible with
+    /// `engine`: [`DiskCache::load`] checked that it is this host's, for this engine.
+    pub(crate) unsafe fn component(
+        &self,
+        engine: &wasmtime::Engine,
+    ) -> wasmtime::Result<(wasmtime::component::Component, Placement)> {
+        // SAFETY: as the caller promises; `descriptor` is the file `code` was read from.
+        unsafe { in_place::component(engine, &self.descriptor, self.code()) }
     }
 }
 
@@ -200,15 +252,15 @@ impl DiskCache {
         let known = identity.and_then(|id| record.read(&record_path, id)) == Some(*wasm_sha);
         // Map the descriptor whose identity was just taken: a file swapped in after that
         // check is never the one read.
-        let file = Mapped::of(&mut file, metadata.len()).ok()?;
+        let mapped = Mapped::of(&mut file, metadata.len()).ok()?;
         let verified = if known {
-            self.header_matches(wasm_sha, file.bytes())
+            self.trailer_matches(wasm_sha, mapped.bytes())
         } else {
-            self.verify(wasm_sha, file.bytes())
+            self.verify(wasm_sha, mapped.bytes())
         };
         if !verified {
             log::warn!(
-                "compiled-code cache: ignoring {} (header does not verify)",
+                "compiled-code cache: ignoring {} (trailer does not verify)",
                 path.display()
             );
             let _ = fs::remove_file(&path);
@@ -220,7 +272,10 @@ impl DiskCache {
                 log::debug!("compiled-code cache: cannot record {}: {e}", path.display());
             }
         }
-        Some(Artifact { file })
+        Some(Artifact {
+            file: mapped,
+            descriptor: file,
+        })
     }
 
     /// The sha256 of the component file at `path` (described by `metadata`) when it is the
@@ -253,22 +308,24 @@ impl DiskCache {
         self.dir.join(format!("src-{}.id", hex(&digest[..16])))
     }
 
-    /// The header's magic, wasm digest and engine fingerprint, without the HMAC.
-    fn header_matches(&self, wasm_sha: &[u8; 32], bytes: &[u8]) -> bool {
-        bytes.len() >= HEADER_LEN
-            && &bytes[..8] == MAGIC
-            && &bytes[8..40] == wasm_sha
-            && bytes[40..72] == self.fingerprint
+    /// The trailer's magic, wasm digest and engine fingerprint, without the HMAC.
+    fn trailer_matches(&self, wasm_sha: &[u8; 32], bytes: &[u8]) -> bool {
+        Trailer::split(bytes).is_some_and(|(_, t)| {
+            t.magic == MAGIC && t.wasm_sha == wasm_sha && t.fingerprint == self.fingerprint
+        })
     }
 
     fn verify(&self, wasm_sha: &[u8; 32], bytes: &[u8]) -> bool {
-        if !self.header_matches(wasm_sha, bytes) {
+        if !self.trailer_matches(wasm_sha, bytes) {
             return false;
         }
-        let (sha, rest) = bytes[8..].split_at(32);
-        let (fp, rest) = rest.split_at(32);
-        let (tag, artifact) = rest.split_at(32);
-        hmac_verifies(&self.key, &[MAGIC, sha, fp, artifact], tag)
+        Trailer::split(bytes).is_some_and(|(artifact, t)| {
+            hmac_verifies(
+                &self.key,
+                &[t.magic, t.wasm_sha, t.fingerprint, artifact],
+                t.tag,
+            )
+        })
     }
 
     /// Store `artifact` for `wasm_sha`, atomically (temp file + rename).
@@ -283,11 +340,11 @@ impl DiskCache {
         {
             let _ = fs::remove_file(&tmp);
             let mut f = create_private_file(&tmp)?;
+            f.write_all(artifact)?;
             f.write_all(MAGIC)?;
             f.write_all(wasm_sha)?;
             f.write_all(&self.fingerprint)?;
             f.write_all(&tag)?;
-            f.write_all(artifact)?;
             f.sync_all()?;
         }
         fs::rename(&tmp, &path)
@@ -379,14 +436,42 @@ mod tests {
         let again = DiskCache::open(dir.path(), &engine()).unwrap();
         assert_eq!(again.load(&sha).unwrap().code(), b"artifact");
 
-        // Flip one artifact byte: refused and removed.
+        // The artifact starts the file (its code can run from the file's pages), and the
+        // trailer follows it.
         let path = cache.path_for(&sha);
-        let mut bytes = fs::read(&path).unwrap();
-        let last = bytes.len() - 1;
-        bytes[last] ^= 1;
-        fs::write(&path, &bytes).unwrap();
+        let bytes = fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), b"artifact".len() + TRAILER_LEN);
+        assert!(bytes.starts_with(b"artifact"));
+        assert_eq!(&bytes[8..16], MAGIC);
+
+        // Flip one byte of the artifact, then of each part of the trailer: refused and
+        // removed each time.
+        for at in [0, 7, 8, 16, 48, 80, bytes.len() - 1] {
+            cache.store(&sha, b"artifact").unwrap();
+            let fresh = DiskCache::open(dir.path(), &engine()).unwrap();
+            let mut tampered = bytes.clone();
+            tampered[at] ^= 1;
+            fs::write(&path, &tampered).unwrap();
+            assert!(fresh.load(&sha).is_none(), "byte {at} flipped");
+            assert!(!path.exists(), "byte {at} flipped");
+        }
+
+        // Shorter than a trailer: refused.
+        fs::write(&path, &bytes[..TRAILER_LEN - 1]).unwrap();
         assert!(cache.load(&sha).is_none());
-        assert!(!path.exists());
+    }
+
+    #[test]
+    fn the_layout_is_part_of_the_file_name() {
+        // A file of the earlier layout (header first) is under another name: it is not
+        // found, rather than found and removed by a host of either layout.
+        let dir = tempfile::tempdir().unwrap();
+        let cache = DiskCache::open(dir.path(), &engine()).unwrap();
+        let mut h = ShaHasher(Sha256::new());
+        engine().precompile_compatibility_hash().hash(&mut h);
+        env!("CARGO_PKG_VERSION").hash(&mut h);
+        let earlier: [u8; 32] = h.0.finalize().into();
+        assert_ne!(cache.fingerprint, earlier);
     }
 
     #[test]

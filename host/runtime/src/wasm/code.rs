@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use wasmtime::component::Component;
 
-use super::cache::{self, DiskCache};
+use super::cache::{self, DiskCache, Placement};
 use super::contract::{Pre, WitVersion, World};
 use super::digest;
 use super::engine::EngineCtx;
@@ -31,6 +31,9 @@ pub struct CacheStats {
     pub memory_hits: u64,
     /// Loads served by deserializing a verified file from the disk cache.
     pub disk_hits: u64,
+    /// Of those, the ones whose code runs from the cache file's own pages (on Linux, where
+    /// the file can be mapped executable); the others run a copy.
+    pub disk_in_place: u64,
     /// Components compiled with Cranelift.
     pub compiles: u64,
     /// Disk-cache files refused or unusable (then recompiled).
@@ -99,6 +102,7 @@ pub(crate) struct CodeCache {
     max_wasm_bytes: u64,
     memory_hits: AtomicU64,
     disk_hits: AtomicU64,
+    disk_in_place: AtomicU64,
     compiles: AtomicU64,
     disk_rejected: AtomicU64,
     files_unchanged: AtomicU64,
@@ -135,6 +139,7 @@ impl CodeCache {
             max_wasm_bytes: config.max_wasm_bytes,
             memory_hits: AtomicU64::new(0),
             disk_hits: AtomicU64::new(0),
+            disk_in_place: AtomicU64::new(0),
             compiles: AtomicU64::new(0),
             disk_rejected: AtomicU64::new(0),
             files_unchanged: AtomicU64::new(0),
@@ -146,6 +151,7 @@ impl CodeCache {
         CacheStats {
             memory_hits: self.memory_hits.load(Ordering::Relaxed),
             disk_hits: self.disk_hits.load(Ordering::Relaxed),
+            disk_in_place: self.disk_in_place.load(Ordering::Relaxed),
             compiles: self.compiles.load(Ordering::Relaxed),
             disk_rejected: self.disk_rejected.load(Ordering::Relaxed),
             files_unchanged: self.files_unchanged.load(Ordering::Relaxed),
@@ -332,13 +338,20 @@ impl CodeCache {
         // the cache directory's key, or the identity of the file it verified before) for this
         // exact wasm and engine fingerprint, so it is output of `Component::serialize` on a
         // compatible engine.
-        match unsafe { Component::deserialize(&engine.engine, artifact.code()) } {
-            Ok(c) => {
+        match unsafe { artifact.component(&engine.engine) } {
+            Ok((c, placement)) => {
                 self.disk_hits.fetch_add(1, Ordering::Relaxed);
+                if placement == Placement::InPlace {
+                    self.disk_in_place.fetch_add(1, Ordering::Relaxed);
+                }
                 record_cache("disk");
                 log::info!(
-                    "plugin \"{name}\": compiled code loaded from disk cache in {:?}",
-                    started.elapsed()
+                    "plugin \"{name}\": compiled code loaded from disk cache in {:?} ({})",
+                    started.elapsed(),
+                    match placement {
+                        Placement::InPlace => "run from the file",
+                        Placement::Copied => "copied",
+                    }
                 );
                 Some(c)
             }

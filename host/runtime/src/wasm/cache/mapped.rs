@@ -4,9 +4,10 @@
 //! Reading a megabytes-large artifact costs a page fault, a zeroed page and a copy per 4 KiB
 //! of new memory, and `Component::deserialize` then copies the code once more into its
 //! executable mapping: the two copies were most of a warm deployment load. A private,
-//! read-only mapping of the file shares the page cache's pages instead, so only wasmtime's
-//! copy is left. The mapping lives only until that copy is made (the [`Artifact`] is dropped
-//! right after `Component::deserialize`).
+//! read-only mapping of the file shares the page cache's pages instead. It is what the HMAC
+//! or the trailer is checked on, and what `Component::deserialize` copies from where the code
+//! cannot run from the file itself (`in_place.rs`). The mapping lives only until the
+//! component is made (the [`Artifact`] is dropped right after).
 //!
 //! A mapped file that shrinks under the mapping raises `SIGBUS` on access. The cache's own
 //! writers never shrink a file: they write a temporary file and rename it over the old one,
@@ -35,7 +36,7 @@ impl Mapped {
             .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "file too large to map"))?;
         // SAFETY: a private read-only mapping of a regular file of the cache directory, which
         // belongs to this user and only this host writes, by rename (never in place; see the
-        // module docs). The mapping lives only until wasmtime has copied the code out of it.
+        // module docs). The mapping lives only until the component is made.
         let map = unsafe { memmap2::MmapOptions::new().len(len).map(&*file)? };
         Ok(Self { map: Some(map) })
     }
