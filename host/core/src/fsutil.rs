@@ -14,9 +14,14 @@
 //! This is the one place the host opens what it did not create: session logs and the
 //! compile cache through [`open_regular`] and [`read_regular`] (the cache's directory and
 //! key also through [`check_private`]), granted directories through [`open_dir`] when a
-//! plugin is loaded, and paths a plugin names beneath them through [`open_beneath`]. None of
+//! plugin is loaded (through [`open_dir_without_symlinks`] when the grant was made canonical
+//! when checked), and paths a plugin names beneath them through [`open_beneath`]. None of
 //! them can block, and none can be redirected after its check: each checks the descriptor it
 //! opened.
+
+mod no_symlinks;
+
+pub use no_symlinks::open_dir_without_symlinks;
 
 use std::fmt;
 use std::fs::{File, Metadata, OpenOptions};

@@ -474,12 +474,13 @@ fn a_plugin_file_swapped_for_a_fifo_after_parsing_is_refused_alike_without_block
 }
 
 #[test]
-fn a_granted_dir_swapped_for_a_symlink_after_parsing_is_opened_alike_either_way() {
+fn a_granted_dir_swapped_for_a_symlink_after_parsing_is_refused_alike_either_way() {
     // A plugin reads a granted file in its `init`, ahead of its turn. Between reading
     // host.toml and loading it, the granted directory is replaced by a symlink to another
-    // directory. The grant is opened by its path when the plugin loads (after that, the
-    // handle stays: `attacked_grants`), so what a swap before the load gives is the same
-    // side by side as one by one, run ahead or loaded in turn.
+    // directory. The grant was made canonical when host.toml was read and is opened without
+    // following a symbolic link when the plugin loads (after that, the handle stays:
+    // `attacked_grants`), so the swap is refused, naming the link, side by side as one by
+    // one, and nothing of the other directory is read.
     let root = tempfile::tempdir().unwrap();
     let (project, elsewhere) = (root.path().join("project"), root.path().join("elsewhere"));
     std::fs::create_dir_all(&project).unwrap();
@@ -513,7 +514,23 @@ fn a_granted_dir_swapped_for_a_symlink_after_parsing_is_opened_alike_either_way(
 
     std::fs::rename(&project, root.path().join("project.orig")).unwrap();
     std::os::unix::fs::symlink(&elsewhere, &project).unwrap();
+    let granted_host = config.plugins[1].grants.dirs[0].host.clone();
     let [(ahead, ahead_lines), (sequential, sequential_lines)] = both_ways_bounded(config, cache);
     assert_eq!(ahead, sequential);
     assert_eq!(ahead_lines, sequential_lines);
+    let error = ahead.unwrap_err();
+    assert!(
+        error.contains(&format!(
+            "cannot open the granted directory {host} (for /project): {host} is a symbolic link, which was not there when the grant was checked; refused rather than followed",
+            host = granted_host.display()
+        )),
+        "{error}"
+    );
+    assert!(!error.contains("SECRET"), "{error}");
+    assert!(
+        ahead_lines
+            .iter()
+            .all(|(_, _, text)| !text.contains("SECRET")),
+        "{ahead_lines:?}"
+    );
 }

@@ -4,7 +4,10 @@
 //! network, no processes. How the sandbox enforces them: `wasm/sandbox/grants.rs`.
 //!
 //! Each granted directory is opened once, when the plugin is loaded ([`Grants::open`]), and
-//! every instance gets that handle (see `files.rs`). Inside it, paths are resolved beneath the
+//! every instance gets that handle (see `files.rs`). A grant checked by [`Grants::resolve`]
+//! (host.toml's, `serve`'s) is opened without following a symbolic link anywhere in its
+//! canonical path: a directory replaced by a link between the check and the load is refused,
+//! not followed to wherever the link points. Inside it, paths are resolved beneath the
 //! handle (`..` and symlinks that lead out are refused), the read-only permissions refuse
 //! writes, creates, renames and deletes, and `files.rs` opens without blocking and refuses
 //! anything but regular files and directories (a FIFO would block the host). Every read is
@@ -38,6 +41,10 @@ pub struct DirGrant {
     pub host: PathBuf,
     /// Where the plugin sees it: an absolute guest path such as `/project`.
     pub guest: String,
+    /// Whether [`Grants::resolve`] made `host` canonical, so that it is opened without
+    /// following a symbolic link (one in its path was put there after the check).
+    #[serde(skip)]
+    pub(crate) checked: bool,
 }
 
 impl Grants {
@@ -47,10 +54,10 @@ impl Grants {
     }
 
     /// Check the grants and resolve host paths against `base`: each host path must be an
-    /// existing directory (it is canonicalised, so the grant is what the operator sees),
-    /// each guest path absolute, without `.`/`..` and not granted twice, each variable name
-    /// non-empty without `=` or NUL. The error names the key (`dirs[0].host`) and what is
-    /// wrong.
+    /// existing directory (it is canonicalised, so the grant is what the operator sees, and
+    /// opened at load without following a symbolic link put in its path since), each guest
+    /// path absolute, without `.`/`..` and not granted twice, each variable name non-empty
+    /// without `=` or NUL. The error names the key (`dirs[0].host`) and what is wrong.
     pub fn resolve(&self, base: &Path) -> Result<Grants, PolicyError> {
         let mut dirs = Vec::with_capacity(self.dirs.len());
         for (i, grant) in self.dirs.iter().enumerate() {
@@ -92,7 +99,10 @@ impl Grants {
                     format!("\"{}\" is granted twice", grant.guest),
                 ));
             }
-            dirs.push(DirGrant::new(host, grant.guest.clone()));
+            dirs.push(DirGrant {
+                checked: true,
+                ..DirGrant::new(host, grant.guest.clone())
+            });
         }
         for (i, name) in self.env.iter().enumerate() {
             if name.is_empty() || name.contains(['=', '\0']) {
@@ -158,6 +168,7 @@ impl DirGrant {
         Self {
             host: host.into(),
             guest: guest.into(),
+            checked: false,
         }
     }
 }

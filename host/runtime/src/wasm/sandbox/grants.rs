@@ -31,7 +31,14 @@ impl Grants {
     pub(crate) fn open(&self) -> Result<Granted, String> {
         let mut dirs = Vec::with_capacity(self.dirs.len());
         for grant in &self.dirs {
-            let handle = crate::fsutil::open_dir(&grant.host).map_err(|e| {
+            // A checked grant's path is canonical: a symbolic link in it now was put there
+            // since, and is refused rather than followed.
+            let opened = if grant.checked {
+                crate::fsutil::open_dir_without_symlinks(&grant.host)
+            } else {
+                crate::fsutil::open_dir(&grant.host)
+            };
+            let handle = opened.map_err(|e| {
                 format!(
                     "cannot open the granted directory {} (for {}): {e}",
                     grant.host.display(),
