@@ -1,5 +1,7 @@
 //! `prompt-host serve`: JSON-RPC 2.0 over stdio (see `prompt_host::serve` and docs/protocol.md).
 
+mod stdout;
+
 use std::io::Read;
 use std::path::Path;
 use std::pin::Pin;
@@ -21,14 +23,19 @@ pub use prompt_host::serve::{
 /// Serve requests from stdin until it closes (or stdout does).
 pub async fn run(config: Option<&Path>, limits: ServeLimits) -> anyhow::Result<()> {
     let runtime = super::commands::runtime_config();
-    serve_with(
+    let (stdout, writing) = stdout::thread_stdout()?;
+    let served = serve_with(
         config,
         runtime,
         limits,
         BufReader::new(thread_stdin()?),
-        tokio::io::stdout(),
+        stdout,
     )
-    .await
+    .await;
+    // Everything answered is written before the process ends (`stdout` is dropped by now,
+    // so the thread finishes what it holds and stops).
+    let _ = tokio::task::spawn_blocking(move || writing.join()).await;
+    served
 }
 
 /// What `prompt-host serve` does, over any input and output: [`build_server`], then serve
