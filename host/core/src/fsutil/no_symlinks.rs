@@ -191,6 +191,15 @@ mod tests {
                 root_path.join("file").display()
             )
         );
+        // A FIFO where the directory was is refused without waiting for a writer.
+        let fifo = root_path.join("fifo");
+        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        assert_eq!(
+            open_dir_without_symlinks(&fifo).unwrap_err().to_string(),
+            format!("{} is a FIFO, not a directory", fifo.display())
+        );
         for bad in ["relative/dir", "/tmp/../etc"] {
             let error = open_dir_without_symlinks(Path::new(bad)).unwrap_err();
             assert_eq!(error.kind(), io::ErrorKind::InvalidInput, "{bad}: {error}");
