@@ -4,19 +4,22 @@
 //! page fault and a copy per 4 KiB, for megabytes of code, in every process that loads it.
 //! On Linux the component is made from the file itself instead (wasmtime maps it private
 //! and read-only and makes its code executable), so the code is the page cache's pages,
-//! shared by every process that runs it and faulted in only as it runs. A fresh process's
-//! deployment load spent about a third of its time in those copies.
+//! shared by every process that runs it and faulted in only as it runs; wasmtime then takes
+//! new instances' initial memory from the file's pages too (copy-on-write). Making the
+//! reference deployment's two components took 0.44–0.56 ms this way against 1.04–1.30 ms
+//! copied, in fresh processes (docs/benchmarks.md §3).
 //!
 //! The file is the one whose identity or HMAC was checked: it is reopened through the
 //! checked descriptor (`/proc/self/fd/N` names the open file, not a path), so a file renamed
 //! or replaced since is not what is mapped.
 //!
-//! Why running code from the file adds nothing an attacker could use: the file is this
-//! user's, in a directory only this user may write (both checked when the cache is opened),
-//! and the cache's writers replace files by rename, never in place, which leaves a mapped
-//! file as it was. Only a program of the same user writing into the file in place could
-//! change the code or truncate the file (a `SIGBUS` when the lost page runs). Such a program
-//! can already read the cache's key and write an artifact that verifies, or signal the host.
+//! Why running code (and taking initial memory) from the file adds nothing an attacker
+//! could use: the file is this user's, in a directory only this user may write (both
+//! checked when the cache is opened), and the cache's writers replace files by rename, never
+//! in place, which leaves a mapped file as it was. Only a program of the same user writing
+//! into the file in place could change the code or truncate the file (a `SIGBUS` when a
+//! lost page is touched). Such a program can already read the cache's key and write an
+//! artifact that verifies, or signal the host.
 //!
 //! Where the file cannot be mapped executable (a cache directory on a `noexec` mount, no
 //! `/proc`, another system), the component is made from a copy, as before.
