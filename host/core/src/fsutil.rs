@@ -165,7 +165,12 @@ pub fn open_dir(path: &Path) -> io::Result<File> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_NOCTTY);
     }
-    let dir = options.open(path)?;
+    checked_dir(options.open(path)?, path)
+}
+
+/// `dir`, opened from `path`, when its descriptor is a directory's; else an error naming
+/// `path` and what it is.
+fn checked_dir(dir: File, path: &Path) -> io::Result<File> {
     let metadata = dir.metadata()?;
     if !metadata.is_dir() {
         return Err(io::Error::new(

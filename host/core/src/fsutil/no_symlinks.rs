@@ -89,18 +89,7 @@ pub fn open_dir_without_symlinks(path: &Path) -> io::Result<File> {
         // SAFETY: `fd` was just returned by `openat` and is owned by nothing else.
         dir = unsafe { File::from_raw_fd(fd) };
     }
-    let metadata = dir.metadata()?;
-    if !metadata.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::NotADirectory,
-            format!(
-                "{} is {}, not a directory",
-                path.display(),
-                FileKind::of(&metadata)
-            ),
-        ));
-    }
-    Ok(dir)
+    super::checked_dir(dir, path)
 }
 
 /// Where symbolic links cannot be told apart this way, the path is opened as
