@@ -253,11 +253,7 @@ impl DiskCache {
         // Map the descriptor whose identity was just taken: a file swapped in after that
         // check is never the one read.
         let mapped = Mapped::of(&mut file, metadata.len()).ok()?;
-        let verified = if known {
-            self.trailer_matches(wasm_sha, mapped.bytes())
-        } else {
-            self.verify(wasm_sha, mapped.bytes())
-        };
+        let verified = self.verifies(wasm_sha, mapped.bytes(), !known);
         if !verified {
             log::warn!(
                 "compiled-code cache: ignoring {} (trailer does not verify)",
@@ -308,24 +304,22 @@ impl DiskCache {
         self.dir.join(format!("src-{}.id", hex(&digest[..16])))
     }
 
-    /// The trailer's magic, wasm digest and engine fingerprint, without the HMAC.
-    fn trailer_matches(&self, wasm_sha: &[u8; 32], bytes: &[u8]) -> bool {
-        Trailer::split(bytes).is_some_and(|(_, t)| {
-            t.magic == MAGIC && t.wasm_sha == wasm_sha && t.fingerprint == self.fingerprint
-        })
-    }
-
-    fn verify(&self, wasm_sha: &[u8; 32], bytes: &[u8]) -> bool {
-        if !self.trailer_matches(wasm_sha, bytes) {
+    /// Whether `bytes` is this cache's artifact for `wasm_sha`: the trailer's magic, wasm
+    /// digest and engine fingerprint, and with `check_hmac` its HMAC over all of them and the
+    /// artifact (skipped for a file whose identity is on record).
+    fn verifies(&self, wasm_sha: &[u8; 32], bytes: &[u8], check_hmac: bool) -> bool {
+        let Some((artifact, t)) = Trailer::split(bytes) else {
             return false;
-        }
-        Trailer::split(bytes).is_some_and(|(artifact, t)| {
-            hmac_verifies(
-                &self.key,
-                &[t.magic, t.wasm_sha, t.fingerprint, artifact],
-                t.tag,
-            )
-        })
+        };
+        t.magic == MAGIC
+            && t.wasm_sha == wasm_sha
+            && t.fingerprint == self.fingerprint
+            && (!check_hmac
+                || hmac_verifies(
+                    &self.key,
+                    &[t.magic, t.wasm_sha, t.fingerprint, artifact],
+                    t.tag,
+                ))
     }
 
     /// Store `artifact` for `wasm_sha`, atomically (temp file + rename).
