@@ -112,10 +112,16 @@ def test_a_file_size_limit_is_an_error_not_a_signal(wasm, cache_dir: Path, tmp_p
 
 
 def _children(pid: int) -> list:
-    found = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        found += (task / "children").read_text().split()
-    return found
+    # A thread that ends during the scan hands its children to another thread, perhaps one
+    # already read: the scan is taken again until no thread ended during it.
+    while True:
+        found = []
+        try:
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                found += (task / "children").read_text().split()
+        except FileNotFoundError:
+            continue
+        return found
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
