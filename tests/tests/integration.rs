@@ -12,6 +12,7 @@ mod integration {
     mod attacked_processes;
     mod attacked_routes;
     mod attacked_serve;
+    mod boundaries;
     mod cache_in_place;
     mod capabilities;
     mod cli;
@@ -27,6 +28,7 @@ mod integration {
     mod embedding;
     mod guests_built;
     mod hostile_matrix;
+    mod hostile_peer;
     mod load_side_by_side;
     mod mcp_budget;
     mod mcp_client;

@@ -8,6 +8,8 @@ export const INVALID_REQUEST = -32600;
 export const METHOD_NOT_FOUND = -32601;
 export const INVALID_PARAMS = -32602;
 export const FAILED = -32000;
+/** The host failed inside while serving the request; the server goes on. */
+export const INTERNAL = -32603;
 export const CANCELLED = -32800;
 
 export type ErrorKind =
@@ -26,6 +28,7 @@ export type ErrorKind =
   | "mcp"
   | "oci"
   | "cancelled"
+  | "internal"
   | "invalid-params"
   | "method-not-found"
   | "request-too-large"

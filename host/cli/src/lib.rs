@@ -18,6 +18,7 @@ mod inspect;
 mod log_level;
 mod new;
 mod oci;
+mod panics;
 mod prefix;
 mod route_args;
 pub mod serve;
@@ -353,7 +354,16 @@ where
     };
     // Outside the runtime: the exporter's blocking HTTP client is built and dropped here.
     let _telemetry = telemetry::start();
-    match runtime.block_on(run(cli)) {
+    panics::install();
+    // The boundary of the command: a panic (a defect, or a third-party crate choking on its
+    // input) was reported by the hook as one escaped line; the command fails with status 1,
+    // never a panic's 101.
+    let Ok(outcome) =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runtime.block_on(run(cli))))
+    else {
+        return 1;
+    };
+    match outcome {
         Ok(()) => 0,
         // A reader that stopped reading (`| head -1`) ends the command normally.
         Err(e) if closed_stdout(&e) => 0,
@@ -423,6 +433,13 @@ pub fn chain(e: &anyhow::Error) -> String {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     log_level::set(cli.log_level);
+    #[cfg(debug_assertions)]
+    {
+        // The subcommand's name, as the fault variable names it (`cli:render`).
+        let shown = format!("{:?}", cli.command);
+        let variant = shown.split(|c: char| !c.is_alphanumeric()).next();
+        prompt_host::fault::inject(&format!("cli:{}", variant.unwrap_or("").to_lowercase()));
+    }
     match cli.command {
         Command::Assemble { target, counting } => commands::assemble(&target, &counting).await,
         Command::Render {

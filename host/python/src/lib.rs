@@ -35,5 +35,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<StepRequest>()?;
     m.add_function(wrap_pyfunction!(run_command_line, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Whether `PROMPT_HOST_INJECT_PANIC` is honoured (a debug build): the tests of the
+    // request-level boundary need it, and say so when it is not.
+    m.add("FAULT_INJECTION", cfg!(debug_assertions))?;
     Ok(())
 }

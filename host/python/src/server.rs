@@ -108,6 +108,23 @@ pub struct InProcessServer {
     /// The server for [`InProcessServer::call`], once built, and the runtime it runs on.
     pub(crate) slot: Arc<Slot>,
     pub(crate) handle: tokio::runtime::Handle,
+    /// The process that made it: its threads exist only there, so a forked child that
+    /// calls it is refused rather than left waiting for ever.
+    created_in: u32,
+}
+
+impl InProcessServer {
+    /// Refuse a use from a process forked from the one that made the server.
+    fn check_process(&self) -> PyResult<()> {
+        let now = std::process::id();
+        if now == self.created_in {
+            return Ok(());
+        }
+        Err(PyRuntimeError::new_err(format!(
+            "this in-process prompt-host was created in process {} and cannot be used in process {now}, forked from it (its threads are not in this process); create a new one in this process",
+            self.created_in
+        )))
+    }
 }
 
 #[pymethods]
@@ -192,6 +209,7 @@ impl InProcessServer {
             killed: killed_flag,
             slot,
             handle,
+            created_in: std::process::id(),
         })
     }
 
@@ -205,6 +223,7 @@ impl InProcessServer {
         py: Python<'py>,
         line: String,
     ) -> PyResult<Option<(u8, Bound<'py, PyAny>, u64)>> {
+        self.check_process()?;
         crate::call::call(py, &self.slot, &self.handle, line)
     }
 
@@ -212,6 +231,7 @@ impl InProcessServer {
     /// GIL released, while the server is that far behind. `BrokenPipeError` once the server
     /// stopped or the input was closed.
     fn write(&self, py: Python<'_>, data: Vec<u8>) -> PyResult<()> {
+        self.check_process()?;
         let sender = self
             .input
             .lock()
@@ -266,6 +286,7 @@ impl InProcessServer {
     /// status, or `None` on timeout. Ctrl-C interrupts the wait.
     #[pyo3(signature = (timeout=None))]
     fn wait(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<i32>> {
+        self.check_process()?;
         let deadline = timeout.map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
         loop {
             let slice = match deadline {

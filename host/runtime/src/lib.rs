@@ -30,6 +30,7 @@ pub mod config;
 pub mod host;
 pub mod mcp;
 pub mod oci;
+pub mod peer;
 pub mod policy;
 pub mod serve;
 pub mod tokens;
@@ -46,6 +47,11 @@ pub mod child;
 /// not part of the embedding API.
 #[doc(hidden)]
 pub use prompt_host_core::fsutil;
+
+/// Faults injected in debug builds, for the tests of the request-level boundaries; not part
+/// of the embedding API.
+#[doc(hidden)]
+pub mod fault;
 
 /// Running plugin calls where blocking is allowed. Used by the command line; not part of
 /// the embedding API.

@@ -22,6 +22,7 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 use crate::host::Host;
 
+mod boundary;
 mod direct;
 mod envelope;
 mod error;
@@ -408,6 +409,8 @@ impl Server {
         call: Call,
         session: Option<&mut SessionState>,
     ) -> Option<String> {
+        let mut call = call;
+        let id = call.id.take();
         let signal = call.signal.clone();
         let outcome = if signal.is_cancelled() {
             Err(cancelled())
@@ -416,12 +419,44 @@ impl Server {
         } else {
             let mut scratch = SessionState::default();
             let state = session.unwrap_or(&mut scratch);
-            match methods::dispatch(self, state, &call.method, call.params, &signal).await {
+            match self.dispatch_guarded(state, call).await {
                 Ok(answer) => answer.into_json(state),
                 Err(e) => Err(e),
             }
         };
-        self.answer(call.id, outcome)
+        self.answer(id, outcome)
+    }
+
+    /// Run `call`'s method behind the request-level boundary ([`boundary`]): a panic inside
+    /// it is this request's `internal` error, and a session's state it may have left half
+    /// changed is dropped (the next request reads the log again).
+    async fn dispatch_guarded(
+        self: &Arc<Self>,
+        state: &mut SessionState,
+        call: Call,
+    ) -> Result<Answer, RpcError> {
+        let session = session_of(&call);
+        let Call {
+            method,
+            params,
+            signal,
+            ..
+        } = call;
+        let ran = boundary::CatchUnwind::new(async {
+            crate::fault::inject(&method);
+            methods::dispatch(self, state, &method, params, &signal).await
+        })
+        .await;
+        ran.unwrap_or_else(|panic| {
+            if session.is_some() {
+                *state = SessionState::default();
+            }
+            Err(boundary::internal_error(
+                &method,
+                session.as_deref(),
+                &*panic,
+            ))
+        })
     }
 
     /// The response to the request `id` (none for a notification), which leaves the

@@ -27,9 +27,15 @@ pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
 impl Served {
     /// Start `prompt-host serve <args>` with its compile cache in `cache`.
     pub fn start(args: &[&str], cache: &Path) -> Self {
+        Self::start_with_env(args, cache, &[])
+    }
+
+    /// [`Served::start`] with `env` added to the server's environment.
+    pub fn start_with_env(args: &[&str], cache: &Path, env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(bin())
             .arg("serve")
             .args(args)
+            .envs(env.iter().copied())
             .env("PROMPT_HOST_CACHE_DIR", cache)
             .env(QUIET_PROGRESS.0, QUIET_PROGRESS.1)
             .stdin(Stdio::piped())

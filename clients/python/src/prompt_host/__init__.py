@@ -58,6 +58,7 @@ from .inprocess import AsyncInProcessHost, InProcessHost, native_available
 from .errors import (
     CANCELLED,
     FAILED,
+    INTERNAL,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -66,6 +67,7 @@ from .errors import (
     RequestCancelled,
     RouteError,
     ServerExited,
+    UsedAfterFork,
 )
 
 #: The protocol version this client speaks (``describe().protocol``).
@@ -90,6 +92,7 @@ __all__ = [
     "FAILED",
     "Facts",
     "InstructionsCut",
+    "INTERNAL",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "InProcessHost",
@@ -126,6 +129,7 @@ __all__ = [
     "ToolCall",
     "ToolSchema",
     "Usage",
+    "UsedAfterFork",
     "WireFunction",
     "WireTool",
     "WireToolCall",

@@ -28,7 +28,7 @@ from ._types import (
     Usage,
 )
 from ._wire import CancelToken, PathLike, Reply, StderrTail
-from .errors import PromptHostError, RequestCancelled, ServerExited
+from .errors import PromptHostError, RequestCancelled, ServerExited, UsedAfterFork
 
 __all__ = ["AsyncPromptHost", "AsyncNotificationStream"]
 
@@ -102,6 +102,7 @@ class AsyncPromptHost:
     ) -> None:
         self.cancel_wait = cancel_wait
         self.max_request_bytes = max_request_bytes or _wire.DEFAULT_MAX_REQUEST_BYTES
+        self._created_in = os.getpid()
         # The in-process server (`prompt_host.AsyncInProcessHost`) is made by `_spawn`,
         # shaped like an asyncio child process.
         self._spawn = _spawn
@@ -333,6 +334,12 @@ class AsyncPromptHost:
 
     # -- generic calls -----------------------------------------------------------------------
 
+    def _check_process(self, method: Optional[str]) -> None:
+        """Refuse a call from a process forked from the one that created this host (see
+        `UsedAfterFork`): nothing would ever answer it."""
+        if os.getpid() != self._created_in:
+            raise UsedAfterFork(self._created_in, method)
+
     async def call(
         self,
         method: str,
@@ -348,6 +355,7 @@ class AsyncPromptHost:
         ``$/cancelRequest`` is sent and the server's answer awaited (at most
         ``cancel_wait``) before `asyncio.CancelledError` propagates.
         """
+        self._check_process(method)
         loop = asyncio.get_running_loop()
         if self._exited is not None:
             raise self._exit_error(method)
@@ -411,6 +419,7 @@ class AsyncPromptHost:
 
     async def notify(self, method: str, params: Optional[Mapping[str, Any]] = None) -> None:
         """Send a notification (a request without id: nothing is answered)."""
+        self._check_process(method)
         self._write(_wire.notification_message(method, params))
         await self._drain()
 

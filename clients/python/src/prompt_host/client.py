@@ -29,7 +29,7 @@ from ._types import (
     Usage,
 )
 from ._wire import CancelToken, PathLike, Reply, StderrTail
-from .errors import PromptHostError, RequestCancelled, ServerExited
+from .errors import PromptHostError, RequestCancelled, ServerExited, UsedAfterFork
 
 __all__ = ["PendingCall", "PromptHost", "NotificationStream"]
 
@@ -203,6 +203,7 @@ class PromptHost:
     ) -> None:
         self.cancel_wait = cancel_wait
         self.max_request_bytes = max_request_bytes or _wire.DEFAULT_MAX_REQUEST_BYTES
+        self._created_in = os.getpid()
         self._on_notification = on_notification
         self._on_stderr = on_stderr
         self._trace = trace
@@ -457,8 +458,15 @@ class PromptHost:
 
     # -- generic calls -----------------------------------------------------------------------
 
+    def _check_process(self, method: Optional[str]) -> None:
+        """Refuse a call from a process forked from the one that created this host (see
+        `UsedAfterFork`): nothing would ever answer it."""
+        if os.getpid() != self._created_in:
+            raise UsedAfterFork(self._created_in, method)
+
     def send(self, method: str, params: Optional[Mapping[str, Any]] = None, *, cancel: Optional[CancelToken] = None) -> PendingCall:
         """Send a request and return at once; ``pending.result()`` waits for its answer."""
+        self._check_process(method)
         id = next(self._ids)
         call = PendingCall(self, id, method)
         with self._lock:
@@ -497,6 +505,7 @@ class PromptHost:
 
     def notify(self, method: str, params: Optional[Mapping[str, Any]] = None) -> None:
         """Send a notification (a request without id: nothing is answered)."""
+        self._check_process(method)
         self._write(_wire.notification_message(method, params))
 
     def notifications(self) -> NotificationStream:

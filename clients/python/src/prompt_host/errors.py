@@ -4,6 +4,7 @@ fields of ``error.data`` (docs/protocol.md, "Errors"); a cancelled request a `Re
 
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, List, Mapping, Optional
 
 __all__ = [
@@ -13,10 +14,12 @@ __all__ = [
     "INVALID_PARAMS",
     "FAILED",
     "CANCELLED",
+    "INTERNAL",
     "PromptHostError",
     "RequestCancelled",
     "RouteError",
     "ServerExited",
+    "UsedAfterFork",
 ]
 
 #: The line is not JSON.
@@ -31,6 +34,9 @@ INVALID_PARAMS = -32602
 FAILED = -32000
 #: The request was cancelled.
 CANCELLED = -32800
+#: The host failed inside while serving the request (``data.kind == "internal"``); the
+#: server goes on serving the others.
+INTERNAL = -32603
 
 
 class PromptHostError(Exception):
@@ -157,3 +163,21 @@ class ServerExited(PromptHostError):
         if self.stderr:
             return f"{self.message}\n{self.stderr}"
         return self.message
+
+
+class UsedAfterFork(PromptHostError):
+    """A host (or a client of ``serve``) was used in a process forked from the one that
+    created it. Its threads — the in-process host's, and the client's own readers and writer
+    — exist only in the parent, so a call from the child could never be answered: it is
+    refused at once. Create a new host in the child."""
+
+    def __init__(self, created_in: int, method: Optional[str] = None) -> None:
+        super().__init__(
+            None,
+            f"this prompt-host was created in process {created_in} and cannot be used in "
+            f"process {os.getpid()}, forked from it (its threads are not in this process); "
+            "create a new one in this process",
+            None,
+            method=method,
+        )
+        self.created_in = created_in

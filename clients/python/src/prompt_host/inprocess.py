@@ -221,6 +221,7 @@ class InProcessHost(PromptHost):
     ) -> Any:
         """`call`; with ``deferred``, a step's ``request`` stays the native ``StepRequest``
         (converted when `StepResult.request` is read), else it is converted here."""
+        self._check_process(method)
         if cancel is not None or timeout is not None or threading.current_thread() is self._reader:
             return super().call(method, params, cancel=cancel, timeout=timeout)
         id = next(self._ids)

@@ -141,7 +141,7 @@ impl Server {
         if !call.params.is_object() {
             return Err(RpcError::params("expected an object"));
         }
-        methods::dispatch(self, state, &call.method, call.params, &call.signal).await
+        self.dispatch_guarded(state, call).await
     }
 
     /// How many lines (answers and notifications) were queued for the output so far. An

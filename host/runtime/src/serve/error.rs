@@ -21,6 +21,9 @@ pub mod code {
     pub const INVALID_PARAMS: i64 = -32602;
     /// The operation ran and failed (plugin, assembly, render, session errors).
     pub const FAILED: i64 = -32000;
+    /// The host failed inside while serving the request (a panic caught at the request's
+    /// boundary); the server goes on.
+    pub const INTERNAL: i64 = -32603;
     /// The request was cancelled (`$/cancelRequest`), as in the Language Server Protocol.
     pub const CANCELLED: i64 = -32800;
 }

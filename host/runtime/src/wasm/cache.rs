@@ -15,6 +15,7 @@
 //! hashed or verified, the cache records its identity (see [`identity`]), and a later start
 //! that finds the file unchanged skips both hashes.
 
+mod atomic;
 mod identity;
 mod in_place;
 mod keyed;
@@ -326,22 +327,13 @@ impl DiskCache {
     pub(crate) fn store(&self, wasm_sha: &[u8; 32], artifact: &[u8]) -> std::io::Result<()> {
         let tag = hmac_sha256(&self.key, &[MAGIC, wasm_sha, &self.fingerprint, artifact]);
         let path = self.path_for(wasm_sha);
-        let tmp = self.dir.join(format!(
-            ".{}.{}.tmp",
-            hex(&wasm_sha[..8]),
-            std::process::id()
-        ));
-        {
-            let _ = fs::remove_file(&tmp);
-            let mut f = create_private_file(&tmp)?;
+        atomic::replace_file(&path, atomic::Durability::Synced, |f| {
             f.write_all(artifact)?;
             f.write_all(MAGIC)?;
             f.write_all(wasm_sha)?;
             f.write_all(&self.fingerprint)?;
-            f.write_all(&tag)?;
-            f.sync_all()?;
-        }
-        fs::rename(&tmp, &path)
+            f.write_all(&tag)
+        })
     }
 }
 
@@ -354,16 +346,9 @@ fn load_or_create_key(path: &Path) -> Result<[u8; 32], String> {
         Err(why) => return Err(format!("key {}: {why}; not used", path.display())),
     }
     let key = random_key();
-    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-    let written = (|| {
-        let _ = fs::remove_file(&tmp);
-        let mut f = create_private_file(&tmp)?;
-        f.write_all(&key)?;
-        f.sync_all()?;
-        // Two processes racing here: whichever rename lands last wins; re-read so both
-        // agree (the loser's artifacts then fail to verify once and are rebuilt).
-        fs::rename(&tmp, path)
-    })();
+    // Two processes racing here: whichever rename lands last wins; re-read so both agree
+    // (the loser's artifacts then fail to verify once and are rebuilt).
+    let written = atomic::replace_file(path, atomic::Durability::Synced, |f| f.write_all(&key));
     written.map_err(|e| format!("cannot create the key {}: {e}", path.display()))?;
     match read_key(path) {
         Ok(Some(key)) => Ok(key),

@@ -19,7 +19,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::keyed::{create_private_file, hmac_sha256, hmac_verifies};
+use super::keyed::{hmac_sha256, hmac_verifies};
 
 /// How long a file must have gone unmodified before its identity is recorded.
 pub(crate) const SETTLE: Duration = Duration::from_secs(2);
@@ -126,16 +126,12 @@ impl IdentityRecord<'_> {
         }
         let identity = identity.to_bytes();
         let tag = self.tag(&identity, digest);
-        let tmp = record.with_extension(format!("{}.tmp", std::process::id()));
-        {
-            let _ = fs::remove_file(&tmp);
-            let mut f = create_private_file(&tmp)?;
+        super::atomic::replace_file(record, super::atomic::Durability::Unsynced, |f| {
             f.write_all(MAGIC)?;
             f.write_all(&identity)?;
             f.write_all(digest)?;
-            f.write_all(&tag)?;
-        }
-        fs::rename(&tmp, record)
+            f.write_all(&tag)
+        })
     }
 }
 
