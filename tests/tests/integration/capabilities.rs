@@ -41,7 +41,8 @@ fn repo(root: &Path) -> PathBuf {
     repo
 }
 
-/// A deployment of both plugins in `agent:1`, with (`granted`) or without the grant.
+/// A deployment of both plugins in `agent:1`, with (`granted`) or without the grant, each
+/// call given [`CALL_TIMEOUT_MS`].
 fn deployment(repo: &Path, granted: bool) -> Deployment {
     let grants = |guest: &str| {
         if granted {
@@ -56,16 +57,23 @@ fn deployment(repo: &Path, granted: bool) -> Deployment {
     Deployment::new(&format!(
         "[prompt]\ninclude_harness_identity = false\n\n[[scope]]\nname = \"agent:1\"\n\n\
          [[plugin]]\nname = \"instructions\"\nwasm = {pi}\nscope = \"agent:1\"\n{g1}\
-         config = {{ root = \"/project\", host_root = {host}, heading = \"\" }}\n\n\
+         config = {{ root = \"/project\", host_root = {host}, heading = \"\" }}\n{limits}\n\
          [[plugin]]\nname = \"git\"\nwasm = {gc}\nscope = \"agent:1\"\n{g2}\
-         config = {{ root = \"/repo\", host_root = {host} }}\n",
+         config = {{ root = \"/repo\", host_root = {host} }}\n{limits}",
         pi = path(Path::new(env!("GUEST_PROJECT_INSTRUCTIONS"))),
         gc = path(Path::new(env!("GUEST_GIT_CONTEXT"))),
         g1 = grants("/project"),
         g2 = grants("/repo"),
         host = path(&repo.canonicalize().unwrap()),
+        limits = format!("limits = {{ call_timeout_ms = {CALL_TIMEOUT_MS} }}\n"),
     ))
 }
+
+/// The deadline of each plugin call in this file's deployments. The tests here are about what
+/// a plugin may read, not about the deadline, and the reads of a debug build on a loaded
+/// machine pass the 50 ms default one. What bounds a FIFO and a huge file is asserted on its
+/// own: the plugin's output budget and the time of the whole command.
+const CALL_TIMEOUT_MS: u64 = 10_000;
 
 fn cwd_fact(repo: &Path, below: &str) -> String {
     format!("cwd={}", repo.canonicalize().unwrap().join(below).display())
@@ -225,7 +233,8 @@ fn symlinks_out_of_the_root_are_not_followed() {
     // A hostile plugin asking for the same file directly, and through `..`.
     let hostile = |file: &str| {
         Deployment::new(&format!(
-            "[[plugin]]\nname = \"reader\"\nwasm = {}\ngrants = {{ dirs = [{{ host = {}, guest = \"/project\" }}] }}\nconfig = {{ mode = \"read_file\", in = \"section\", path = \"{file}\" }}\n",
+            "[[plugin]]\nname = \"reader\"\nwasm = {}\ngrants = {{ dirs = [{{ host = {}, guest = \"/project\" }}] }}\nconfig = {{ mode = \"read_file\", in = \"section\", path = \"{file}\" }}\n\
+             limits = {{ call_timeout_ms = {CALL_TIMEOUT_MS} }}\n",
             path(Path::new(env!("GUEST_HOSTILE"))),
             path(&repo)
         ))
@@ -263,7 +272,8 @@ fn a_fifo_a_huge_file_and_writes_inside_the_root_fail_in_the_plugin() {
     huge.set_len(100 << 20).unwrap();
     let hostile = |mode: &str, file: &str| {
         Deployment::new(&format!(
-            "[[plugin]]\nname = \"reader\"\nwasm = {}\ngrants = {{ dirs = [{{ host = {}, guest = \"/project\" }}] }}\nconfig = {{ mode = \"{mode}\", in = \"section\", path = \"{file}\" }}\n",
+            "[[plugin]]\nname = \"reader\"\nwasm = {}\ngrants = {{ dirs = [{{ host = {}, guest = \"/project\" }}] }}\nconfig = {{ mode = \"{mode}\", in = \"section\", path = \"{file}\" }}\n\
+             limits = {{ call_timeout_ms = {CALL_TIMEOUT_MS} }}\n",
             path(Path::new(env!("GUEST_HOSTILE"))),
             path(&repo)
         ))
