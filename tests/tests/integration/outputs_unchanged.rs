@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-use super::cli_support::bin;
+use super::cli_support::{bin, QUIET_PROGRESS};
 use super::serve_support::Served;
 
 fn golden_dir() -> PathBuf {
@@ -109,11 +109,16 @@ fn mask_times(text: &str) -> String {
     out
 }
 
+/// One command's transcript. A compile that outlasts the progress delay (a second by
+/// default: a loaded machine) would add a `compiling plugin …` line to stderr and one more
+/// with the seconds it took; the delay is set past any run, so the transcript holds what a
+/// command prints whatever the machine's speed (`cli_details` tests those lines).
 fn run(dir: &Path, args: &[&str]) -> String {
     let out = Command::new(bin())
         .args(args)
         .current_dir(dir)
         .env("PROMPT_HOST_CACHE_DIR", dir.join("cache"))
+        .env(QUIET_PROGRESS.0, QUIET_PROGRESS.1)
         .stdin(Stdio::null())
         .output()
         .unwrap();
