@@ -293,34 +293,30 @@ fn a_write_past_the_file_size_limit_fails_cleanly_and_the_log_stays_valid() {
     );
 }
 
-/// A tmpfs of `size` mounted on a fresh directory, unmounted on drop; `None` (with the
-/// reason printed) when this process may not mount.
+/// A tmpfs of `size` mounted on a fresh directory, unmounted on drop; `None` when this
+/// process may not mount (the test it is for then skips, saying so: [`skip`]).
 struct Tmpfs {
     dir: tempfile::TempDir,
 }
 
 impl Tmpfs {
-    fn mount(size: &str) -> Option<Self> {
-        let dir = tempfile::tempdir().ok()?;
+    fn mount(test: &str, size: &str) -> Option<Self> {
+        let dir = tempfile::tempdir().unwrap();
         let out = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
             .arg(dir.path())
             .output();
-        match out {
-            Ok(o) if o.status.success() => Some(Self { dir }),
-            Ok(o) => {
-                eprintln!(
-                    "SKIPPED: cannot mount a tmpfs here ({}); the full-disk and read-only \
-                     cases need root with CAP_SYS_ADMIN",
-                    String::from_utf8_lossy(&o.stderr).trim()
-                );
-                None
-            }
-            Err(e) => {
-                eprintln!("SKIPPED: cannot run mount ({e}); full-disk and read-only cases");
-                None
-            }
-        }
+        let why = match out {
+            Ok(o) if o.status.success() => return Some(Self { dir }),
+            Ok(o) => format!(
+                "cannot mount a tmpfs here ({}); the full-disk and read-only cases need root \
+                 with CAP_SYS_ADMIN",
+                String::from_utf8_lossy(&o.stderr).trim()
+            ),
+            Err(e) => format!("cannot run mount ({e}); the full-disk and read-only cases"),
+        };
+        skip(test, &why);
+        None
     }
 
     fn path(&self) -> &Path {
@@ -347,9 +343,27 @@ impl Drop for Tmpfs {
     }
 }
 
+/// A test that cannot run here says so where `.ci/run`'s closing summary finds it: a line
+/// `SKIPPED: <test>: <why>` written to stderr past libtest's capture (which keeps what a
+/// passing test prints to itself). Under CI (`CI` set: it runs as root, where the test can
+/// run) a skip is a failure instead.
+fn skip(test: &str, why: &str) {
+    // The name as libtest shows it: the module path without the crate's name.
+    let test = test.split_once("::").map_or(test, |(_crate, name)| name);
+    if std::env::var_os("CI").is_some() {
+        panic!("{test} must run under CI, but {why}");
+    }
+    let why = why.replace(['\n', '\r'], " ");
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {test}: {why}");
+}
+
 #[test]
 fn a_full_filesystem_fails_the_append_with_a_clear_error_and_loses_nothing() {
-    let Some(fs) = Tmpfs::mount("64k") else {
+    let test = concat!(
+        module_path!(),
+        "::a_full_filesystem_fails_the_append_with_a_clear_error_and_loses_nothing"
+    );
+    let Some(fs) = Tmpfs::mount(test, "64k") else {
         return;
     };
     let path = fs.path().join("full.jsonl");
