@@ -63,8 +63,12 @@ pub struct RegistryConfig {
     pub plain_http: Vec<String>,
     /// PEM root certificates trusted beside the platform's (relative to the file).
     pub ca_file: Option<PathBuf>,
-    /// Connect and read timeout in milliseconds (default 30000).
+    /// Connect timeout, and the longest wait for any one read, in milliseconds (default
+    /// 30000).
     pub timeout_ms: Option<u64>,
+    /// The longest one pull, tag resolution or push may take in all, in milliseconds
+    /// (default 300000): a registry that trickles its answer is stopped by it.
+    pub total_timeout_ms: Option<u64>,
 }
 
 /// The `[host.pooling]` table; every key is optional.
@@ -278,6 +282,17 @@ impl HostConfig {
                 return Err(invalid(
                     format!("host.registry.plain_http[{i}]"),
                     format!("{registry} is not a loopback registry; plain HTTP is allowed only for localhost, 127.0.0.0/8 and [::1]"),
+                ));
+            }
+        }
+        for (key, value) in [
+            ("timeout_ms", config.host.registry.timeout_ms),
+            ("total_timeout_ms", config.host.registry.total_timeout_ms),
+        ] {
+            if value == Some(0) {
+                return Err(invalid(
+                    format!("host.registry.{key}"),
+                    "must be at least 1 (0 would fail every request)".into(),
                 ));
             }
         }

@@ -7,10 +7,18 @@
 //! `prompt-host lock` (which compares each locked tag with the registry) and only taken by
 //! `prompt-host lock --update`; until then the locked bytes run.
 
+mod auth;
+mod body;
+mod bounded;
+mod destination;
 mod lock;
+mod manifest;
+mod push;
 mod reference;
 mod registry;
+mod registry_error;
 mod store;
+mod transport;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -18,11 +26,12 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 pub use lock::{lock_path_for, LockFile, LockedArtifact, HEADER as LOCK_HEADER};
+pub use manifest::{MANIFEST_MEDIA_TYPE, WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE};
 pub use reference::{is_loopback_registry, is_oci, valid_digest, OciReference, SCHEME};
 pub use registry::{
-    Pulled, Pushed, Registry, RegistrySettings, MANIFEST_MEDIA_TYPE, WASM_CONFIG_MEDIA_TYPE,
-    WASM_LAYER_MEDIA_TYPE,
+    Pulled, Pushed, Registry, RegistrySettings, DEFAULT_TIMEOUT, DEFAULT_TOTAL_TIMEOUT,
 };
+pub use registry_error::RegistryError;
 pub use store::{ContentStore, Stored};
 
 use crate::config::HostConfig;
@@ -32,13 +41,15 @@ use crate::config::HostConfig;
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum OciError {
-    /// The registry answered with an error, or could not be reached.
-    #[error("{reference}: {message}")]
+    /// The registry answered with an error, could not be reached, or took longer than
+    /// the bounds allow. The cause is displayed, not returned as a source (see
+    /// [`RegistryError`]).
+    #[error("{reference}: {error}")]
     Registry {
         /// The reference.
         reference: String,
-        /// What happened.
-        message: String,
+        /// What happened (boxed: the host's errors stay small to move).
+        error: Box<RegistryError>,
     },
     /// What the registry holds there is not a Wasm component artifact (or is too large).
     #[error("{reference}: {message}")]
@@ -95,6 +106,16 @@ pub enum OciError {
     },
 }
 
+impl OciError {
+    /// [`OciError::Registry`] for `reference`.
+    pub fn registry(reference: impl ToString, error: RegistryError) -> Self {
+        Self::Registry {
+            reference: reference.to_string(),
+            error: Box::new(error),
+        }
+    }
+}
+
 /// How [`prepare`] treats the lock file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LockMode {
@@ -132,7 +153,12 @@ pub fn settings_of(config: &HostConfig) -> RegistrySettings {
     RegistrySettings {
         plain_http: r.plain_http.clone(),
         ca_file: r.ca_file.clone(),
-        timeout: std::time::Duration::from_millis(r.timeout_ms.unwrap_or(30_000)),
+        timeout: r
+            .timeout_ms
+            .map_or(DEFAULT_TIMEOUT, std::time::Duration::from_millis),
+        total_timeout: r
+            .total_timeout_ms
+            .map_or(DEFAULT_TOTAL_TIMEOUT, std::time::Duration::from_millis),
         max_bytes: config.host.max_wasm_bytes(),
     }
 }
@@ -309,7 +335,7 @@ async fn obtain(
     let from_manifest = match (locked, reference.digest()) {
         (None, Some(digest)) => match store.read(digest, 4 << 20)? {
             Stored::Verified(raw) => {
-                registry::component_of(&raw)
+                manifest::component_of(&raw)
                     .ok()
                     .map(|(component, size)| LockedArtifact {
                         reference: text.clone(),

@@ -14,13 +14,13 @@ use super::serve_support::Served;
 
 const VARIABLE: &str = "PROMPT_HOST_INJECT_PANIC";
 
-fn persona_toml() -> &'static str {
-    "[[plugin]]\nwasm = \"{PERSONA}\"\nconfig = { text = \"I am Ada.\" }\n"
+fn rules_toml() -> &'static str {
+    "[[plugin]]\nname = \"rules\"\nwasm = \"{DECLARE}\"\nconfig = { sections = [{ name = \"rules\", order = 100, text = \"I am Ada.\" }] }\n"
 }
 
 #[test]
 fn a_panic_in_a_serve_method_is_that_requests_internal_error_and_the_server_goes_on() {
-    let d = Deployment::new(persona_toml());
+    let d = Deployment::new(rules_toml());
     let config = d.config();
     let mut served = Served::start_with_env(
         &["--config", config.to_str().unwrap()],
@@ -48,7 +48,7 @@ fn a_panic_in_a_serve_method_is_that_requests_internal_error_and_the_server_goes
 
 #[test]
 fn a_panic_in_a_session_request_names_the_session_and_its_log_reads_back() {
-    let d = Deployment::new(persona_toml());
+    let d = Deployment::new(rules_toml());
     let config = d.config();
     let session = d.path("s.jsonl");
     let session = session.to_str().unwrap();
@@ -83,7 +83,7 @@ fn a_panic_in_a_session_request_names_the_session_and_its_log_reads_back() {
 
 #[test]
 fn a_panic_in_a_command_is_one_escaped_line_and_status_1_never_101() {
-    let d = Deployment::new(persona_toml());
+    let d = Deployment::new(rules_toml());
     let config = d.config();
     let run = std::process::Command::new(super::cli_support::bin())
         .args(["render", "--config", config.to_str().unwrap()])

@@ -307,23 +307,55 @@ impl Drop for Peer {
 trait Stream: Read + Write + Send {}
 impl<T: Read + Write + Send> Stream for T {}
 
+/// One connection, plain or TLS.
+enum Conn {
+    Plain(TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ServerConnection, TcpStream>>),
+}
+
+impl Read for Conn {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Plain(s) => s.read(buf),
+            Conn::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Conn {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Plain(s) => s.write(buf),
+            Conn::Tls(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Conn::Plain(s) => s.flush(),
+            Conn::Tls(s) => s.flush(),
+        }
+    }
+}
+
 fn serve_connection(shared: &Shared, tcp: TcpStream) {
     let _ = tcp.set_nodelay(true);
-    let stream: Box<dyn Stream> = match &shared.tls {
+    let Ok(kept) = tcp.try_clone() else { return };
+    let conn = match &shared.tls {
         Some(config) => match rustls::ServerConnection::new(Arc::clone(config)) {
-            Ok(conn) => Box::new(rustls::StreamOwned::new(conn, tcp)),
+            Ok(conn) => Conn::Tls(Box::new(rustls::StreamOwned::new(conn, tcp))),
             Err(_) => return,
         },
-        None => Box::new(tcp),
+        None => Conn::Plain(tcp),
     };
-    let mut reader = BufReader::new(stream);
+    let mut reader = BufReader::new(conn);
     // One request per connection: every answer says `connection: close`.
     let Some(request) = read_request(&mut reader, &shared.origin) else {
         return;
     };
     let answer = (shared.handler)(&request);
     shared.requests.lock().unwrap().push(request);
-    let mut stream = reader.into_inner();
+    let mut conn = reader.into_inner();
     match answer {
         Answer::Close => {}
         Answer::Hang => {
@@ -332,10 +364,16 @@ fn serve_connection(shared: &Shared, tcp: TcpStream) {
             }
         }
         Answer::Reply(reply) => {
-            let _ = write_reply(shared, &mut stream, reply);
+            let _ = write_reply(shared, &mut conn, reply);
         }
     }
-    let _ = stream.flush();
+    if let Conn::Tls(tls) = &mut conn {
+        tls.conn.send_close_notify();
+    }
+    let _ = conn.flush();
+    // The accepting thread keeps a clone of the socket (to shut it down when the peer is
+    // dropped): the connection ends only when it is shut down.
+    let _ = kept.shutdown(Shutdown::Both);
 }
 
 fn read_request(reader: &mut impl BufRead, origin: &str) -> Option<Request> {

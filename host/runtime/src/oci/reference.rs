@@ -107,27 +107,6 @@ impl OciReference {
     pub fn is_loopback(&self) -> bool {
         is_loopback_registry(&self.registry)
     }
-
-    /// The client's reference for the manifest `digest` in this repository.
-    pub(crate) fn client_ref_at(&self, digest: &str) -> oci_client::Reference {
-        oci_client::Reference::with_digest(
-            self.registry.clone(),
-            self.repository.clone(),
-            digest.to_string(),
-        )
-    }
-
-    /// The client's reference as written (a digest wins over a tag).
-    pub(crate) fn client_ref(&self) -> oci_client::Reference {
-        match (&self.digest, &self.tag) {
-            (Some(digest), _) => self.client_ref_at(digest),
-            (None, tag) => oci_client::Reference::with_tag(
-                self.registry.clone(),
-                self.repository.clone(),
-                tag.clone().unwrap_or_default(),
-            ),
-        }
-    }
 }
 
 impl fmt::Display for OciReference {

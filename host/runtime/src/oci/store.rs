@@ -8,6 +8,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::OciError;
 use crate::wasm::sha256_hex;
@@ -91,12 +92,18 @@ impl ContentStore {
             });
         }
         let path = self.path_of(digest);
+        // Named per write, not per process: two loads of one reference in one `serve` write
+        // the same blob at once, and a name shared between them let one remove or rename
+        // the other's file mid-write.
+        static WRITES: AtomicU64 = AtomicU64::new(0);
         let temp = self.dir.join(format!(
-            ".{}.{}.tmp",
+            ".{}.{}.{}.tmp",
             digest.strip_prefix("sha256:").unwrap_or(digest),
-            std::process::id()
+            std::process::id(),
+            WRITES.fetch_add(1, Ordering::Relaxed)
         ));
         let written = (|| -> std::io::Result<()> {
+            // A file of this name can only be left by a dead process that had this id.
             let _ = std::fs::remove_file(&temp);
             let mut file = crate::wasm::create_private_file(&temp)?;
             file.write_all(bytes)?;
@@ -136,5 +143,33 @@ mod tests {
             Stored::Corrupt { .. }
         ));
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn one_blob_written_by_many_threads_at_once_is_stored_by_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ContentStore::open(dir.path()).unwrap();
+        let bytes = vec![7u8; 256 << 10];
+        let digest = format!("sha256:{}", sha256_hex(&bytes));
+        let outcomes: Vec<Result<PathBuf, String>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..32)
+                .map(|_| scope.spawn(|| store.put(&digest, &bytes).map_err(|e| e.to_string())))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err("panicked".into())))
+                .collect()
+        });
+        for outcome in outcomes {
+            assert_eq!(outcome, Ok(store.path_of(&digest)));
+        }
+        assert!(matches!(store.read(&digest, 1 << 20).unwrap(), Stored::Verified(b) if b == bytes));
+        // No temporary file is left behind.
+        let left: Vec<_> = std::fs::read_dir(dir.path().join("oci/sha256"))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left.len(), 1, "{left:?}");
     }
 }

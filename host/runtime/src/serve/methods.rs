@@ -295,7 +295,7 @@ async fn small_result(
             let _: params::Empty = parse(params)?;
             Ok(json!(host.scopes()))
         }
-        "load_plugin" => load_plugin(host, parse(params)?).await,
+        "load_plugin" => load_plugin(host, parse(params)?, signal).await,
         "reload_plugin" => {
             let p: params::ReloadPlugin = parse(params)?;
             // An `oci://` reference is fetched and verified as `load_plugin` does it.
@@ -303,7 +303,7 @@ async fn small_result(
                 Some(text) => {
                     let reference = crate::oci::OciReference::parse(text)
                         .map_err(|e| RpcError::params(format!("wasm: {e}")))?;
-                    let fetched = host.fetch_oci(&reference).await?;
+                    let fetched = fetch_oci(host, &reference, signal).await?;
                     let pin = fetched.component.trim_start_matches("sha256:");
                     host.reload_plugin_pinned(PluginId(p.id), &fetched.path, Some(pin))?
                 }
@@ -460,7 +460,25 @@ async fn small_result(
     }
 }
 
-async fn load_plugin(host: &Host, p: params::LoadPlugin) -> Result<Value, RpcError> {
+/// The component an `oci://` reference names ([`Host::fetch_oci`]), or `cancelled` as soon
+/// as the request is: the fetch's future is dropped, which ends its network wait (a
+/// registry trickling its answer is not waited for).
+async fn fetch_oci(
+    host: &Host,
+    reference: &crate::oci::OciReference,
+    signal: &CancelToken,
+) -> Result<crate::oci::Resolution, RpcError> {
+    tokio::select! {
+        fetched = host.fetch_oci(reference) => Ok(fetched?),
+        () = signal.cancelled() => Err(super::cancelled()),
+    }
+}
+
+async fn load_plugin(
+    host: &Host,
+    p: params::LoadPlugin,
+    signal: &CancelToken,
+) -> Result<Value, RpcError> {
     let limits = p.limits.unwrap_or_default();
     limits
         .validate()
@@ -496,7 +514,7 @@ async fn load_plugin(host: &Host, p: params::LoadPlugin) -> Result<Value, RpcErr
     let reference = crate::oci::OciReference::parse(text)
         .map_err(|e| RpcError::params(format!("wasm: {e}")))?;
     host.check_scope(spec.scope.as_deref())?;
-    let fetched = host.fetch_oci(&reference).await?;
+    let fetched = fetch_oci(host, &reference, signal).await?;
     let component = fetched.component.trim_start_matches("sha256:").to_string();
     if let Some(pin) = &spec.sha256 {
         if !crate::wasm::pin_matches(pin.trim_start_matches("sha256:"), &component) {

@@ -14,7 +14,7 @@
 //! coarse-timestamp file system), so a file modified in the last [`SETTLE`] is never
 //! recorded: it is hashed again next time, until it has settled.
 
-use std::fs::{self, Metadata};
+use std::fs::Metadata;
 use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
