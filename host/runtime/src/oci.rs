@@ -10,6 +10,7 @@
 mod auth;
 mod body;
 mod bounded;
+mod credentials;
 mod destination;
 mod lock;
 mod manifest;
@@ -17,6 +18,7 @@ mod push;
 mod reference;
 mod registry;
 mod registry_error;
+mod status;
 mod store;
 mod transport;
 

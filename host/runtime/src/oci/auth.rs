@@ -1,39 +1,21 @@
-//! Credentials and the registry's authentication challenge.
-//!
-//! Credentials come from the Docker-style config (`$REGISTRY_AUTH_FILE`, else
-//! `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`) and are never part of a
-//! message. A request goes out anonymously first; a `401` names how to authenticate in
+//! The registry's authentication challenge, answered with the [`Credentials`] of the
+//! Docker-style config. A request goes out anonymously first; a `401` names how to authenticate in
 //! `WWW-Authenticate`: `Basic` (the credentials themselves, to the registry) or `Bearer`
 //! (a token from the service at `realm`, asked with the credentials). Every header built
 //! from them, or from a token a peer sent, is built with a checked constructor: a token
 //! holding a line break is refused, naming the registry, never a panic.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, WWW_AUTHENTICATE};
 
+pub(super) use super::credentials::Credentials;
 use super::destination::PlainHttp;
-use super::{OciError, OciReference, RegistryError};
-use crate::mcp::Secret;
+use super::RegistryError;
 use crate::peer::{read_bounded, shown, shown_bytes};
 
 /// The largest token response read. Real ones are a few KiB (a JWT and its times).
 pub(super) const MAX_TOKEN_RESPONSE_BYTES: usize = 256 << 10;
-
-/// What the host may authenticate to a registry with.
-#[derive(Debug, Clone)]
-pub(super) enum Credentials {
-    /// No entry for the registry: anonymous.
-    Anonymous,
-    /// A user name and password.
-    Basic {
-        /// The user name.
-        user: String,
-        /// The password.
-        password: Secret,
-    },
-}
 
 /// One challenge of a `WWW-Authenticate` header: its scheme (lower case) and parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -279,49 +261,6 @@ fn base64(bytes: &[u8]) -> String {
         }
     }
     out
-}
-
-/// The credentials for `reference`'s registry from the Docker-style config, or anonymous.
-pub(super) fn credentials(reference: &OciReference) -> Result<Credentials, OciError> {
-    let registry = reference.registry();
-    let path = match std::env::var_os("REGISTRY_AUTH_FILE") {
-        Some(file) => PathBuf::from(file),
-        None => match std::env::var_os("DOCKER_CONFIG")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".docker")))
-        {
-            Some(dir) => dir.join("config.json"),
-            None => return Ok(Credentials::Anonymous),
-        },
-    };
-    if std::fs::symlink_metadata(&path).is_err() {
-        return Ok(Credentials::Anonymous);
-    }
-    let failed = |message: String| OciError::Credentials {
-        registry: registry.to_string(),
-        message,
-    };
-    let bytes = crate::fsutil::read_regular(&path, 1 << 20).map_err(|e| failed(e.to_string()))?;
-    use docker_credential::{CredentialRetrievalError as C, DockerCredential};
-    match docker_credential::get_credential_from_reader(bytes.as_slice(), registry) {
-        Ok(DockerCredential::UsernamePassword(user, password)) => Ok(Credentials::Basic {
-            user,
-            password: Secret::new(password),
-        }),
-        Ok(DockerCredential::IdentityToken(_)) => Err(failed(format!(
-            "{} holds an identity token for it; only a username and password are supported",
-            path.display()
-        ))),
-        Err(C::NoCredentialConfigured) => Ok(Credentials::Anonymous),
-        // Never the helper's output: it may hold the secret.
-        Err(C::HelperFailure { .. })
-        | Err(C::HelperCommunicationError)
-        | Err(C::MalformedHelperResponse) => Err(failed(format!(
-            "the credential helper {} names for it failed",
-            path.display()
-        ))),
-        Err(e) => Err(failed(format!("{}: {e}", path.display()))),
-    }
 }
 
 #[cfg(test)]

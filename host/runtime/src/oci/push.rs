@@ -9,7 +9,7 @@
 use reqwest::{Method, StatusCode};
 
 use super::manifest::MANIFEST_MEDIA_TYPE;
-use super::registry::{expect_ok, upload_location};
+use super::status::{expect_ok, upload_location};
 use super::transport::{Ask, Session};
 use super::{OciError, OciReference};
 
