@@ -310,3 +310,44 @@ fn the_default_cache_is_this_users_own_even_without_home() {
     let shared: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
     assert!(shared.is_empty(), "{shared:?}");
 }
+
+#[test]
+fn a_cache_write_that_fills_the_disk_leaves_no_temporary_file() {
+    // A tmpfs of 256 KiB as the cache: the key (32 bytes) fits, the compiled code (over a
+    // megabyte) does not, and its write fails with ENOSPC part way.
+    let test = concat!(
+        module_path!(),
+        "::a_cache_write_that_fills_the_disk_leaves_no_temporary_file"
+    );
+    let Some(disk) = super::session_attack::Tmpfs::mount(test, "256k") else {
+        return;
+    };
+    let d = victim();
+    let cache = disk.path().join("cache");
+    let run = render_with_cache(&d, &cache);
+    // The plugin runs, compiled in memory; the cache's failure is a warning.
+    assert_eq!(run.ok(), PERSONA_TEXT);
+    assert!(
+        run.stderr.contains("cannot write the compiled-code cache")
+            && run.stderr.contains("No space left on device"),
+        "{}",
+        run.stderr
+    );
+    let mut left = Vec::new();
+    let mut dirs = vec![cache.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.to_string_lossy().ends_with(".tmp") {
+                left.push(path);
+            }
+        }
+    }
+    assert!(left.is_empty(), "temporary files left behind: {left:?}");
+    assert!(files_named(&cache, ".cwasm").is_empty());
+    // The next run finds the disk as full as before, not fuller: it compiles again and
+    // succeeds the same way.
+    assert_eq!(render_with_cache(&d, &cache).ok(), PERSONA_TEXT);
+}

@@ -295,12 +295,12 @@ fn a_write_past_the_file_size_limit_fails_cleanly_and_the_log_stays_valid() {
 
 /// A tmpfs of `size` mounted on a fresh directory, unmounted on drop; `None` when this
 /// process may not mount (the test it is for then skips, saying so: [`skip`]).
-struct Tmpfs {
+pub(super) struct Tmpfs {
     dir: tempfile::TempDir,
 }
 
 impl Tmpfs {
-    fn mount(test: &str, size: &str) -> Option<Self> {
+    pub(super) fn mount(test: &str, size: &str) -> Option<Self> {
         let dir = tempfile::tempdir().unwrap();
         let out = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
@@ -319,7 +319,7 @@ impl Tmpfs {
         None
     }
 
-    fn path(&self) -> &Path {
+    pub(super) fn path(&self) -> &Path {
         self.dir.path()
     }
 
@@ -347,7 +347,7 @@ impl Drop for Tmpfs {
 /// `SKIPPED: <test>: <why>` written to stderr past libtest's capture (which keeps what a
 /// passing test prints to itself). Under CI (`CI` set: it runs as root, where the test can
 /// run) a skip is a failure instead.
-fn skip(test: &str, why: &str) {
+pub(super) fn skip(test: &str, why: &str) {
     // The name as libtest shows it: the module path without the crate's name.
     let test = test.split_once("::").map_or(test, |(_crate, name)| name);
     if std::env::var_os("CI").is_some() {
