@@ -4,6 +4,8 @@
 //! a retry with another model), its requests in the route's own shape, every step replayed
 //! from the log alone; and bad replies refused with nothing appended.
 
+use std::sync::OnceLock;
+
 use serde_json::{json, Value};
 
 use super::cli_support::Deployment;
@@ -57,29 +59,46 @@ struct Case {
     first_call: &'static str,
 }
 
+/// The provider replies these tests feed the routes, from `tests/fixtures/replies/routes.json`,
+/// where the Python suite checks each against the official SDK's response model
+/// (`clients/python/tests/test_reply_models.py`): a reply written here that the SDK would
+/// reject fails there.
+fn reply(name: &str) -> Value {
+    reply_with_text(name, "")
+}
+
+/// [`reply`], its `"<TEXT>"` replaced by `text`.
+fn reply_with_text(name: &str, text: &str) -> Value {
+    static REPLIES: OnceLock<Value> = OnceLock::new();
+    let replies = REPLIES.get_or_init(|| {
+        serde_json::from_str(include_str!("../../fixtures/replies/routes.json")).unwrap()
+    });
+    let reply = &replies["replies"][name]["reply"];
+    assert!(!reply.is_null(), "no reply {name:?} in the fixture");
+    fn fill(value: &Value, text: &str) -> Value {
+        match value {
+            Value::String(s) if s == "<TEXT>" => Value::String(text.to_owned()),
+            Value::Array(items) => items.iter().map(|v| fill(v, text)).collect(),
+            Value::Object(map) => map
+                .iter()
+                .map(|(k, v)| (k.clone(), fill(v, text)))
+                .collect(),
+            other => other.clone(),
+        }
+    }
+    fill(reply, text)
+}
+
 fn chat_text(text: &str) -> Value {
-    json!({"id": "c", "object": "chat.completion", "created": 1, "model": "m",
-           "choices": [{"index": 0, "finish_reason": "stop", "logprobs": null,
-                        "message": {"role": "assistant", "content": text, "refusal": null}}],
-           "usage": {"prompt_tokens": 20, "completion_tokens": 4, "total_tokens": 24,
-                     "prompt_tokens_details": {"cached_tokens": 16}}})
+    reply_with_text("chat-completions text", text)
 }
 
 fn anthropic_text(text: &str) -> Value {
-    json!({"id": "msg_t", "type": "message", "role": "assistant", "model": "claude",
-           "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-           "stop_sequence": null,
-           "usage": {"input_tokens": 4, "output_tokens": 4, "cache_read_input_tokens": 16,
-                     "cache_creation_input_tokens": 0}})
+    reply_with_text("anthropic-messages text", text)
 }
 
 fn responses_text(text: &str) -> Value {
-    json!({"id": "resp_t", "object": "response", "model": "gpt",
-           "output": [{"type": "message", "id": "msg_t", "role": "assistant", "status": "completed",
-                       "content": [{"type": "output_text", "text": text, "annotations": []}]}],
-           "usage": {"input_tokens": 20, "output_tokens": 4, "total_tokens": 24,
-                     "input_tokens_details": {"cached_tokens": 16},
-                     "output_tokens_details": {"reasoning_tokens": 0}}})
+    reply_with_text("openai-responses text", text)
 }
 
 fn cases() -> Vec<Case> {
@@ -89,12 +108,7 @@ fn cases() -> Vec<Case> {
             spec: json!("chat-completions"),
             model: "deepseek-chat",
             retry_model: "deepseek-reasoner",
-            thinking_tool_call: json!({"id": "c1", "object": "chat.completion", "created": 1, "model": "m",
-                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-                    "role": "assistant", "content": null, "reasoning_content": "Two directories.",
-                    "tool_calls": [{"id": "call_1", "type": "function",
-                                    "function": {"name": "ls", "arguments": "{\"path\":\"src\"}"}}]}}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}),
+            thinking_tool_call: reply("chat-completions thinking tool call"),
             text: chat_text,
             first_call: "call_1",
         },
@@ -103,12 +117,7 @@ fn cases() -> Vec<Case> {
             spec: json!({"name": "anthropic-messages", "options": {"max_tokens": 1024}}),
             model: "claude-opus-4-8",
             retry_model: "claude-opus-4-8-20261101",
-            thinking_tool_call: json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
-                "content": [{"type": "thinking", "thinking": "Two directories.", "signature": "c2lnLTE="},
-                            {"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {"path": "src"}}],
-                "stop_reason": "tool_use", "stop_sequence": null,
-                "usage": {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 0,
-                          "cache_creation_input_tokens": 30}}),
+            thinking_tool_call: reply("anthropic-messages thinking tool call"),
             text: anthropic_text,
             first_call: "toolu_1",
         },
@@ -117,9 +126,9 @@ fn cases() -> Vec<Case> {
             spec: json!({"name": "anthropic-messages", "options": {"max_tokens": 512, "temperature": 0.2}}),
             model: "claude-sonnet-4-5",
             retry_model: "claude-haiku-4-5",
-            thinking_tool_call: json!({"role": "assistant", "content": [
-                {"type": "redacted_thinking", "data": "b3BhcXVl"},
-                {"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {"path": "src"}}]}),
+            thinking_tool_call: reply(
+                "anthropic-messages redacted thinking tool call (the message alone)",
+            ),
             text: anthropic_text,
             first_call: "toolu_1",
         },
@@ -128,13 +137,7 @@ fn cases() -> Vec<Case> {
             spec: json!({"name": "openai-responses", "options": {"max_output_tokens": 2048}}),
             model: "gpt-5.2",
             retry_model: "gpt-5.2-mini",
-            thinking_tool_call: json!({"id": "resp_1", "object": "response", "model": "gpt",
-                "output": [{"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Two directories."}]},
-                           {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "ls",
-                            "arguments": "{\"path\":\"src\"}", "status": "completed"}],
-                "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
-                          "input_tokens_details": {"cached_tokens": 0},
-                          "output_tokens_details": {"reasoning_tokens": 3}}}),
+            thinking_tool_call: reply("openai-responses thinking tool call"),
             text: responses_text,
             first_call: "call_1",
         },
@@ -466,12 +469,12 @@ fn bad_replies_and_unknown_routes_are_refused_through_serve_with_nothing_appende
         // Arguments that are JSON text of an array, in the provider's shape where it has
         // text arguments, and in the plain form.
         let array_text = match case.route {
-            "chat-completions" => Some(
-                json!({"role": "assistant", "content": null, "tool_calls": [{"id": "x", "type": "function", "function": {"name": "ls", "arguments": "[\"src\"]"}}]}),
-            ),
-            "openai-responses" => Some(
-                json!([{"type": "function_call", "call_id": "x", "name": "ls", "arguments": "[\"src\"]"}]),
-            ),
+            "chat-completions" => Some(reply(
+                "chat-completions arguments as JSON text of an array (the message alone)",
+            )),
+            "openai-responses" => Some(reply(
+                "openai-responses arguments as JSON text of an array (the output alone)",
+            )),
             _ => None,
         };
         let message =
