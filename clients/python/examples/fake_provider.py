@@ -11,6 +11,10 @@ API:
         client = openai.OpenAI(base_url=provider.openai_base_url, api_key="test", max_retries=0)
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Hi"}])
         provider.requests[0].body  # the bytes the SDK sent
+
+A reply is served as it was written, and the SDKs parse replies leniently; `check_replies_with`
+installs a check that every reply built here or queued must pass first (the test suite's
+validates each against the SDK's own response model).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import json
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 __all__ = [
     "Failure",
@@ -28,6 +32,7 @@ __all__ = [
     "Reply",
     "anthropic_message",
     "chat_completion",
+    "check_replies_with",
     "responses_response",
 ]
 
@@ -42,6 +47,29 @@ class Failure:
 
 #: One canned answer: a JSON body (status 200) or a `Failure`.
 Reply = Union[Mapping[str, Any], Failure]
+
+#: A check of a JSON reply (raises to refuse it); see `check_replies_with`.
+ReplyCheck = Callable[[Mapping[str, Any]], None]
+
+_reply_check: List[Optional[ReplyCheck]] = [None]
+
+
+def check_replies_with(check: Optional[ReplyCheck]) -> None:
+    """Run ``check`` on every JSON reply the builders below return and on every one queued in
+    a `FakeProvider`, before it is used: a reply it refuses (it raises) is never served. The
+    test suite checks them against the official SDKs' response models; ``None`` turns the
+    check off (the default)."""
+    _reply_check[0] = check
+
+
+_R = TypeVar("_R", Dict[str, Any], Reply)
+
+
+def _checked(reply: _R) -> _R:
+    check = _reply_check[0]
+    if check is not None and not isinstance(reply, Failure):
+        check(reply)
+    return reply
 
 
 @dataclass(frozen=True)
@@ -65,7 +93,7 @@ class FakeProvider:
 
     def __init__(self, script: Iterable[Reply] = ()) -> None:
         self._lock = threading.Lock()
-        self._script: List[Reply] = list(script)
+        self._script: List[Reply] = [_checked(reply) for reply in script]
         self.requests: List[Recorded] = []
         self._server: Optional[ThreadingHTTPServer] = None
         self._thread: Optional[threading.Thread] = None
@@ -133,8 +161,9 @@ class FakeProvider:
 
     def add(self, *replies: Reply) -> None:
         """Queue more replies."""
+        checked = [_checked(reply) for reply in replies]
         with self._lock:
-            self._script.extend(replies)
+            self._script.extend(checked)
 
     @property
     def unused(self) -> int:
@@ -183,7 +212,7 @@ def chat_completion(
     if reasoning_content is not None:
         message["reasoning_content"] = reasoning_content
     prompt, completion, cached = usage
-    return {
+    return _checked({
         "id": _next_id("chatcmpl"),
         "object": "chat.completion",
         "created": 1700000000,
@@ -202,7 +231,7 @@ def chat_completion(
             "total_tokens": prompt + completion,
             "prompt_tokens_details": {"cached_tokens": cached},
         },
-    }
+    })
 
 
 def anthropic_message(
@@ -216,7 +245,7 @@ def anthropic_message(
     cache read, cache creation tokens)``."""
     input_tokens, output_tokens, cache_read, cache_creation = usage
     stop = "tool_use" if any(b.get("type") == "tool_use" for b in content) else "end_turn"
-    return {
+    return _checked({
         "id": _next_id("msg"),
         "type": "message",
         "role": "assistant",
@@ -230,7 +259,7 @@ def anthropic_message(
             "cache_read_input_tokens": cache_read,
             "cache_creation_input_tokens": cache_creation,
         },
-    }
+    })
 
 
 def responses_response(
@@ -243,7 +272,7 @@ def responses_response(
     (``message``, ``function_call``, ``reasoning``); ``usage`` is ``(input, output, cached
     input tokens)``."""
     input_tokens, output_tokens, cached = usage
-    return {
+    return _checked({
         "id": _next_id("resp"),
         "object": "response",
         "created_at": 1700000000,
@@ -255,9 +284,9 @@ def responses_response(
         "tools": [],
         "usage": {
             "input_tokens": input_tokens,
-            "input_tokens_details": {"cached_tokens": cached},
+            "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": 0},
             "output_tokens": output_tokens,
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": input_tokens + output_tokens,
         },
-    }
+    })

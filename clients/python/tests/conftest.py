@@ -41,6 +41,25 @@ REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 if str(EXAMPLES) not in sys.path:
     sys.path.insert(0, str(EXAMPLES))
+
+import fake_provider  # noqa: E402 (examples/, on the path from here on)
+
+#: Provider replies checked against the official SDKs' response models (`reply_models`):
+#: every one the fake provider's builders return or its script holds, before it is used.
+REPLIES_CHECKED = [0]
+try:
+    from reply_models import check_reply
+except ImportError as e:  # the SDKs need Python 3.10 or newer; the route tests skip without them
+    REPLIES_UNCHECKED: Optional[str] = f"{e}"
+else:
+    REPLIES_UNCHECKED = None
+
+    def _count_and_check(reply: Any) -> None:
+        check_reply(reply)
+        REPLIES_CHECKED[0] += 1
+
+    fake_provider.check_replies_with(_count_and_check)
+
 SCHEMA_PATH = REPO / "protocol" / "prompt-host.schema.json"
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 SCHEMA_ID = SCHEMA["$id"]
@@ -342,6 +361,10 @@ def wasm(guests: Path) -> Callable[[str], str]:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     terminalreporter.write_line(f"messages from the server validated against {SCHEMA_PATH.name}: {VALIDATED[0]}")
+    if REPLIES_UNCHECKED is None:
+        terminalreporter.write_line(f"provider replies validated by the SDKs' response models: {REPLIES_CHECKED[0]}")
+    else:
+        terminalreporter.write_line(f"provider replies NOT validated (the SDKs cannot be imported: {REPLIES_UNCHECKED})")
     timings = getattr(config, "_prompt_host_cancel_timings", None)
     if not timings:
         return

@@ -50,6 +50,15 @@ def conversation_error(log: str, text: str) -> str:
 ARRAY_TEXT = 'its arguments are JSON text of an array, not of an object'
 
 
+def with_input(reply: Dict[str, Any], value: Any) -> Dict[str, Any]:
+    """``reply`` with its tool_use block's input replaced by ``value``: no reply the Messages
+    API sends (its input is an object, and the SDK's model refuses anything else), fed on
+    purpose, past the check of `reply_models`, to see the server refuse it."""
+    (block,) = reply["content"]
+    block["input"] = value
+    return reply
+
+
 def array_arguments_replies() -> List[Any]:
     return [
         pytest.param("chat-completions", lambda: {"tool_calls": [ToolCall("c1", "bash", "[1, 2]")]}, ARRAY_TEXT, id="plain-form"),
@@ -67,13 +76,13 @@ def array_arguments_replies() -> List[Any]:
         ),
         pytest.param(
             "anthropic-messages",
-            lambda: {"reply": anthropic_message([{"type": "tool_use", "id": "c1", "name": "bash", "input": "[1, 2]"}])},
+            lambda: {"reply": with_input(anthropic_message([{"type": "tool_use", "id": "c1", "name": "bash", "input": {}}]), "[1, 2]")},
             ARRAY_TEXT,
             id="anthropic-input-text",
         ),
         pytest.param(
             "anthropic-messages",
-            lambda: {"reply": [{"type": "tool_use", "id": "c1", "name": "bash", "input": [1, 2]}]},
+            lambda: {"reply": with_input(anthropic_message([{"type": "tool_use", "id": "c1", "name": "bash", "input": {}}]), [1, 2])["content"]},
             "its arguments are an array; they must be a JSON object or the JSON text of one",
             id="anthropic-input-array",
         ),
@@ -108,7 +117,7 @@ def test_arguments_that_are_not_json_are_refused(host: PromptHost, tmp_path: Pat
         ("chat-completions", responses_response([]), None, "openai-responses"),
         ("anthropic-messages", chat_completion(content="Hi."), None, "chat-completions"),
         ("anthropic-messages", responses_response([]), None, "openai-responses"),
-        ("openai-responses", [{"type": "text", "text": "Hi."}, {"type": "thinking", "thinking": "x", "signature": "s"}], None, "anthropic-messages"),
+        ("openai-responses", anthropic_message([{"type": "text", "text": "Hi."}, {"type": "thinking", "thinking": "x", "signature": "s"}])["content"], None, "anthropic-messages"),
         ("openai-responses", chat_completion(content="Hi.")["choices"][0]["message"], None, "chat-completions"),
         # The route named with the reply wins over the log's.
         ("chat-completions", chat_completion(content="Hi."), "openai-responses", "chat-completions"),
