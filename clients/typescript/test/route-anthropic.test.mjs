@@ -15,18 +15,23 @@ import { FAILED } from "prompt-host";
 import { anthropicMessages } from "prompt-host/routes";
 
 import { tempDir, withHost } from "./helpers.mjs";
-import { CONTEXT_TEXT, SCOPE, TOOLS, assertReceivedExactly, assertRefused, assertReplays, deploy, prompt, provider, typeErrors } from "./routes.mjs";
+import { CONTEXT_TEXT, FOREIGN, SCOPE, TOOLS, USAGE_NULLS, assertReceivedExactly, assertRefused, assertReplays, deploy, prompt, provider, replyTypeErrors, typeErrors } from "./routes.mjs";
 
 const MODEL = "claude-opus-4-8";
 const EPHEMERAL = { type: "ephemeral" };
 
 let n = 0;
-const message = (content, { stop = "end_turn", usage } = {}) => ({
-  body: {
+// Every whole reply this file writes; the last test checks each against the SDK's `Message`.
+const written = [];
+const message = (content, { stop = "end_turn", usage } = {}) => {
+  const body = {
     id: `msg_0${++n}`, type: "message", role: "assistant", model: MODEL, content, stop_reason: stop, stop_sequence: null,
-    usage: usage ?? { input_tokens: 10 * n, cache_creation_input_tokens: 100 * n, cache_read_input_tokens: 1000 * n, output_tokens: n },
-  },
-});
+    stop_details: null, container: null, diagnostics: null,
+    usage: { ...USAGE_NULLS, ...(usage ?? { input_tokens: 10 * n, cache_creation_input_tokens: 100 * n, cache_read_input_tokens: 1000 * n, output_tokens: n }) },
+  };
+  written.push(body);
+  return { body };
+};
 const text = (t) => ({ type: "text", text: t, citations: null });
 // What goes back: the block as the provider sent it, without its null members.
 const sentText = (t) => ({ type: "text", text: t });
@@ -230,11 +235,10 @@ test("anthropic-messages: bad replies are refused with the server's message, not
     await assertRefused(log, host.appendAssistant({ session: log, reply: message([toolUse("x", "ls", '["src"]')]).body }), arrayText);
     await assertRefused(log, host.appendAssistant({ session: log, tool_calls: [{ id: "x", name: "ls", arguments: '["src"]' }] }), arrayText);
     // Replies of another route's shape: a chat completion, its message, a Responses response.
-    const chat = { id: "chatcmpl-1", object: "chat.completion", created: 1, model: "gpt-5", choices: [{ index: 0, message: { role: "assistant", content: "hi", refusal: null }, finish_reason: "stop", logprobs: null }] };
+    const { chat, responses } = FOREIGN;
     const shaped = (other) => ({ kind: "conversation", message: `${prefix}route anthropic-messages cannot read this reply: it is shaped like a reply of the ${other} route` });
     await assertRefused(log, host.appendAssistant({ session: log, reply: chat }), shaped("chat-completions"));
     await assertRefused(log, host.appendAssistant({ session: log, reply: chat.choices[0].message }), shaped("chat-completions"));
-    const responses = { id: "resp_1", object: "response", model: "gpt-5", status: "completed", output: [{ id: "msg_1", type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "hi", annotations: [] }] }] };
     await assertRefused(log, host.appendAssistant({ session: log, reply: responses }), shaped("openai-responses"));
     await assertRefused(log, host.appendAssistant({ session: log, reply: responses.output }), shaped("openai-responses"));
     // A tool call id used before.
@@ -304,3 +308,8 @@ test(
       assert.equal(marks, 2);
     }),
 );
+
+test("anthropic-messages: every reply this file writes fits the SDK's Message type", () => {
+  assert.ok(written.length >= REPLIES.length - 1, `${written.length} replies`);
+  assert.deepEqual(replyTypeErrors(written), []);
+});

@@ -12,19 +12,23 @@ import { FAILED } from "prompt-host";
 import { openaiChat } from "prompt-host/routes";
 
 import { tempDir, withHost } from "./helpers.mjs";
-import { CONTEXT_TEXT, SCOPE, TOOLS, assertReceivedExactly, assertRefused, assertReplays, deploy, prompt, provider, typeErrors } from "./routes.mjs";
+import { CONTEXT_TEXT, FOREIGN, SCOPE, TOOLS, assertReceivedExactly, assertRefused, assertReplays, deploy, prompt, provider, replyTypeErrors, typeErrors } from "./routes.mjs";
 
 const MODEL = "gpt-5";
 const FALLBACK = "gpt-5-mini";
 
 let n = 0;
-const completion = (message, { model = MODEL, finish = "stop", usage } = {}) => ({
-  body: {
+// Every whole reply this file writes; the last test checks each against the SDK's `ChatCompletion`.
+const written = [];
+const completion = (message, { model = MODEL, finish = "stop", usage } = {}) => {
+  const body = {
     id: `chatcmpl-${++n}`, object: "chat.completion", created: 1_780_000_000 + n, model,
     choices: [{ index: 0, message: { role: "assistant", content: null, refusal: null, annotations: [], ...message }, logprobs: null, finish_reason: finish }],
     usage: usage ?? { prompt_tokens: 100 * n, completion_tokens: 10 * n, total_tokens: 110 * n, prompt_tokens_details: { cached_tokens: 50 * n } },
-  },
-});
+  };
+  written.push(body);
+  return { body };
+};
 const call = (id, name, args) => ({ id, type: "function", function: { name, arguments: args } });
 const WIRE_TOOLS = TOOLS.map((t) => ({ type: "function", function: t }));
 
@@ -184,7 +188,7 @@ test("chat-completions: bad replies are refused with the server's message, nothi
     await assertRefused(log, host.appendAssistant({ session: log, reply: completion({ tool_calls: [call("x", "ls", '["src"]')] }).body }), arrayText);
     await assertRefused(log, host.appendAssistant({ session: log, tool_calls: [{ id: "x", name: "ls", arguments: '["src"]' }] }), arrayText);
     // A reply of another route's shape: an Anthropic Message.
-    const anthropic = { id: "msg_1", type: "message", role: "assistant", model: "claude-opus-4-8", content: [{ type: "text", text: "hi" }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } };
+    const { anthropic } = FOREIGN;
     await assertRefused(log, host.appendAssistant({ session: log, reply: anthropic }), {
       kind: "conversation", message: `${prefix}route chat-completions cannot read this reply: it is shaped like a reply of the anthropic-messages route`,
     });
@@ -258,3 +262,8 @@ test("chat-completions asked for in-history updates and reasoning \"send\" (Deep
       await fake.close();
     }
   }));
+
+test("chat-completions: every reply this file writes fits the SDK's ChatCompletion type", () => {
+  assert.ok(written.length >= REPLIES.length - 1, `${written.length} replies`);
+  assert.deepEqual(replyTypeErrors(written), []);
+});

@@ -14,19 +14,24 @@ import { FAILED } from "prompt-host";
 import { openaiResponses } from "prompt-host/routes";
 
 import { tempDir, withHost } from "./helpers.mjs";
-import { CONTEXT_TEXT, SCOPE, TOOLS, assertReceivedExactly, assertRefused, assertReplays, deploy, prompt, provider, typeErrors } from "./routes.mjs";
+import { CONTEXT_TEXT, FOREIGN, SCOPE, TOOLS, assertReceivedExactly, assertRefused, assertReplays, deploy, prompt, provider, replyTypeErrors, typeErrors } from "./routes.mjs";
 
 const MODEL = "gpt-5";
 const FALLBACK = "gpt-5-mini";
 
 let n = 0;
-const response = (output, { model = MODEL, usage } = {}) => ({
-  body: {
+// Every whole reply this file writes; the last test checks each against the SDK's `Response`.
+const written = [];
+const response = (output, { model = MODEL, usage } = {}) => {
+  const body = {
     id: `resp_0${++n}`, object: "response", created_at: 1_780_000_000 + n, status: "completed", error: null, incomplete_details: null,
+    access_programs: null, instructions: null, metadata: null, temperature: null, top_p: null,
     model, output, parallel_tool_calls: true, tool_choice: "auto", tools: [],
-    usage: usage ?? { input_tokens: 100 * n, input_tokens_details: { cached_tokens: 80 * n }, output_tokens: 9 * n, output_tokens_details: { reasoning_tokens: n }, total_tokens: 109 * n },
-  },
-});
+    usage: usage ?? { input_tokens: 100 * n, input_tokens_details: { cached_tokens: 80 * n, cache_write_tokens: 0 }, output_tokens: 9 * n, output_tokens_details: { reasoning_tokens: n }, total_tokens: 109 * n },
+  };
+  written.push(body);
+  return { body };
+};
 const say = (id, text) => ({ id, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [], logprobs: [] }] });
 const call = (id, callId, name, args) => ({ id, type: "function_call", status: "completed", call_id: callId, name, arguments: args });
 const reasoning = (id, text) => ({ id, type: "reasoning", summary: [{ type: "summary_text", text }], encrypted_content: `gAAAA-${id}` });
@@ -46,7 +51,7 @@ const REPLIES = [
   { status: 503, body: { error: { message: "The server is overloaded.", type: "server_error", param: null, code: null } } },
   response([say("msg_05", `I am ${FALLBACK}.`)], { model: FALLBACK }),
   // 5, 6
-  response([reasoning("rs_03", "Be polite."), say("msg_06", "You're welcome.")], { model: FALLBACK, usage: { input_tokens: 3000, input_tokens_details: { cached_tokens: 2900 }, output_tokens: 12, output_tokens_details: { reasoning_tokens: 4 }, total_tokens: 3012 } }),
+  response([reasoning("rs_03", "Be polite."), say("msg_06", "You're welcome.")], { model: FALLBACK, usage: { input_tokens: 3000, input_tokens_details: { cached_tokens: 2900, cache_write_tokens: 0 }, output_tokens: 12, output_tokens_details: { reasoning_tokens: 4 }, total_tokens: 3012 } }),
   response([say("msg_07", "Bye.")], { model: FALLBACK }),
 ];
 
@@ -189,10 +194,9 @@ test("openai-responses: bad replies are refused with the server's message, nothi
     await assertRefused(log, host.appendAssistant({ session: log, tool_calls: [{ id: "x", name: "ls", arguments: '["src"]' }] }), arrayText);
     // Replies of another route's shape.
     const shaped = (other) => ({ kind: "conversation", message: `${prefix}route openai-responses cannot read this reply: it is shaped like a reply of the ${other} route` });
-    const anthropic = { id: "msg_1", type: "message", role: "assistant", model: "claude-opus-4-8", content: [{ type: "text", text: "hi" }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } };
+    const { anthropic, chat } = FOREIGN;
     await assertRefused(log, host.appendAssistant({ session: log, reply: anthropic }), shaped("anthropic-messages"));
     await assertRefused(log, host.appendAssistant({ session: log, reply: anthropic.content }), shaped("anthropic-messages"));
-    const chat = { id: "chatcmpl-1", object: "chat.completion", created: 1, model: MODEL, choices: [{ index: 0, message: { role: "assistant", content: "hi", refusal: null }, finish_reason: "stop", logprobs: null }] };
     await assertRefused(log, host.appendAssistant({ session: log, reply: chat }), shaped("chat-completions"));
     // A tool call id used before.
     const seq = await host.appendAssistant({ session: log, reply: response([reasoning("rs_1", "x"), call("fc_1", "call_1", "ls", "{}")]).body });
@@ -204,3 +208,8 @@ test("openai-responses: bad replies are refused with the server's message, nothi
     const next = await host.step({ session: log, scope: SCOPE, facts, user: ["Again."] });
     assert.deepEqual(await host.request({ session: log }), { step: next.step, request: next.request });
   }));
+
+test("openai-responses: every reply this file writes fits the SDK's Response type", () => {
+  assert.ok(written.length >= REPLIES.length - 1, `${written.length} replies`);
+  assert.deepEqual(replyTypeErrors(written), []);
+});

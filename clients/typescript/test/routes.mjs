@@ -40,9 +40,13 @@ export const lines = (path) => readFileSync(path, "utf8").split("\n").filter((l)
 
 /**
  * A conversation's bookkeeping: each model call is sent for a step; the provider records the
- * body it received. `send(step, fn)` ties them together.
+ * body it received. `send(step, fn)` ties them together. Every JSON reply of the script (status
+ * 200) must fit the SDK's own response type first (`replyTypeErrors`): a reply the provider
+ * could not have sent is never served.
  */
 export async function provider(replies) {
+  const errors = replyTypeErrors(replies.map((r) => ((r.status ?? 200) === 200 ? r.body : null)));
+  if (errors.length > 0) throw new Error(`a canned reply does not fit the SDK's response type:\n${errors.join("\n")}`);
   const fake = new FakeProvider(replies);
   const origin = await fake.listen();
   const calls = [];
@@ -132,4 +136,98 @@ export function compile(source) {
 export function typeErrors(requests, module, type) {
   const body = requests.map((r, n) => `export const request${n}: ${type} = ${JSON.stringify(r, null, 1)};`).join("\n");
   return compile(`import type { ${type} } from "${module}";\n${body}\n`);
+}
+
+/**
+ * The members of an Anthropic `usage` the API sends as `null` when they do not apply (the
+ * SDK's `Usage` type declares each, nullable).
+ */
+export const USAGE_NULLS = {
+  cache_creation: null, cache_creation_input_tokens: null, cache_read_input_tokens: null, inference_geo: null,
+  output_tokens_details: null, server_tool_use: null, service_tier: null, speed: null,
+};
+
+/** One whole reply of each provider, for the tests of a reply sent to another route. */
+export const FOREIGN = {
+  chat: {
+    id: "chatcmpl-1", object: "chat.completion", created: 1, model: "gpt-5",
+    choices: [{ index: 0, message: { role: "assistant", content: "hi", refusal: null }, finish_reason: "stop", logprobs: null }],
+  },
+  anthropic: {
+    id: "msg_1", type: "message", role: "assistant", model: "claude-opus-4-8", content: [{ type: "text", text: "hi", citations: null }],
+    stop_reason: "end_turn", stop_sequence: null, stop_details: null, container: null, diagnostics: null,
+    usage: { ...USAGE_NULLS, input_tokens: 1, output_tokens: 1 },
+  },
+  responses: {
+    id: "resp_1", object: "response", created_at: 1, model: "gpt-5", status: "completed", error: null, incomplete_details: null,
+    access_programs: null, instructions: null, metadata: null, temperature: null, top_p: null, parallel_tool_calls: true, tool_choice: "auto", tools: [],
+    output: [{ id: "msg_1", type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "hi", annotations: [] }] }],
+  },
+};
+
+/**
+ * The SDKs' response types, by the markers every provider's reply carries. The SDKs for
+ * TypeScript have no run-time models (they parse a reply with `JSON.parse` alone), so a reply
+ * is checked against the types the SDK declares for it, with the compiler: each is written as
+ * an object literal of that type under --strict, so a missing required field, a value of
+ * another type, an unknown literal and a key the type does not declare are all errors.
+ */
+const REPLY_TYPES = [
+  { is: (b) => b?.object === "chat.completion", module: "openai/resources/chat/completions", type: "ChatCompletion" },
+  // `output_text` is no key of the reply: the SDK adds it after parsing.
+  { is: (b) => b?.object === "response", module: "openai/resources/responses/responses", type: "Response", omit: "output_text" },
+  { is: (b) => b?.type === "message", module: "@anthropic-ai/sdk/resources/messages", type: "Message" },
+];
+
+/**
+ * A reply without the one key it may carry beyond the SDK's types: DeepSeek's
+ * `reasoning_content` on a chat completion's message, which the chat-completions route reads.
+ */
+function withoutAllowedKeys(body) {
+  if (body?.object !== "chat.completion" || !Array.isArray(body.choices)) return body;
+  const choices = body.choices.map((c) => {
+    if (!c?.message || !("reasoning_content" in c.message)) return c;
+    const { reasoning_content: _, ...message } = c.message;
+    return { ...c, message };
+  });
+  return { ...body, choices };
+}
+
+/**
+ * Type-check whole provider replies against their SDK's response type (`ChatCompletion`,
+ * `Response`, `Message`); resolves with the diagnostics' text, each `reply N: ...` after the
+ * reply it is about ([] when all fit). A body of no known shape is an error of its own; a
+ * `null` stands for a reply that is not checked (an error status's body).
+ */
+export function replyTypeErrors(bodies) {
+  const unknown = [];
+  const used = new Map();
+  const literals = bodies.map((body, n) => {
+    if (body === null) return null;
+    const kind = REPLY_TYPES.findIndex((t) => t.is(body));
+    if (kind < 0) {
+      unknown.push(`reply ${n}: not a provider reply (no "object": "chat.completion" or "response", no "type": "message")`);
+      return null;
+    }
+    used.set(kind, REPLY_TYPES[kind]);
+    const omit = REPLY_TYPES[kind].omit;
+    const type = omit ? `Omit<Reply${kind}, "${omit}">` : `Reply${kind}`;
+    return `export const reply${n}: ${type} = ${JSON.stringify(withoutAllowedKeys(body), null, 1)};`;
+  });
+  if (unknown.length > 0) return unknown;
+  if (used.size === 0) return [];
+  const lines = [...used].map(([kind, t]) => `import type { ${t.type} as Reply${kind} } from "${t.module}";`);
+  // The first line of each reply's literal, to say which reply a diagnostic is about.
+  const firsts = literals.map((literal) => {
+    if (literal === null) return Infinity;
+    const first = lines.length + 1;
+    lines.push(...literal.split("\n"));
+    return first;
+  });
+  return compile(`${lines.join("\n")}\n`).map((d) => {
+    const at = /^main\.ts:(\d+): /.exec(d);
+    if (!at) return d;
+    const n = firsts.findLastIndex((first) => first <= Number(at[1]));
+    return `reply ${n}: ${d.slice(at[0].length)}`;
+  });
 }
