@@ -40,6 +40,7 @@ mod integration {
     mod oci_registry;
     mod otlp_export;
     mod outputs_unchanged;
+    mod peers_hostile;
     mod polyglot;
     mod readme_tutorial;
     mod routes;

@@ -5,17 +5,25 @@
 //!
 //! Only prompt-host's own spans are exported (targets `prompt_host*`): the HTTP client the
 //! exporter sends with has spans of its own, and exporting those would feed the exporter
-//! with its own work. The exporter's failures (a collector that is down, refuses or times
-//! out) are warnings on stderr, a few at most, never a failed command.
+//! with its own work. The exporter's failures (a collector that is down, refuses, redirects
+//! or times out) are warnings on stderr, a few at most, never a failed command. The
+//! collector is a network peer: what it answers is bounded and what it says is escaped
+//! ([`export`], [`warnings`]).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod export;
+mod warnings;
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::{WithExportConfig as _, WithHttpConfig as _};
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use tracing::field::{Field, Visit};
-use tracing::{Event, Level, Subscriber};
-use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::{Layer, Registry};
+
+use export::{BoundedExporter, CollectorClient, Exchange};
+use warnings::{ExportWarnings, Warnings};
 
 /// The variable that asks for prompt text in spans, as the OpenTelemetry GenAI
 /// instrumentations name it.
@@ -24,9 +32,9 @@ pub const CAPTURE_CONTENT: &str = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CO
 /// The service name spans carry when `OTEL_SERVICE_NAME` does not give one.
 const SERVICE_NAME: &str = "prompt-host";
 
-/// The exporter's warnings shown per process: a collector that stays down would otherwise
-/// print one every batch, for as long as `serve` runs.
-const MAX_WARNINGS: usize = 5;
+/// How long one export may take when the environment does not say (the OpenTelemetry
+/// default).
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The export a command line runs with; flushed and stopped when dropped.
 pub struct Telemetry {
@@ -87,6 +95,19 @@ fn asked(var: impl Fn(&str) -> Option<String>) -> Asked {
     Asked::Otlp
 }
 
+/// How long one export may take, retries included: `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, else
+/// `OTEL_EXPORTER_OTLP_TIMEOUT` (milliseconds), else 10 s — the precedence the exporter
+/// itself reads them in.
+fn export_timeout(var: impl Fn(&str) -> Option<String>) -> Duration {
+    [
+        "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+        "OTEL_EXPORTER_OTLP_TIMEOUT",
+    ]
+    .iter()
+    .find_map(|name| var(name).and_then(|v| v.trim().parse::<u64>().ok()))
+    .map_or(DEFAULT_TIMEOUT, Duration::from_millis)
+}
+
 /// Whether the environment asks for prompt text in spans.
 pub fn capture_content() -> bool {
     std::env::var(CAPTURE_CONTENT).is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"))
@@ -120,10 +141,16 @@ fn install() -> anyhow::Result<Telemetry> {
     // rustls for an https:// collector, with ring: installed once per process (a second
     // command line in the same process finds it installed, which is fine).
     let _ = rustls::crypto::ring::default_provider().install_default();
+    let timeout = export_timeout(|name| std::env::var(name).ok());
+    let exchange = Exchange::new(timeout);
+    let warnings = Arc::new(Warnings::to_stderr());
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
+        .with_http_client(CollectorClient::new(exchange.clone())?)
+        .with_timeout(timeout)
         .build()
         .map_err(|e| anyhow::anyhow!("cannot build the OTLP exporter: {e}"))?;
+    let exporter = BoundedExporter::new(exporter, exchange, warnings.clone());
     let mut resource = opentelemetry_sdk::Resource::builder();
     if std::env::var_os("OTEL_SERVICE_NAME").is_none() {
         resource = resource.with_service_name(SERVICE_NAME);
@@ -139,7 +166,7 @@ fn install() -> anyhow::Result<Telemetry> {
         .with_filter(ours);
     let subscriber = Registry::default()
         .with(spans)
-        .with(ExportWarnings::default());
+        .with(ExportWarnings::new(warnings));
     if tracing::subscriber::set_global_default(subscriber).is_err() {
         // A subscriber is global and set once per process: the process installed its own,
         // or an earlier command line in it did (the Python package runs the command line in
@@ -156,53 +183,12 @@ fn install() -> anyhow::Result<Telemetry> {
 impl Drop for Telemetry {
     fn drop(&mut self) {
         // Sends what the batch holds; a collector that does not answer costs at most the
-        // export timeout (OTEL_EXPORTER_OTLP_TIMEOUT, 10 s by default).
+        // export timeout (OTEL_EXPORTER_OTLP_TIMEOUT, 10 s by default), or the SDK's 5 s.
         if let Err(e) = self.provider.shutdown() {
-            super::warn(&format!("warning: traces not exported: {e}"));
-        }
-    }
-}
-
-/// The OpenTelemetry SDK's own warnings and errors (an export that failed), on stderr.
-#[derive(Default)]
-struct ExportWarnings {
-    shown: AtomicUsize,
-}
-
-impl<S: Subscriber> Layer<S> for ExportWarnings {
-    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
-        let meta = event.metadata();
-        if *meta.level() > Level::WARN || !meta.target().starts_with("opentelemetry") {
-            return;
-        }
-        let shown = self.shown.fetch_add(1, Ordering::Relaxed);
-        if shown > MAX_WARNINGS {
-            return;
-        }
-        if shown == MAX_WARNINGS {
-            super::warn("warning: trace export: further warnings are not shown");
-            return;
-        }
-        let mut text = String::new();
-        event.record(&mut Text(&mut text));
-        super::warn(&format!("warning: trace export: {}{text}", meta.name()));
-    }
-}
-
-/// An event's fields as ` key=value` pairs (but `name`, which repeats the event's name).
-struct Text<'a>(&'a mut String);
-
-impl Visit for Text<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        use std::fmt::Write as _;
-        if field.name() != "name" {
-            let _ = write!(self.0, " {}={value:?}", field.name());
-        }
-    }
-    fn record_str(&mut self, field: &Field, value: &str) {
-        use std::fmt::Write as _;
-        if field.name() != "name" {
-            let _ = write!(self.0, " {}={value}", field.name());
+            super::warn(&format!(
+                "warning: traces not exported: {}",
+                prompt_host::peer::shown(&e.to_string())
+            ));
         }
     }
 }
@@ -290,5 +276,37 @@ mod tests {
             )
         );
         assert_eq!(from(&[("OTEL_TRACES_EXPORTER", "otlp,none")]), Asked::Off);
+    }
+
+    #[test]
+    fn the_export_timeout_is_read_as_the_exporter_reads_it() {
+        let timeout = |pairs: &[(&str, &str)]| {
+            export_timeout(|name| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
+            })
+        };
+        assert_eq!(timeout(&[]), Duration::from_secs(10));
+        assert_eq!(
+            timeout(&[("OTEL_EXPORTER_OTLP_TIMEOUT", "1500")]),
+            Duration::from_millis(1500)
+        );
+        assert_eq!(
+            timeout(&[
+                ("OTEL_EXPORTER_OTLP_TIMEOUT", "1500"),
+                ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "700")
+            ]),
+            Duration::from_millis(700)
+        );
+        // Not a number: the next one, as the exporter does.
+        assert_eq!(
+            timeout(&[
+                ("OTEL_EXPORTER_OTLP_TIMEOUT", "1500"),
+                ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "soon")
+            ]),
+            Duration::from_millis(1500)
+        );
     }
 }
