@@ -28,6 +28,20 @@ export const FALLBACK = "claude-sonnet-4-5";
 /** The route of the first step; later steps continue on it (the log's newest route). */
 const ROUTE: RouteSpec = { name: "anthropic-messages", options: { max_tokens: 4096, thinking: { type: "adaptive" } } };
 
+/**
+ * A reply's `usage`: the token counts, and `null` for each member the API sends as `null`
+ * when it does not apply (the SDK's `Usage` declares them all).
+ */
+const usage = (counts: { input_tokens: number; output_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number }) => ({
+  cache_creation: null,
+  inference_geo: null,
+  output_tokens_details: null,
+  server_tool_use: null,
+  service_tier: null,
+  speed: null,
+  ...counts,
+});
+
 let id = 0;
 function message(model: string, content: Array<Record<string, unknown>>, stop: string): Canned {
   id += 1;
@@ -40,7 +54,10 @@ function message(model: string, content: Array<Record<string, unknown>>, stop: s
       content,
       stop_reason: stop,
       stop_sequence: null,
-      usage: { input_tokens: 50, cache_creation_input_tokens: 200 * id, cache_read_input_tokens: 1000, output_tokens: 60 },
+      stop_details: null,
+      container: null,
+      diagnostics: null,
+      usage: usage({ input_tokens: 50, cache_creation_input_tokens: 200 * id, cache_read_input_tokens: 1000, output_tokens: 60 }),
     },
   };
 }
@@ -48,7 +65,7 @@ function message(model: string, content: Array<Record<string, unknown>>, stop: s
 const text = (t: string) => ({ type: "text", text: t, citations: null });
 const toolUse = (toolId: string, name: string, input: Record<string, unknown>) => ({ type: "tool_use", id: toolId, name, input, caller: { type: "direct" } });
 
-/** The provider's replies, in order. */
+/** The provider's replies, in order; each fits the SDK's `Message` type, as the tests check. */
 export const REPLIES: Canned[] = [
   message(MODEL, [{ type: "thinking", thinking: "The user wants the README; read it first.", signature: "RXhhbXBsZVNpZ25hdHVyZQ==" }, toolUse("toolu_01", "read_file", { path: "README.md" })], "tool_use"),
   message(MODEL, [text("The README says this project assembles system prompts from plugins.")], "end_turn"),

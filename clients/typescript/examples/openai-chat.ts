@@ -40,7 +40,7 @@ function completion(model: string, message: Record<string, unknown>, finish: str
 
 const call = (callId: string, name: string, args: string) => ({ id: callId, type: "function", function: { name, arguments: args } });
 
-/** The provider's replies, in order. */
+/** The provider's replies, in order; each fits the SDK's `ChatCompletion` type (DeepSeek's `reasoning_content` aside), as the tests check. */
 export const REPLIES: Canned[] = [
   completion(MODEL, { content: null, reasoning_content: "The user wants the README; read it first.", tool_calls: [call("call_1", "read_file", '{"path": "README.md"}')] }, "tool_calls"),
   completion(MODEL, { content: "The README says this project assembles system prompts from plugins." }, "stop"),

@@ -37,10 +37,15 @@ function response(model: string, output: Array<Record<string, unknown>>): Canned
       incomplete_details: null,
       model,
       output,
+      access_programs: null,
+      instructions: null,
+      metadata: null,
+      temperature: null,
+      top_p: null,
       parallel_tool_calls: true,
       tool_choice: "auto",
       tools: [],
-      usage: { input_tokens: 1000 + 100 * id, input_tokens_details: { cached_tokens: 900 }, output_tokens: 70, output_tokens_details: { reasoning_tokens: 30 }, total_tokens: 1070 + 100 * id },
+      usage: { input_tokens: 1000 + 100 * id, input_tokens_details: { cached_tokens: 900, cache_write_tokens: 0 }, output_tokens: 70, output_tokens_details: { reasoning_tokens: 30 }, total_tokens: 1070 + 100 * id },
     },
   };
 }
@@ -49,7 +54,7 @@ const say = (itemId: string, text: string) => ({ id: itemId, type: "message", ro
 const call = (itemId: string, callId: string, name: string, args: string) => ({ id: itemId, type: "function_call", status: "completed", call_id: callId, name, arguments: args });
 const reasoning = (itemId: string, summary: string) => ({ id: itemId, type: "reasoning", summary: [{ type: "summary_text", text: summary }], encrypted_content: "gAAAAB-example-encrypted-reasoning" });
 
-/** The provider's replies, in order. */
+/** The provider's replies, in order; each fits the SDK's `Response` type, as the tests check. */
 export const REPLIES: Canned[] = [
   response(MODEL, [reasoning("rs_01", "The user wants the README; read it first."), call("fc_01", "call_1", "read_file", '{"path":"README.md"}')]),
   response(MODEL, [say("msg_01", "The README says this project assembles system prompts from plugins.")]),

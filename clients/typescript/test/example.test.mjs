@@ -11,6 +11,7 @@ import { promisify } from "node:util";
 import ts from "typescript";
 
 import { CACHE, IDENTITY, Wire, binary, guests } from "./helpers.mjs";
+import { cannedTypeErrors } from "./routes.mjs";
 import { main } from "../dist-examples/agent-loop.js";
 import * as anthropicExample from "../dist-examples/anthropic-messages.js";
 import * as chatExample from "../dist-examples/openai-chat.js";
@@ -82,6 +83,42 @@ for (const [name, { module, path, fallback }] of Object.entries(EXAMPLES)) {
     assert.ok(stdout.trim().endsWith("6 model calls; the provider received prompt-host's request byte for byte: true"), stdout);
   });
 }
+
+// -- the examples' canned replies fit the SDKs' response types (test/replies.test.mjs) -----------
+
+test("every example that has canned replies is one of the provider examples", async () => {
+  const dir = new URL("../dist-examples/", import.meta.url);
+  const scripted = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".js")).sort()) {
+    if ("REPLIES" in (await import(new URL(file, dir).href))) scripted.push(file.slice(0, -".js".length));
+  }
+  assert.deepEqual(scripted, Object.keys(EXAMPLES).sort());
+});
+
+for (const [name, { module }] of Object.entries(EXAMPLES)) {
+  test(`examples/${name}.ts: every reply the provider sends fits the SDK's response type`, () => {
+    assert.ok(module.REPLIES.filter((r) => (r.status ?? 200) === 200).length >= 5);
+    assert.deepEqual(cannedTypeErrors(module.REPLIES), []);
+  });
+}
+
+test("a broken copy of an example's replies is refused, in the compiler's words", () => {
+  const copy = (value) => JSON.parse(JSON.stringify(value));
+  // The Anthropic usage without its nullable members, the Responses one without cache_write_tokens.
+  const anthropic = copy(anthropicExample.REPLIES);
+  anthropic[1].body.usage = { input_tokens: 50, cache_creation_input_tokens: 400, cache_read_input_tokens: 1000, output_tokens: 60 };
+  const responses = copy(responsesExample.REPLIES);
+  delete responses[5].body.usage.input_tokens_details.cache_write_tokens;
+  const chat = copy(chatExample.REPLIES);
+  chat[2].body.created = "1780000003";
+  assert.deepEqual([anthropic, responses, chat].map(cannedTypeErrors), [
+    [
+      "reply 1: Type '{ input_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number; output_tokens: number; }' is missing the following properties from type 'Usage': cache_creation, inference_geo, output_tokens_details, server_tool_use, and 2 more.",
+    ],
+    ["reply 5: Property 'cache_write_tokens' is missing in type '{ cached_tokens: number; }' but required in type 'InputTokensDetails'."],
+    ["reply 2: Type 'string' is not assignable to type 'number'."],
+  ]);
+});
 
 test("examples/anthropic-messages.ts: a mid-conversation system message on Opus 4.8, `system` on the fallback", async () => {
   const out = await anthropicExample.main({ binary: binary(), guests: guests(), host: { env: { PROMPT_HOST_CACHE_DIR: CACHE } } });

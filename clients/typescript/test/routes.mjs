@@ -45,7 +45,7 @@ export const lines = (path) => readFileSync(path, "utf8").split("\n").filter((l)
  * could not have sent is never served.
  */
 export async function provider(replies) {
-  const errors = replyTypeErrors(replies.map((r) => ((r.status ?? 200) === 200 ? r.body : null)));
+  const errors = cannedTypeErrors(replies);
   if (errors.length > 0) throw new Error(`a canned reply does not fit the SDK's response type:\n${errors.join("\n")}`);
   const fake = new FakeProvider(replies);
   const origin = await fake.listen();
@@ -231,3 +231,10 @@ export function replyTypeErrors(bodies) {
     return `reply ${n}: ${d.slice(at[0].length)}`;
   });
 }
+
+/**
+ * `replyTypeErrors` of a fake provider's script (`Canned` replies): the body of each reply of
+ * status 200 is checked, an error status's body is not; `reply N` is the reply's place in the
+ * script.
+ */
+export const cannedTypeErrors = (replies) => replyTypeErrors(replies.map((r) => ((r.status ?? 200) === 200 ? r.body : null)));
