@@ -37,6 +37,10 @@ mod integration {
     mod mcp_remote;
     mod module_graph;
     mod oci_attacked;
+    mod oci_fake_registry;
+    mod oci_hostile;
+    mod oci_hostile_origins;
+    mod oci_hostile_serve;
     mod oci_registry;
     mod otlp_export;
     mod outputs_unchanged;

@@ -580,7 +580,9 @@ pub struct Measured {
     pub stdout: String,
     /// Its standard error.
     pub stderr: String,
-    /// Its peak resident set, in KiB (`ru_maxrss`).
+    /// Its peak resident set, in KiB: its own high-water mark (`VmHWM`), read while it
+    /// runs. `ru_maxrss` is no measure here: a child inherits at exec the high-water mark of
+    /// the process it was spawned from, the test binary's hundreds of MiB.
     pub max_rss_kib: u64,
     /// From start to exit.
     pub elapsed: Duration,
@@ -612,7 +614,12 @@ pub fn run_measured(cmd: &mut Command, limit: Duration) -> Measured {
     // SAFETY: an all-zero rusage is a valid value of a plain C struct.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let mut killed = false;
+    let mut peak_kib = 0;
     loop {
+        // Read before each reap attempt: once reaped, its memory is gone. A client that
+        // holds a body it should not grows for as long as the body takes to arrive, far
+        // longer than one poll.
+        peak_kib = peak_kib.max(high_water_kib(pid).unwrap_or(0));
         // SAFETY: `pid` is our child, not yet reaped; both pointers are to live locals.
         let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
         if reaped == pid {
@@ -623,7 +630,7 @@ pub fn run_measured(cmd: &mut Command, limit: Duration) -> Measured {
             unsafe { libc::kill(pid, libc::SIGKILL) };
             killed = true;
         }
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(2));
     }
     let elapsed = started.elapsed();
     // The child was reaped here, not through `child`: forget it without waiting.
@@ -632,10 +639,26 @@ pub fn run_measured(cmd: &mut Command, limit: Duration) -> Measured {
         code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
         stdout: stdout.join().unwrap(),
         stderr: stderr.join().unwrap(),
-        max_rss_kib: usage.ru_maxrss as u64,
+        max_rss_kib: if peak_kib > 0 {
+            peak_kib
+        } else {
+            usage.ru_maxrss as u64
+        },
         elapsed,
         killed,
     }
+}
+
+/// `VmHWM` of process `pid`, in KiB, while it lives.
+fn high_water_kib(pid: libc::pid_t) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 #[test]
@@ -687,4 +710,20 @@ fn an_https_peer_is_trusted_through_its_ca_only() {
     let _ = tls.read_to_end(&mut all);
     let text = String::from_utf8_lossy(&all);
     assert!(text.ends_with("\r\n\r\nhello"), "{text}");
+}
+
+#[test]
+fn a_measured_child_s_peak_is_its_own_not_the_test_process_s() {
+    // The test process holds 256 MiB, touched, while the child runs.
+    let held = vec![1u8; 256 << 20];
+    let run = run_measured(
+        Command::new("sh").args(["-c", "sleep 0.2"]),
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.max_rss_kib > 0 && run.max_rss_kib < 64 << 10, "{run:?}");
+    assert_eq!(
+        held.iter().map(|b| usize::from(*b)).sum::<usize>(),
+        256 << 20
+    );
 }
