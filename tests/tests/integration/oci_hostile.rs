@@ -364,3 +364,21 @@ fn ten_thousand_headers_are_refused_naming_the_registry() {
         ),
     );
 }
+
+#[test]
+fn timeouts_of_zero_are_refused_and_the_largest_are_taken() {
+    let site = Site::new("timeout_ms = 0", &[]);
+    refused(
+        &site.pull("oci://127.0.0.1:9/a/b:1"),
+        "host.toml: host.registry.timeout_ms: must be at least 1 (0 would fail every request)",
+    );
+    // The largest TOML integer: no instant overflows, the refused connection is reported.
+    let site = Site::new(
+        "plain_http = [\"127.0.0.1:9\"]\ntimeout_ms = 9223372036854775807\ntotal_timeout_ms = 9223372036854775807",
+        &[],
+    );
+    refused(
+        &site.pull("oci://127.0.0.1:9/a/b:1"),
+        "oci://127.0.0.1:9/a/b:1: cannot reach the registry 127.0.0.1:9: Connection refused (os error 111)",
+    );
+}
