@@ -1,8 +1,9 @@
 //! The OCI surfaces attacked (docs HOSTILE classes): a FIFO where the lock file or the
 //! Docker config should be, a content store another user may write into, a stored component
-//! changed on disk, a registry that accepts and never answers, and a component larger than
-//! `max_wasm_bytes` — each through the `prompt-host` binary, each refused or survived with
-//! a message naming what it is about, none hanging.
+//! changed on disk, a registry that accepts and never answers, a component larger than
+//! `max_wasm_bytes`, an image index under the tag and a component trickled to `render` —
+//! each through the `prompt-host` binary, each refused or survived with a message naming
+//! what it is about, none hanging. The hostile-peer attacks proper are in `oci_hostile*.rs`.
 
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
@@ -156,4 +157,75 @@ fn a_component_larger_than_max_wasm_bytes_is_refused_before_it_is_downloaded() {
                 .count()
                 == 0
     );
+}
+
+#[test]
+fn an_index_under_the_tag_is_refused_naming_its_media_type() {
+    use super::hostile_peer::Reply;
+    use super::oci_fake_registry::{reference, registry, Artifact, Auth, Site, REPOSITORY};
+    let index = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [],
+    })
+    .to_string();
+    let path = format!("/v2/{REPOSITORY}/manifests/1.0");
+    let peer = registry(
+        Artifact::declare(None),
+        Auth::Anonymous,
+        Box::new(move |r| {
+            (r.path() == path).then(|| {
+                Reply::new(200)
+                    .header("content-type", "application/vnd.oci.image.index.v1+json")
+                    .body(index.clone())
+                    .into()
+            })
+        }),
+    );
+    let site = Site::new(&format!("plain_http = [\"{}\"]", peer.host_port()), &[]);
+    let r = reference(&peer);
+    let run = site.pull(&r);
+    assert_eq!(
+        run.stderr,
+        format!("error: {r}: its manifest has media type application/vnd.oci.image.index.v1+json (an image index, a list of manifests), not application/vnd.oci.image.manifest.v1+json\n")
+    );
+    assert_eq!(run.code, Some(1));
+}
+
+#[test]
+fn render_ends_by_the_total_bound_when_the_component_trickles() {
+    use super::hostile_peer::{run_measured, Reply};
+    use super::oci_fake_registry::{reference, registry, Artifact, Auth, Site, ENDED};
+    let artifact = Artifact::declare(None);
+    let (blob, bytes) = (artifact.blob_path(), artifact.component.clone());
+    let peer = registry(
+        artifact,
+        Auth::Anonymous,
+        Box::new(move |r| {
+            (r.path() == blob).then(|| {
+                Reply::new(200)
+                    .trickle(bytes.clone(), Duration::from_millis(200))
+                    .into()
+            })
+        }),
+    );
+    let r = reference(&peer);
+    let site = Site::new(
+        &format!(
+            "plain_http = [\"{}\"]\ntotal_timeout_ms = 3000\n\n{}",
+            peer.host_port(),
+            plugin_entry(&r, "")
+        ),
+        &[],
+    );
+    let run = run_measured(
+        &mut site.command(&["render", "--config", "host.toml"]),
+        ENDED * 2,
+    );
+    assert_eq!(
+        run.stderr,
+        format!("error: {r}: the pull did not complete within total_timeout_ms = 3000 (the whole exchange with the registry {}); stopped\n", peer.host_port())
+    );
+    assert_eq!(run.code, Some(1));
+    assert!(!run.killed && run.elapsed < ENDED, "{run:?}");
 }
