@@ -139,6 +139,7 @@ impl IdentityRecord<'_> {
 #[cfg(unix)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn identity(path: &Path) -> FileIdentity {
         FileIdentity::of(&fs::metadata(path).unwrap()).unwrap()
