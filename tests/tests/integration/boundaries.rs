@@ -41,7 +41,8 @@ fn a_panic_in_a_serve_method_is_that_requests_internal_error_and_the_server_goes
     assert!(!assembled["sections"].as_array().unwrap().is_empty());
     let stderr = served.stderr_with("internal error", Duration::from_secs(10));
     assert!(
-        stderr.contains("error: internal error at ") && stderr.contains("this is a defect of prompt-host"),
+        stderr.contains("error: internal error at ")
+            && stderr.contains("this is a defect of prompt-host"),
         "{stderr}"
     );
 }
@@ -72,7 +73,10 @@ fn a_panic_in_a_session_request_names_the_session_and_its_log_reads_back() {
     );
     // The session's state was dropped; the next requests read the log again and go on
     // from where it stands.
-    served.ok("append_assistant", json!({"session": session, "text": "hello"}));
+    served.ok(
+        "append_assistant",
+        json!({"session": session, "text": "hello"}),
+    );
     let second = served.ok("step", json!({"session": session, "user": ["again"]}));
     assert_eq!(
         second["step"].as_u64(),
@@ -105,5 +109,8 @@ fn a_panic_in_a_command_is_one_escaped_line_and_status_1_never_101() {
         "{stderr}"
     );
     // Without the variable, the same command renders.
-    assert!(d.run(&["render", "--config", config.to_str().unwrap()]).ok().contains("Ada"));
+    assert!(d
+        .run(&["render", "--config", config.to_str().unwrap()])
+        .ok()
+        .contains("Ada"));
 }

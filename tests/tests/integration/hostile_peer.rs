@@ -42,11 +42,17 @@ pub struct Reply {
 enum Body {
     Bytes(Vec<u8>),
     /// `len` bytes of `x`, with a `Content-Length` when declared, else chunked.
-    Sized { len: u64, declared: bool },
+    Sized {
+        len: u64,
+        declared: bool,
+    },
     /// Chunks of `x` without end.
     Endless,
     /// The bytes, one at a time, `every` apart (with their `Content-Length`).
-    Trickle { bytes: Vec<u8>, every: Duration },
+    Trickle {
+        bytes: Vec<u8>,
+        every: Duration,
+    },
 }
 
 impl Reply {
@@ -380,7 +386,11 @@ fn read_request(reader: &mut impl BufRead, origin: &str) -> Option<Request> {
     let mut head = Vec::new();
     loop {
         let mut line = Vec::new();
-        let n = reader.by_ref().take(64 << 10).read_until(b'\n', &mut line).ok()?;
+        let n = reader
+            .by_ref()
+            .take(64 << 10)
+            .read_until(b'\n', &mut line)
+            .ok()?;
         if n == 0 {
             return None;
         }
@@ -478,7 +488,10 @@ fn write_reply(shared: &Shared, stream: &mut dyn Stream, reply: Reply) -> std::i
             head.push_str(&format!("content-length: {}\r\n", bytes.len()));
             false
         }
-        Body::Sized { len, declared: true } => {
+        Body::Sized {
+            len,
+            declared: true,
+        } => {
             head.push_str(&format!("content-length: {len}\r\n"));
             false
         }
@@ -486,7 +499,10 @@ fn write_reply(shared: &Shared, stream: &mut dyn Stream, reply: Reply) -> std::i
             head.push_str(&format!("content-length: {}\r\n", bytes.len()));
             false
         }
-        Body::Sized { declared: false, .. } | Body::Endless => {
+        Body::Sized {
+            declared: false, ..
+        }
+        | Body::Endless => {
             head.push_str("transfer-encoding: chunked\r\n");
             true
         }
