@@ -45,6 +45,9 @@ mod integration {
     mod otlp_export;
     mod outputs_unchanged;
     mod peers_hostile;
+    mod peers_hostile_mcp;
+    mod peers_hostile_text;
+    mod peers_hostile_tokens;
     mod polyglot;
     mod readme_tutorial;
     mod routes;

@@ -272,6 +272,14 @@ pub enum McpError {
         /// What went wrong.
         message: String,
     },
+    /// The client panicked on something: a defect, reported as a failure and retried.
+    #[error("mcp-client({server}): the connection failed on a defect of the client (a panic: {message}); it is retried")]
+    Panicked {
+        /// The server name.
+        server: String,
+        /// The panic's message, escaped.
+        message: String,
+    },
     /// The server process ended or closed its pipes.
     #[error("mcp-client({server}): server exited ({status}){}", stderr_suffix(.stderr))]
     Exited {

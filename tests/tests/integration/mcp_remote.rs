@@ -572,7 +572,7 @@ async fn oauth_client_credentials_reach_a_protected_server_and_are_renewed() {
         .arg(npm_fixtures().join("oauth_server.mjs"))
         .env("CLIENT_ID", "prompt-host-test")
         .env("CLIENT_SECRET", "client-secret-value-7c1f")
-        .env("TOKEN_TTL_S", "3");
+        .env("TOKEN_TTL_S", "6");
     let issuer = Served::start(command, Some("--port-file"), tempfile::tempdir().unwrap());
     let issuer_url = format!("http://127.0.0.1:{}", issuer.port);
     let auth_dir = tempfile::tempdir().unwrap();
@@ -614,7 +614,8 @@ async fn oauth_client_credentials_reach_a_protected_server_and_are_renewed() {
         "{error}"
     );
     drop(host);
-    // The right one: published, then the 3-second token is renewed without a failure.
+    // The right one: published, then the 6-second token is renewed without a failure, at
+    // the 5-second floor (half its life would be 3 s).
     let host = self::host();
     let grant = ClientCredentials::new(
         format!("{issuer_url}/token"),
@@ -628,7 +629,7 @@ async fn oauth_client_credentials_reach_a_protected_server_and_are_renewed() {
     );
     let status = wait_status(&host, id, "published", |s| s.live_generation == Some(1)).await;
     assert_eq!(status.failures, 0);
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    tokio::time::sleep(Duration::from_secs(7)).await;
     let status = host
         .mcp_status()
         .into_iter()

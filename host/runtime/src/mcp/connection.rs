@@ -220,7 +220,12 @@ async fn supervise(
         let mut slot = None;
         let started = Instant::now();
         let ended = tokio::select! {
-            ended = run_session(&spec, &mut slot, &mut emitter) => ended,
+            ended = CatchPanic(Box::pin(run_session(&spec, &mut slot, &mut emitter))) => {
+                ended.unwrap_or_else(|message| Ended::Failed(McpError::Panicked {
+                    server: spec.name.clone(),
+                    message,
+                }))
+            }
             () = stopped(&mut stop) => {
                 if let Some(session) = slot.take() {
                     session.kill().await;
@@ -275,6 +280,33 @@ async fn run_session(
         .await
 }
 
+/// A session's future with a panic inside it (a defect, or a third-party crate choking on
+/// what a server sent) turned into its message: the connection reports it as a failure and
+/// tries again after its delay, instead of its task ending with the status left `starting`.
+struct CatchPanic<F>(std::pin::Pin<Box<F>>);
+
+impl<F: std::future::Future> std::future::Future for CatchPanic<F> {
+    type Output = Result<F::Output, String>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let inner = self.0.as_mut();
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.poll(cx))) {
+            Ok(poll) => poll.map(Ok),
+            Err(payload) => {
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "(no message)".to_owned());
+                std::task::Poll::Ready(Err(crate::peer::shown(&message)))
+            }
+        }
+    }
+}
+
 /// Resolves when a stop was requested (or the connection handle is gone).
 async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|stopped| *stopped).await;
@@ -284,5 +316,27 @@ impl ReconnectPolicy {
     /// Delays from `initial`, doubling up to `max`.
     pub const fn new(initial: Duration, max: Duration) -> Self {
         Self { initial, max }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CatchPanic;
+
+    #[tokio::test]
+    async fn a_panic_in_a_session_becomes_its_message_escaped() {
+        let calm = CatchPanic(Box::pin(async { 7 })).await;
+        assert_eq!(calm, Ok(7));
+        let panicked = CatchPanic(Box::pin(async {
+            if std::hint::black_box(true) {
+                panic!("overflow when adding duration to instant\n\u{1b}[2Jerror: forged");
+            }
+            7
+        }))
+        .await;
+        assert_eq!(
+            panicked,
+            Err("overflow when adding duration to instant\\n\\u{1b}[2Jerror: forged".into())
+        );
     }
 }

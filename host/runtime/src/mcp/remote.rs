@@ -1,16 +1,21 @@
 //! Remote MCP servers over Streamable HTTP: what reaching one needs ([`RemoteServer`]), the
 //! HTTP client built for it (rustls with ring and the platform's roots, plus an optional CA
-//! file), and the OAuth 2.1 client credentials grant ([`ClientCredentials`]).
+//! file, following no redirect), and the OAuth 2.1 client credentials grant
+//! ([`ClientCredentials`], fetched in [`token`]).
 //!
 //! Every secret (a header value, the client secret, an access token) is a [`Secret`]: it
 //! reaches the request that carries it and nothing else. Errors name the server and the
 //! endpoint (without its query, which may hold a key), never a secret.
+
+mod token;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::Secret;
+
+pub(super) use token::fetch_token;
 
 /// Most bytes of one JSON answer (or one SSE event) a remote server may send: a list or a
 /// discover result larger than this is refused as a failure of that server, not held in
@@ -126,6 +131,30 @@ impl ClientCredentials {
     }
 }
 
+/// Whether `url` may carry secrets: `https://`, or `http://` on a loopback host (what
+/// host.toml's check asks too; a spec built in code is checked here, before anything is
+/// sent). `what` names the endpoint in the error.
+pub(super) fn check_endpoint(url: &str, what: &str) -> Result<(), String> {
+    let parsed = url::Url::parse(url).map_err(|e| format!("{what} is not a URL: {e}"))?;
+    let loopback = match parsed.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    match parsed.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        "http" => Err(format!(
+            "{what} is plain http on a host that is not loopback; use https:// (secrets would cross the network in clear text)"
+        )),
+        other => Err(format!(
+            "{what} is not an http(s) URL (scheme \"{}\")",
+            crate::peer::shown(other)
+        )),
+    }
+}
+
 /// An access token and when to fetch the next one.
 pub(super) struct AccessToken {
     pub(super) value: Secret,
@@ -189,136 +218,35 @@ pub(super) fn transport_config(
     Ok(config)
 }
 
-/// Fetch an access token with the client credentials grant, within `timeout`. The error says
-/// what the authorization server answered (its `error` code), never a secret.
-pub(super) async fn fetch_token(
-    http: &reqwest::Client,
-    grant: &ClientCredentials,
-    server_url: &str,
-    timeout: Duration,
-) -> Result<AccessToken, String> {
-    use oauth2::basic::BasicClient;
-    use oauth2::{
-        AuthType, ClientId, ClientSecret, RequestTokenError, Scope, TokenResponse, TokenUrl,
-    };
-    let token_url = TokenUrl::new(grant.token_url.clone())
-        .map_err(|e| format!("token_url is not a URL: {e}"))?;
-    let client = BasicClient::new(ClientId::new(grant.client_id.clone()))
-        .set_client_secret(ClientSecret::new(grant.client_secret.expose().to_owned()))
-        .set_token_uri(token_url)
-        .set_auth_type(AuthType::BasicAuth);
-    let resource = grant
-        .resource
-        .clone()
-        .unwrap_or_else(|| server_url.to_owned());
-    let request = client
-        .exchange_client_credentials()
-        .add_scopes(grant.scopes.iter().cloned().map(Scope::new))
-        .add_extra_param("resource", resource);
-    let send = TokenHttp(http.clone());
-    let shown = shown_url(&grant.token_url);
-    let answer = tokio::time::timeout(timeout, request.request_async(&send))
-        .await
-        .map_err(|_| {
-            format!(
-                "the token endpoint {shown} did not answer within {} ms",
-                timeout.as_millis()
-            )
-        })?;
-    let token = answer.map_err(|e| match e {
-        RequestTokenError::ServerResponse(r) => format!(
-            "the token endpoint {shown} refused the client credentials: {}",
-            r.error()
-        ),
-        RequestTokenError::Request(e) => format!("the token endpoint {shown}: {e}"),
-        RequestTokenError::Parse(_, _) => {
-            format!("the token endpoint {shown} answered something that is not a token response")
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_go_over_https_or_to_loopback_only() {
+        for fine in [
+            "https://auth.example.com/token",
+            "http://127.0.0.1:8080/token",
+            "http://localhost/token",
+            "http://[::1]:9/token",
+        ] {
+            assert_eq!(check_endpoint(fine, "the token endpoint"), Ok(()), "{fine}");
         }
-        RequestTokenError::Other(e) => format!("the token endpoint {shown}: {e}"),
-    })?;
-    // Renewed when half its life is gone, at most 30 s before it expires (as rmcp's own
-    // authorization manager does), so a request never goes out with an expiring token.
-    let renew_at = token.expires_in().map(|life| {
-        let early = (life / 2).min(Duration::from_secs(30));
-        tokio::time::Instant::now() + life.saturating_sub(early)
-    });
-    Ok(AccessToken {
-        value: Secret::new(token.access_token().secret().clone()),
-        renew_at,
-    })
-}
-
-/// The HTTP client of token requests, as oauth2 calls it (its future owns a handle on the
-/// client, so it is `Send` whatever borrows it).
-struct TokenHttp(reqwest::Client);
-
-impl<'c> oauth2::AsyncHttpClient<'c> for TokenHttp {
-    type Error = TokenHttpError;
-    type Future = std::pin::Pin<
-        Box<
-            dyn std::future::Future<Output = Result<oauth2::HttpResponse, TokenHttpError>>
-                + Send
-                + 'c,
-        >,
-    >;
-
-    fn call(&'c self, request: oauth2::HttpRequest) -> Self::Future {
-        Box::pin(send_token_request(self.0.clone(), request))
+        assert_eq!(
+            check_endpoint("http://auth.example.com/token", "the token endpoint"),
+            Err("the token endpoint is plain http on a host that is not loopback; use https:// (secrets would cross the network in clear text)".into())
+        );
+        assert_eq!(
+            check_endpoint("ftp://auth.example.com/token", "the token endpoint"),
+            Err("the token endpoint is not an http(s) URL (scheme \"ftp\")".into())
+        );
     }
-}
 
-/// Why a token request could not be sent or read.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(super) struct TokenHttpError(String);
-
-/// One token request through `http`; the answer body is bounded.
-async fn send_token_request(
-    http: reqwest::Client,
-    request: oauth2::HttpRequest,
-) -> Result<oauth2::HttpResponse, TokenHttpError> {
-    let (parts, body) = request.into_parts();
-    let mut outgoing = http.request(parts.method, parts.uri.to_string()).body(body);
-    for (name, value) in &parts.headers {
-        outgoing = outgoing.header(name, value);
+    #[test]
+    fn an_endpoint_is_shown_without_credentials_or_query() {
+        assert_eq!(
+            shown_url("https://u:p@h.example/mcp?key=s3cr3t#f"),
+            "https://h.example/mcp"
+        );
     }
-    let answer = outgoing
-        .send()
-        .await
-        .map_err(|e| TokenHttpError(without_url(&e)))?;
-    let status = answer.status();
-    let headers = answer.headers().clone();
-    let mut body = Vec::new();
-    let mut answer = answer;
-    while let Some(chunk) = answer
-        .chunk()
-        .await
-        .map_err(|e| TokenHttpError(without_url(&e)))?
-    {
-        if body.len() + chunk.len() > 64 << 10 {
-            return Err(TokenHttpError(
-                "the token response is larger than 64 KiB".into(),
-            ));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    let mut response = http::Response::new(body);
-    *response.status_mut() = status;
-    *response.headers_mut() = headers;
-    Ok(response)
-}
-
-/// reqwest's error without the URL it carries (shown once, by the caller, without query).
-fn without_url(e: &reqwest::Error) -> String {
-    let mut plain = e.to_string();
-    if let Some(url) = e.url() {
-        plain = plain.replace(url.as_str(), "");
-    }
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        plain.push_str(": ");
-        plain.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    plain.replace(" ()", "").trim().to_owned()
 }

@@ -8,24 +8,28 @@
 //! stream in the 2026-07-28 lifecycle) and when the time to live (`ttlMs`) of its discover or
 //! list result runs out. A remote server's OAuth token is renewed before it expires by
 //! ending the session quietly and starting the next one at once.
+//!
+//! A server is a peer the host does not trust: every wait on it is bounded by the spec's
+//! timeout, its answers by [`super::remote::MAX_ANSWER_BYTES`] (remote) and what it says
+//! reaches a message only through [`peer_text`].
 
-use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+mod list;
+mod peer_text;
+mod process;
+mod spans;
+mod stderr_tail;
+
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ClientRequest, Implementation, ListToolsRequest,
-    PaginatedRequestParams, ProtocolVersion, RequestMetaObject, ServerNotification, ServerResult,
-    SubscriptionFilter,
+    ClientCapabilities, ClientConfig, Implementation, ProtocolVersion, RequestMetaObject,
+    ServerNotification, SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{
     ClientCacheConfig, ClientHandler, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient,
-    ServiceError,
 };
-use serde_json::Value;
-use tokio::io::AsyncReadExt;
-use tokio::process::{Child, ChildStderr, Command};
+use tokio::process::Child;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -33,13 +37,14 @@ use tracing::Instrument;
 
 use super::remote::{self, AccessToken};
 use super::{LifecycleUsed, McpError, McpLifecycle, McpServerSpec, McpTool};
+use list::list_all_tools;
+use peer_text::{remote_error, shown_version};
+use process::{exited, exited_within, spawn};
+use spans::{attribute_text, exchange_span, lifecycle_span};
+use stderr_tail::StderrTail;
 
-/// A server that keeps returning cursors is broken, not large; stop after this many pages.
-const MAX_PAGES: usize = 1000;
-/// How much of the server's stderr we keep for error messages (the tail).
-const STDERR_TAIL_BYTES: usize = 2048;
 /// How long a dying server gets to finish writing stderr / to exit before we report it.
-const EXIT_GRACE: Duration = Duration::from_millis(500);
+pub(super) const EXIT_GRACE: Duration = Duration::from_millis(500);
 /// The shortest time to live honoured: a server saying `ttlMs: 1` is not re-read in a loop.
 pub(super) const MIN_REFRESH: Duration = Duration::from_secs(1);
 /// The longest: a day, as rmcp's own cache caps it.
@@ -132,7 +137,7 @@ impl Session {
                             Some(status) => exited(&spec.name, status.to_string(), &stderr).await,
                             None => McpError::Initialize {
                                 server: spec.name.clone(),
-                                message: e.to_string(),
+                                message: remote_error(&e.to_string()),
                             },
                         });
                     }
@@ -148,6 +153,8 @@ impl Session {
                     url: url.clone(),
                     message,
                 };
+                remote::check_endpoint(&remote_spec.url, "the server's endpoint")
+                    .map_err(&failed)?;
                 let http = remote::http_client(remote_spec).map_err(&failed)?;
                 let token = match &remote_spec.oauth {
                     Some(grant) => Some(
@@ -183,11 +190,12 @@ impl Session {
             .set_response_cache_config(ClientCacheConfig::disabled())
             .await;
         let info = running.peer().peer_info();
-        let protocol_version = info
+        let agreed = info
             .as_ref()
-            .map(|i| i.protocol_version.as_str().to_owned())
+            .map(|i| i.protocol_version.as_str())
             .unwrap_or_default();
-        span.record("mcp.protocol.version", attribute_text(&protocol_version));
+        span.record("mcp.protocol.version", attribute_text(agreed));
+        let protocol_version = shown_version(agreed);
         let lifecycle = match info.as_ref().map(|i| i.protocol_version.has_initialize()) {
             Some(false) => LifecycleUsed::Discover,
             _ => LifecycleUsed::Initialize,
@@ -430,46 +438,6 @@ impl Drop for Session {
     }
 }
 
-/// Spawns the stdio server: the process, its stderr tail and its pipes.
-fn spawn(
-    spec: &McpServerSpec,
-) -> Result<
-    (
-        Child,
-        StderrTail,
-        (tokio::process::ChildStdout, tokio::process::ChildStdin),
-    ),
-    McpError,
-> {
-    let mut command = Command::new(&spec.command);
-    crate::child::contain(&mut command);
-    if let Some(dir) = &spec.dir {
-        command.current_dir(dir);
-    }
-    let mut child = command
-        .args(&spec.args)
-        .envs(&spec.env)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        // Never inherited: our stdout may be a JSON-RPC channel of its own (`serve`).
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|source| McpError::Spawn {
-            server: spec.name.clone(),
-            command: spec.command.clone(),
-            error: source,
-        })?;
-    let stderr = StderrTail::capture(child.stderr.take());
-    let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
-        return Err(McpError::Initialize {
-            server: spec.name.clone(),
-            message: "the server's stdio pipes were not created".into(),
-        });
-    };
-    Ok((child, stderr, (stdout, stdin)))
-}
-
 /// rmcp's lifecycle for a spec's choice: `Auto` prefers 2026-07-28 and falls back to
 /// `initialize` with 2025-11-25, as the specification says.
 fn lifecycle_mode(lifecycle: McpLifecycle) -> ClientLifecycleMode {
@@ -503,32 +471,6 @@ fn lifecycle_timeout(spec: &McpServerSpec, span: &tracing::Span) -> McpError {
     }
 }
 
-/// A remote error's text without anything that could carry a secret: rmcp's transport
-/// errors print the request's URL at most, and the URL's query is cut.
-fn remote_error(text: &str) -> String {
-    // rmcp names the transport's Rust type (`Transport [rmcp::transport::…] error: `), which
-    // says nothing to an operator.
-    let mut text = text.replace("Send message error ", "");
-    while let Some(at) = text.find("Transport [") {
-        let Some(end) = text[at..].find("] error: ") else {
-            break;
-        };
-        text.replace_range(at..at + end + "] error: ".len(), "");
-    }
-    let mut out = String::with_capacity(text.len());
-    for word in text.as_str().split_inclusive(char::is_whitespace) {
-        let bare = word.trim_end();
-        if bare.starts_with("http://") || bare.starts_with("https://") {
-            let url = bare.trim_end_matches([')', ',', '.', ';']);
-            out.push_str(&remote::shown_url(url));
-            out.push_str(&word[url.len()..]);
-        } else {
-            out.push_str(word);
-        }
-    }
-    out
-}
-
 /// The process's exit, for a stdio session; never for a remote one.
 async fn wait_process(link: &mut Link) -> String {
     match link {
@@ -548,214 +490,10 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
-async fn list_all_tools(
-    peer: &Peer<RoleClient>,
-    server: &str,
-    transport: &str,
-    timeout: Duration,
-) -> Result<(Vec<McpTool>, Option<u64>), McpError> {
-    let list_error = |message: String| McpError::List {
-        server: server.to_owned(),
-        message,
-    };
-    let mut tools = Vec::new();
-    let mut cursor = None;
-    // The shortest time to live of the pages (the list is as fresh as its stalest page).
-    let mut ttl: Option<u64> = None;
-    for _ in 0..MAX_PAGES {
-        let params = PaginatedRequestParams::default().with_cursor(cursor.take());
-        // Sent directly rather than through `Peer::list_tools`, whose response cache would
-        // answer a failed re-list with the stale list and hide the failure.
-        let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
-        let span = exchange_span("tools/list", server, transport);
-        let answer = async {
-            let handle = peer
-                .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
-                .await?;
-            handle.await_response().await
-        };
-        let page = match answer.instrument(span).await {
-            Ok(ServerResult::ListToolsResult(page)) => page,
-            Ok(other) => return Err(list_error(format!("unexpected answer {other:?}"))),
-            Err(ServiceError::Timeout { .. }) => {
-                return Err(McpError::ListTimeout {
-                    server: server.to_owned(),
-                    timeout,
-                })
-            }
-            Err(e) => return Err(list_error(remote_error(&e.to_string()))),
-        };
-        if let Some(page_ttl) = page.ttl_ms {
-            ttl = Some(ttl.map_or(page_ttl, |t| t.min(page_ttl)));
-        }
-        for t in page.tools {
-            let input_schema = Value::Object((*t.input_schema).clone());
-            // An untrusted server's schema deeper than a session log can hold would fail
-            // every step; that one tool is left out, loudly.
-            use crate::session::depth::{too_deep, MAX_TOOL_PARAMETERS_DEPTH};
-            if let Some(at) = too_deep(&input_schema, MAX_TOOL_PARAMETERS_DEPTH) {
-                log::warn!(
-                    "MCP server \"{server}\": tool \"{}\" left out: its inputSchema nests more than {MAX_TOOL_PARAMETERS_DEPTH} levels deep (at {at}), deeper than a session log can hold",
-                    crate::wasm::escape(&t.name)
-                );
-                continue;
-            }
-            tools.push(McpTool {
-                name: t.name.into_owned(),
-                description: t.description.map(|d| d.into_owned()).unwrap_or_default(),
-                input_schema,
-            });
-        }
-        match page.next_cursor {
-            Some(next) => cursor = Some(next),
-            None => return Ok((tools, ttl)),
-        }
-    }
-    Err(list_error(format!(
-        "still paginating after {MAX_PAGES} pages"
-    )))
-}
-
 /// Resolves once rmcp's service loop has let go of the transport.
 async fn closed(peer: &Peer<RoleClient>) {
     // rmcp has no awaitable for this; a slow poll is enough to notice a half-dead server.
     while !peer.is_transport_closed() {
         tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-async fn exited_within(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
-    tokio::time::timeout(grace, child.wait()).await.ok()?.ok()
-}
-
-async fn exited(server: &str, status: String, stderr: &StderrTail) -> McpError {
-    McpError::Exited {
-        server: server.to_owned(),
-        status,
-        stderr: stderr.finish(EXIT_GRACE).await,
-    }
-}
-
-/// Drains the server's stderr so it never blocks on a full pipe, keeping the last bytes.
-struct StderrTail {
-    tail: Arc<Mutex<Vec<u8>>>,
-    task: Option<JoinHandle<()>>,
-}
-
-impl StderrTail {
-    fn capture(stderr: Option<ChildStderr>) -> StderrTail {
-        let tail = Arc::new(Mutex::new(Vec::new()));
-        let task = stderr.map(|mut pipe| {
-            let tail = Arc::clone(&tail);
-            tokio::spawn(async move {
-                let mut buf = [0u8; 1024];
-                while let Ok(n @ 1..) = pipe.read(&mut buf).await {
-                    let Ok(mut kept) = tail.lock() else { return };
-                    kept.extend_from_slice(&buf[..n]);
-                    let excess = kept.len().saturating_sub(STDERR_TAIL_BYTES);
-                    kept.drain(..excess);
-                }
-            })
-        });
-        StderrTail { tail, task }
-    }
-
-    /// The tail so far, after giving the drain a moment to reach the end of the pipe.
-    async fn finish(&self, grace: Duration) -> String {
-        if let Some(task) = &self.task {
-            let deadline = tokio::time::Instant::now() + grace;
-            while !task.is_finished() && tokio::time::Instant::now() < deadline {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        }
-        match self.tail.lock() {
-            Ok(kept) => String::from_utf8_lossy(&kept).into_owned(),
-            Err(_) => String::new(),
-        }
-    }
-}
-
-impl Drop for StderrTail {
-    fn drop(&mut self) {
-        // A grandchild holding the pipe open must not keep this task alive.
-        if let Some(task) = &self.task {
-            task.abort();
-        }
-    }
-}
-
-/// The span of one MCP request this client sends (the lifecycle's, `server/discover`, or one
-/// `tools/list` page), with the OpenTelemetry MCP semantic conventions' attributes: named by
-/// the method (`otel.name`), a client span over a pipe (stdio) or TCP (HTTP).
-fn exchange_span(method: &'static str, server: &str, transport: &str) -> tracing::Span {
-    let network = match transport {
-        "http" => "tcp",
-        "stdio" => "pipe",
-        _ => "",
-    };
-    let span = tracing::info_span!(
-        "prompt_host.mcp",
-        otel.name = method,
-        otel.kind = "client",
-        mcp.method.name = method,
-        mcp.protocol.version = tracing::field::Empty,
-        network.transport = tracing::field::Empty,
-        prompt_host.mcp.server = server,
-    );
-    if !network.is_empty() {
-        span.record("network.transport", network);
-    }
-    span
-}
-
-/// The span of a lifecycle's first exchange: named once it is known which lifecycle was used
-/// (`server/discover` or `initialize`), or by what was tried when none answered.
-fn lifecycle_span(server: &str, transport: &str) -> tracing::Span {
-    let span = tracing::info_span!(
-        "prompt_host.mcp",
-        otel.name = tracing::field::Empty,
-        otel.kind = "client",
-        mcp.method.name = tracing::field::Empty,
-        mcp.protocol.version = tracing::field::Empty,
-        network.transport = if transport == "http" { "tcp" } else { "pipe" },
-        prompt_host.mcp.server = server,
-    );
-    span
-}
-
-/// A server's text as a span attribute: a version is short and printable ASCII, so anything
-/// else an untrusted server sends is not copied into every exporter's data.
-fn attribute_text(text: &str) -> &str {
-    let plain = !text.is_empty() && text.len() <= 32 && text.bytes().all(|b| b.is_ascii_graphic());
-    if plain {
-        text
-    } else {
-        "(not a version)"
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{attribute_text, remote_error};
-
-    #[test]
-    fn a_remote_error_loses_type_names_and_url_queries() {
-        assert_eq!(
-            remote_error("Send message error Transport [rmcp::transport::worker::WorkerTransport<X<Y>>] error: HTTP status 500 from https://h.example/mcp?key=s3cr3t, when send discover request"),
-            "HTTP status 500 from https://h.example/mcp, when send discover request"
-        );
-    }
-
-    #[test]
-    fn a_server_s_version_reaches_a_span_only_when_it_looks_like_one() {
-        assert_eq!(attribute_text("2025-06-18"), "2025-06-18");
-        for hostile in [
-            "x".repeat(33),
-            "2025\n06".into(),
-            "v\u{202e}1".into(),
-            String::new(),
-        ] {
-            assert_eq!(attribute_text(&hostile), "(not a version)", "{hostile:?}");
-        }
     }
 }

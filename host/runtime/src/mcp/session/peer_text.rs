@@ -1,0 +1,80 @@
+//! A server's text as the host shows it. Whatever an MCP server says — a JSON-RPC error's
+//! message, an HTTP error body rmcp quotes, a protocol version, a tool's name — reaches an
+//! error message, `mcp_status`, a warning on stderr or a `serve` notification only escaped
+//! (control and bidi characters as escapes: it cannot clear a screen, move the cursor or
+//! forge a line) and capped ([`crate::peer::shown`]).
+
+use crate::peer::{shown, shown_within};
+
+/// The most bytes of a server's protocol version shown (a version is ten).
+const MAX_VERSION_BYTES: usize = 32;
+
+/// An error of rmcp's as a message shows it: without anything that could carry a secret
+/// (rmcp's transport errors print the request's URL at most, and the URL's query is cut),
+/// and with the server's part — a JSON-RPC error's message, an HTTP error body — escaped
+/// and capped.
+pub(super) fn remote_error(text: &str) -> String {
+    // rmcp names the transport's Rust type (`Transport [rmcp::transport::…] error: `), which
+    // says nothing to an operator.
+    let mut text = text.replace("Send message error ", "");
+    while let Some(at) = text.find("Transport [") {
+        let Some(end) = text[at..].find("] error: ") else {
+            break;
+        };
+        text.replace_range(at..at + end + "] error: ".len(), "");
+    }
+    let mut out = String::with_capacity(text.len());
+    for word in text.as_str().split_inclusive(char::is_whitespace) {
+        let bare = word.trim_end();
+        if bare.starts_with("http://") || bare.starts_with("https://") {
+            let url = bare.trim_end_matches([')', ',', '.', ';']);
+            out.push_str(&super::super::remote::shown_url(url));
+            out.push_str(&word[url.len()..]);
+        } else {
+            out.push_str(word);
+        }
+    }
+    shown(&out)
+}
+
+/// A server's protocol version as the status and `inspect` show it: escaped, and cut to
+/// [`MAX_VERSION_BYTES`] (a real one is `2025-11-25`).
+pub(super) fn shown_version(version: &str) -> String {
+    shown_within(version, MAX_VERSION_BYTES)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remote_error_loses_type_names_and_url_queries() {
+        assert_eq!(
+            remote_error("Send message error Transport [rmcp::transport::worker::WorkerTransport<X<Y>>] error: HTTP status 500 from https://h.example/mcp?key=s3cr3t, when send discover request"),
+            "HTTP status 500 from https://h.example/mcp, when send discover request"
+        );
+    }
+
+    #[test]
+    fn a_server_s_error_message_is_escaped_and_capped() {
+        let forged = "Mcp error: -32603: boom\n\u{1b}[2J\rerror: forged\u{202e}";
+        assert_eq!(
+            remote_error(forged),
+            "Mcp error: -32603: boom\\n\\u{1b}[2J\\rerror: forged\\u{202e}"
+        );
+        let huge = format!("Mcp error: -32603: {}", "x".repeat(20 << 20));
+        let shown = remote_error(&huge);
+        assert_eq!(shown.len(), 512 + " … (20971027 more bytes)".len());
+        assert!(shown.ends_with(" … (20971027 more bytes)"), "{shown}");
+    }
+
+    #[test]
+    fn a_server_s_version_is_shown_escaped_and_short() {
+        assert_eq!(shown_version("2025-11-25"), "2025-11-25");
+        assert_eq!(shown_version("\u{1b}[2J2025"), "\\u{1b}[2J2025");
+        assert_eq!(
+            shown_version(&"9".repeat(100)),
+            format!("{} … (68 more bytes)", "9".repeat(32))
+        );
+    }
+}
