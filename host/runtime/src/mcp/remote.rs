@@ -158,7 +158,8 @@ pub(super) fn check_endpoint(url: &str, what: &str) -> Result<(), String> {
 /// An access token and when to fetch the next one.
 pub(super) struct AccessToken {
     pub(super) value: Secret,
-    /// When the token should be replaced (before it expires); `None` = it does not say.
+    /// When the token should be replaced (before it expires, or a day after it was fetched
+    /// when it does not say); `None` only when that instant cannot be represented.
     pub(super) renew_at: Option<tokio::time::Instant>,
 }
 

@@ -8,7 +8,8 @@
 //! escaped and capped; and its `expires_in` is a number at its extremes: `0` would renew the
 //! token (and reconnect) in a loop, `2^64-1` overflows an instant. A token is renewed at
 //! half its life, at most 30 s before it expires, but never sooner than
-//! [`MIN_TOKEN_RENEWAL`] after it was fetched nor later than [`MAX_TOKEN_LIFE`].
+//! [`MIN_TOKEN_RENEWAL`] after it was fetched nor later than [`MAX_TOKEN_LIFE`] (also when
+//! it does not say when it expires).
 
 use std::time::Duration;
 
@@ -39,6 +40,13 @@ pub(crate) fn renew_after(expires_in: Duration) -> Duration {
     let life = expires_in.min(MAX_TOKEN_LIFE);
     let early = (life / 2).min(MAX_EARLY);
     life.saturating_sub(early).max(MIN_TOKEN_RENEWAL)
+}
+
+/// [`renew_after`] a token's `expires_in`, if it gave one. A token that does not say when
+/// it expires is renewed after the longest life: it expires some time, and a day is when
+/// the host asks again rather than fail then.
+pub(crate) fn renew_in(expires_in: Option<Duration>) -> Duration {
+    expires_in.map_or(MAX_TOKEN_LIFE, renew_after)
 }
 
 /// Fetch an access token with the client credentials grant, within `timeout`. The error says
@@ -81,9 +89,7 @@ pub(crate) async fn fetch_token(
     let value = token.access_token().secret();
     check_sendable(value).map_err(|why| format!("the token endpoint {shown_endpoint} {why}"))?;
     let fetched = tokio::time::Instant::now();
-    let renew_at = token
-        .expires_in()
-        .and_then(|life| instant_after(fetched, renew_after(life)));
+    let renew_at = instant_after(fetched, renew_in(token.expires_in()));
     Ok(AccessToken {
         value: Secret::new(value.clone()),
         renew_at,
@@ -253,6 +259,9 @@ mod tests {
         // 2^64-1 seconds: a day, less the 30 s; no overflow.
         assert_eq!(renew_after(s(u64::MAX)), MAX_TOKEN_LIFE - s(30));
         assert_eq!(renew_after(Duration::MAX), MAX_TOKEN_LIFE - s(30));
+        // Silent on it: a day.
+        assert_eq!(renew_in(None), MAX_TOKEN_LIFE);
+        assert_eq!(renew_in(Some(s(20))), s(10));
         let now = tokio::time::Instant::now();
         assert!(instant_after(now, renew_after(s(u64::MAX))).is_some());
     }
