@@ -96,7 +96,7 @@ mod tests {
             tokio::task::yield_now().await;
             panic!("choked on \u{1b}[2J input");
         }));
-        let panic = caught.err().expect("the panic");
+        let panic = caught.expect_err("the panic");
         let e = internal_error("render", None, &*panic);
         assert_eq!(e.code, -32603);
         assert_eq!(
