@@ -3,7 +3,9 @@
 //! `[prompt] tokenizer = "o200k_base"` and both token budgets set, interleaved in one run;
 //! then a whole token report (every section, context and tool schema) from a warm count
 //! cache, and the prompt counted afresh by each built-in tokenizer (what the first step of a
-//! changed prompt pays). Prints min / median / p99 and the ratios.
+//! changed prompt pays); the load of each built-in encoding; and long runs of one kind of
+//! character at 1 MiB and 4 MiB side by side, with the memory they take. Prints min / median
+//! / p99 and the ratios.
 //! `cargo bench -p prompt-host-tests --bench tokens`.
 
 mod support;
@@ -132,28 +134,83 @@ fn main() {
         );
     }
 
-    // Text a plugin could return to make counting slow: one long run with no split point
-    // for the pre-tokenizer, CJK, emoji sequences. Counting is host code, out of reach of
-    // a call's deadline, so it must stay linear.
-    let cjk: String = (0..1u32 << 18)
-        .map(|i| char::from_u32(0x4e00 + (i.wrapping_mul(7919) % 20_000)).unwrap_or('x'))
-        .collect();
-    let hostile = [
-        ("1 MiB of one letter", "a".repeat(1 << 20)),
-        ("4 MiB of one letter", "a".repeat(4 << 20)),
-        ("1 MiB of digits", "7".repeat(1 << 20)),
-        ("768 KiB of CJK", cjk),
-        ("1 MiB of ZWJ emoji", "👩‍👩‍👧‍👦".repeat((1 << 20) / 25)),
+    // Loading a built-in encoding (each host with `[prompt] tokenizer` pays it once).
+    for name in ["o200k_base", "cl100k_base"] {
+        let mut loads: Vec<f64> = (0..5)
+            .map(|_| {
+                let started = Instant::now();
+                Tokenizer::load(name, None).expect("built in");
+                started.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        let (min, med, _) = support::min_median_p99(&mut loads);
+        println!("{name} loaded in {min:.0} / {med:.0} ms (min / median of 5)");
+    }
+
+    // Text a plugin could return to make counting slow or make the tokenizer give up: long
+    // runs of one kind of character, at 1 MiB and 4 MiB side by side. Counting is host
+    // code, out of reach of a call's deadline, so it must stay linear; the peak resident
+    // memory it adds is measured too (the peak is reset before each count).
+    let cjk = |bytes: usize| -> String {
+        (0..bytes / 3)
+            .map(|i| {
+                char::from_u32(0x4e00 + ((i as u32).wrapping_mul(7919) % 20_000)).unwrap_or('x')
+            })
+            .collect()
+    };
+    let runs: [(&str, &dyn Fn(usize) -> String); 11] = [
+        ("spaces", &|n| " ".repeat(n)),
+        ("spaces, then a word", &|n| " ".repeat(n - 4) + "word"),
+        ("tabs, then a word", &|n| "\t".repeat(n - 4) + "word"),
+        ("mixed whitespace, then a word", &|n| {
+            " \t\u{a0}\u{3000}".repeat(n / 7) + "word"
+        }),
+        ("whitespace and newlines", &|n| " \t\r\n ".repeat(n / 5)),
+        ("newlines", &|n| "\n".repeat(n)),
+        ("one letter", &|n| "a".repeat(n)),
+        ("one digit", &|n| "7".repeat(n)),
+        ("CJK", &cjk),
+        ("combining marks", &|n| {
+            "e".to_owned() + &"\u{301}".repeat(n / 2 - 1)
+        }),
+        ("ZWJ emoji", &|n| {
+            "👩\u{200d}👩\u{200d}👧\u{200d}👦".repeat(n / 25)
+        }),
     ];
+    println!(
+        "counted afresh: ms at 1 MiB / 4 MiB (ratio, 4.0 is linear); peak MiB added at 1 / 4 MiB"
+    );
     for name in ["o200k_base", "cl100k_base"] {
         let t = Tokenizer::load(name, None).expect("built in");
-        for (label, text) in &hostile {
-            let started = Instant::now();
-            let tokens = t.count_afresh(text).expect("count");
+        for (label, make) in &runs {
+            let mut figures = Vec::new();
+            for mib in [1usize, 4] {
+                let text = make(mib << 20);
+                let before = reset_peak();
+                let started = Instant::now();
+                let tokens = t.count_afresh(&text).expect("count");
+                let ms = started.elapsed().as_secs_f64() * 1e3;
+                let added = peak_kib().saturating_sub(before) as f64 / 1024.0;
+                figures.push((tokens, ms, added));
+            }
+            let [(t1, ms1, mem1), (t4, ms4, mem4)] = [figures[0], figures[1]];
             println!(
-                "{name}: {label:<22} {tokens:>9} tokens in {:>8.1} ms",
-                started.elapsed().as_secs_f64() * 1e3
+                "{name}: {label:<30} {t1:>8} / {t4:>8} tokens {ms1:>8.1} / {ms4:>8.1} ms ({:.2}) {mem1:>6.0} / {mem4:>6.0} MiB",
+                ms4 / ms1
             );
         }
     }
+}
+
+/// Reset this process's peak resident set to its current one (Linux: `5` to `clear_refs`);
+/// the current one, KiB.
+fn reset_peak() -> u64 {
+    // Best effort: without it the peaks only grow, and the figures say so.
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    support::resident_kib(std::process::id(), "VmRSS:")
+}
+
+/// This process's peak resident set since the last reset, KiB.
+fn peak_kib() -> u64 {
+    support::resident_kib(std::process::id(), "VmHWM:")
 }

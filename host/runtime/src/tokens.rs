@@ -9,16 +9,28 @@
 //!
 //! Per-part counts can differ from the count of the joined prompt: a BPE merge may span the
 //! separator between two sections. [`TokenReport`] gives both, so budgets can use the total.
+//!
+//! No text makes counting fail or panic; both tokenizers' crates split text with fancy-regex,
+//! which gives up on a piece of about a million characters. The BPE encodings are counted
+//! exactly, always: tiktoken's own pieces (found without fancy-regex's backtracking, `bpe`)
+//! and tiktoken's own merges, so a count equals tiktoken's wherever tiktoken can count, and
+//! is the encoding's definition where it cannot. A `tokenizer.json` counts a text with a run
+//! of more than [`MAX_TOKENIZER_JSON_RUN`] characters (all whitespace, or all not) in parts
+//! cut inside that run (`hf`); any other text exactly as Hugging Face `tokenizers` does.
 
 use std::path::{Path, PathBuf};
 
+mod bpe;
 mod budget;
 mod cache;
+mod cuts;
+mod hf;
 
 pub use budget::{
     check as check_budget, BudgetError, Contributor, OverTokenBudget, TokenBudgeted, LARGEST_NAMED,
 };
 pub use cache::{CacheStats, MAX_CACHED_BYTES, MAX_CACHED_TEXTS};
+pub use hf::MAX_RUN as MAX_TOKENIZER_JSON_RUN;
 
 use serde::Serialize;
 use thiserror::Error;
@@ -69,7 +81,7 @@ pub enum TokenizerError {
 pub const MAX_TOKENIZER_FILE_BYTES: u64 = 256 << 20;
 
 enum Engine {
-    Bpe(tiktoken_rs::CoreBPE),
+    Bpe(bpe::Encoding),
     Hf(Box<tokenizers::Tokenizer>),
 }
 
@@ -99,7 +111,7 @@ impl Tokenizer {
     /// Load `spec`: `o200k_base`, `cl100k_base`, or a path to a `tokenizer.json` (relative
     /// paths against `base` when given).
     pub fn load(spec: &str, base: Option<&Path>) -> Result<Self, TokenizerError> {
-        let builtin = |name: &'static str, built: anyhow::Result<tiktoken_rs::CoreBPE>| {
+        let builtin = |name: &'static str, built: anyhow::Result<bpe::Encoding>| {
             built
                 .map(|bpe| Tokenizer {
                     name: name.to_string(),
@@ -109,8 +121,8 @@ impl Tokenizer {
                 .map_err(|source| TokenizerError::Builtin { name, source })
         };
         match spec {
-            "o200k_base" => builtin("o200k_base", tiktoken_rs::o200k_base()),
-            "cl100k_base" => builtin("cl100k_base", tiktoken_rs::cl100k_base()),
+            "o200k_base" => builtin("o200k_base", bpe::Encoding::o200k_base()),
+            "cl100k_base" => builtin("cl100k_base", bpe::Encoding::cl100k_base()),
             _ if is_file_spec(spec) => {
                 let path = match base {
                     Some(dir) if Path::new(spec).is_relative() => dir.join(spec),
@@ -161,14 +173,13 @@ impl Tokenizer {
     /// The number of tokens of `text`, counted by the tokenizer itself (no cache).
     pub fn count_afresh(&self, text: &str) -> Result<usize, TokenizerError> {
         match &self.engine {
-            Engine::Bpe(bpe) => Ok(bpe.encode_ordinary(text).len()),
-            Engine::Hf(tokenizer) => tokenizer
-                .encode_fast(text, false)
-                .map(|encoding| encoding.len())
-                .map_err(|source| TokenizerError::Encode {
+            Engine::Bpe(bpe) => Ok(bpe.count(text)),
+            Engine::Hf(tokenizer) => {
+                hf::count(tokenizer, text).map_err(|source| TokenizerError::Encode {
                     tokenizer: self.name.clone(),
                     source,
-                }),
+                })
+            }
         }
     }
 }

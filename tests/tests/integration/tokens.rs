@@ -9,6 +9,9 @@ use super::cli_support::Deployment;
 use super::mcp_client::python;
 use prompt_host::tokens::Tokenizer;
 
+mod long_runs;
+mod runs_through_entry_points;
+
 /// Text a tokenizer finds hard: emoji (ZWJ sequences, flags, skin tones), combining marks,
 /// CJK, whitespace runs, special-token spellings, template-looking text, control characters.
 const ADVERSARIAL: &[&str] = &[
