@@ -1,7 +1,7 @@
 //! Faults injected on purpose, in debug builds only: the tests of the request-level
 //! boundaries (`serve`, the in-process host, the command line) need a panic at a known point
 //! that no input can cause once the defects that caused one are fixed. A release build
-//! compiles [`inject`] to nothing, whatever the environment says.
+//! compiles `inject` to nothing, whatever the environment says.
 
 /// The variable naming the point that panics: a `serve` method (`render`, `step`, …) or a
 /// command line's subcommand (`cli:render`, …).

@@ -81,7 +81,7 @@ pub enum TokenizerError {
 pub const MAX_TOKENIZER_FILE_BYTES: u64 = 256 << 20;
 
 enum Engine {
-    Bpe(bpe::Encoding),
+    Bpe(Box<bpe::Encoding>),
     Hf(Box<tokenizers::Tokenizer>),
 }
 
@@ -115,7 +115,7 @@ impl Tokenizer {
             built
                 .map(|bpe| Tokenizer {
                     name: name.to_string(),
-                    engine: Engine::Bpe(bpe),
+                    engine: Engine::Bpe(Box::new(bpe)),
                     cache: cache::CountCache::new(),
                 })
                 .map_err(|source| TokenizerError::Builtin { name, source })
@@ -173,7 +173,10 @@ impl Tokenizer {
     /// The number of tokens of `text`, counted by the tokenizer itself (no cache).
     pub fn count_afresh(&self, text: &str) -> Result<usize, TokenizerError> {
         match &self.engine {
-            Engine::Bpe(bpe) => Ok(bpe.count(text)),
+            Engine::Bpe(bpe) => bpe.count(text).map_err(|e| TokenizerError::Encode {
+                tokenizer: self.name.clone(),
+                source: e.into(),
+            }),
             Engine::Hf(tokenizer) => {
                 hf::count(tokenizer, text).map_err(|source| TokenizerError::Encode {
                     tokenizer: self.name.clone(),
