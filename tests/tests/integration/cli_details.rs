@@ -1,6 +1,7 @@
 //! What a new user meets on the command line: `call`'s arguments, the demo's cache, a
-//! render on a terminal, the log line format docs/cli.md documents, compile progress, and a
-//! suite in which a test that cannot run says so instead of passing.
+//! render on a terminal, the log line format docs/cli.md documents, compile progress, a
+//! host.toml toml refuses, and a suite in which a test that cannot run says so instead of
+//! passing.
 
 use std::path::Path;
 use std::process::Command;
@@ -152,10 +153,21 @@ fn the_demo_deployment_caches_beside_its_file() {
 /// failure; never an early `return` after a message nobody sees in a passing run.
 #[test]
 fn no_test_skips_silently() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration");
+    let mut files = Vec::new();
+    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            if entry.file_type().unwrap().is_dir() {
+                dirs.push(entry.path());
+            } else {
+                files.push(entry.path());
+            }
+        }
+    }
+    assert!(files.len() > 50, "{files:?}");
     let mut offenders = Vec::new();
-    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-        let text = std::fs::read_to_string(entry.path()).unwrap();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         for (i, line) in lines.iter().enumerate() {
             let says_skip = line.contains("eprintln!(") && {
@@ -167,7 +179,7 @@ fn no_test_skips_silently() {
                     .iter()
                     .any(|l| l.trim() == "return;")
             {
-                offenders.push(format!("{}:{}", entry.path().display(), i + 1));
+                offenders.push(format!("{}:{}", path.display(), i + 1));
             }
         }
     }
@@ -237,5 +249,32 @@ fn a_compile_is_announced_on_stderr_with_name_and_size_then_timed() {
             &quiet
         ),
         ""
+    );
+}
+
+/// A host.toml toml refuses: a command prints the message with its place on one line and
+/// toml's snippet below it — the line, a caret under the key — as toml means it to be read;
+/// `serve`, whose stderr programs read a line at a time, says the same first line alone.
+#[test]
+fn a_host_toml_toml_refuses_is_shown_with_its_line_and_serve_says_it_on_one_line() {
+    let d = Deployment::new("# A deployment.\n\n\nconfg={}\n");
+    let config = d.config();
+    let first = format!(
+        "error: {}: line 4, column 1: unknown field `confg`, expected one of `prompt`, `host`, `scope`, `plugin`, `mcp`",
+        config.display()
+    );
+    let render = d.run(&["render", "--config", config.to_str().unwrap()]);
+    assert_eq!(
+        (render.code, render.stdout.as_str(), render.stderr.as_str()),
+        (
+            1,
+            "",
+            format!("{first}\n  |\n4 | confg={{}}\n  | ^^^^^\n").as_str()
+        )
+    );
+    let serve = d.run(&["serve", "--config", config.to_str().unwrap()]);
+    assert_eq!(
+        (serve.code, serve.stdout.as_str(), serve.stderr.as_str()),
+        (1, "", format!("{first}\n").as_str())
     );
 }
