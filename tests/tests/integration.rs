@@ -48,6 +48,7 @@ mod integration {
     mod peers_hostile_mcp;
     mod peers_hostile_text;
     mod peers_hostile_tokens;
+    mod plugin_names;
     mod polyglot;
     mod readme_tutorial;
     mod routes;

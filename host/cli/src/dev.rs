@@ -298,12 +298,18 @@ fn here_if_empty(dir: Option<&Path>) -> &Path {
 }
 
 /// The plugin's `dev` table, or what its project implies: the nearest directory above the
-/// `.wasm` holding `Cargo.toml` (cargo), `package.json` (npm run build) or `build.sh`.
+/// `.wasm` holding `Cargo.toml` (cargo), `package.json` (npm run build) or `build.sh`; none
+/// for a plugin given by name.
 fn build_of(plugin: &PluginConfig, base: &Path) -> (Option<Build>, Vec<PathBuf>) {
     if let Some(dev) = &plugin.dev {
         let dir = here_if_empty(Some(dev.dir.as_deref().unwrap_or(base))).to_path_buf();
         let build = dev.build.clone().map(|command| Build { command, dir });
         return (build, dev.watch.clone());
+    }
+    // A plugin given by name is an installed one: the directories above it belong to the
+    // package that ships it (a `package.json`, a virtual environment), not to a project.
+    if plugin.wasm_name.is_some() {
+        return (None, Vec::new());
     }
     for dir in plugin.wasm.ancestors().skip(1) {
         let command = if dir.join("Cargo.toml").is_file() {

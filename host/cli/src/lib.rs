@@ -187,7 +187,7 @@ pub enum Command {
     /// Load one plugin alone, call one export, and print its result, its log lines and the
     /// time taken.
     Call {
-        /// The component file.
+        /// The component file, or the name of a plugin on the plugin search path.
         plugin: PathBuf,
         /// `init`, `section-text`, `context-text`, `variable`, `tools` or `on-assemble`.
         export: String,
@@ -209,7 +209,7 @@ pub enum Command {
     },
     /// Validate a plugin component and list what it declares.
     Check {
-        /// The component file.
+        /// The component file, or the name of a plugin on the plugin search path.
         plugin: PathBuf,
         /// JSON handed to the plugin's `init` (default `{}`).
         #[arg(long, default_value = "{}")]
@@ -321,8 +321,23 @@ fn parse_fact(text: &str) -> Result<(String, String), String> {
 }
 
 /// Parse the process's arguments, run, print errors, and turn the outcome into an exit code.
+/// The plugins shipped with the binary are those in `plugins/` beside it (the release
+/// tarball's and the npm package's layout), found by name.
 pub fn main() -> ExitCode {
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("plugins")))
+    {
+        prompt_host::plugin_path::set_bundled_dir(dir);
+    }
     ExitCode::from(run_command_line(std::env::args_os()))
+}
+
+/// A plugin argument of `check` or `call`: a plugin name found on the plugin search path
+/// (`prompt-host check persona`), else the file it names.
+fn plugin_argument(written: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let (path, _) = prompt_host::plugin_path::resolve(written, std::path::Path::new(""))?;
+    Ok(path)
 }
 
 /// [`main`] with the given arguments (the first is the program's name): the exit status. The
@@ -491,7 +506,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             config,
             grant_dirs,
             grant_env,
-        } => check::run(&plugin, &config, &grant_dirs, grant_env),
+        } => check::run(&plugin_argument(&plugin)?, &config, &grant_dirs, grant_env),
         Command::Dev {
             target,
             interval_ms,
@@ -515,7 +530,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             facts,
             assembly,
         } => call::run(call::CallArgs {
-            plugin: &plugin,
+            plugin: &plugin_argument(&plugin)?,
             export: &export,
             name: name.as_deref(),
             config: &config,

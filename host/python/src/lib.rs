@@ -7,6 +7,7 @@
 //!   the GIL.
 //! - [`run_command_line`]: the `prompt-host` command line, which the package installs as a
 //!   console script, so a wheel is all an installation needs.
+//! - `set_bundled_plugins`: where the package's own plugins are, found by name.
 //!
 //! An in-process host's own warnings go to Python's `logging` (logger `prompt_host`).
 
@@ -28,12 +29,21 @@ pub use command_line::run_command_line;
 pub use server::InProcessServer;
 pub use step_request::StepRequest;
 
-/// The module: `InProcessServer`, `StepRequest`, `run_command_line`, `__version__`.
+/// Set the directory of the plugins the package ships (`prompt_host/plugins`), searched by
+/// name after `PROMPT_HOST_PLUGIN_PATH`; the package calls it when it loads this module.
+#[pyfunction]
+fn set_bundled_plugins(dir: std::path::PathBuf) {
+    prompt_host::plugin_path::set_bundled_dir(dir);
+}
+
+/// The module: `InProcessServer`, `StepRequest`, `run_command_line`, `set_bundled_plugins`,
+/// `__version__`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<InProcessServer>()?;
     m.add_class::<StepRequest>()?;
     m.add_function(wrap_pyfunction!(run_command_line, m)?)?;
+    m.add_function(wrap_pyfunction!(set_bundled_plugins, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // Whether `PROMPT_HOST_INJECT_PANIC` is honoured (a debug build): the tests of the
     // request-level boundary need it, and say so when it is not.

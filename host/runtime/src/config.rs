@@ -3,7 +3,8 @@
 //! Everything is checked at load, before any plugin runs: unknown keys, wrong types, missing
 //! wasm files, undeclared or cyclic scopes and sha256 mismatches are refused with a message
 //! that names the file, the key and what was expected. Relative paths are relative to the
-//! file.
+//! file; a plugin written as a name (`wasm = "persona"`) is found on the plugin search path
+//! ([`crate::plugin_path`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -42,7 +43,8 @@ pub struct HostSettings {
     /// Where compiled components are cached; default: the user cache directory.
     pub cache_dir: Option<PathBuf>,
     /// The instruction-provider plugin of every `[[mcp]]` entry without a `provider` of its
-    /// own (e.g. the `mcp-instructions` example), resolved against the file's directory.
+    /// own (e.g. the `mcp-instructions` example): a plugin name found on the search path
+    /// ([`crate::plugin_path`]), or a path resolved against the file's directory.
     pub mcp_provider: Option<PathBuf>,
     /// The largest plugin component accepted, in bytes (default
     /// [`crate::wasm::DEFAULT_MAX_WASM_BYTES`], 128 MiB): a larger file is refused unread.
@@ -111,7 +113,9 @@ pub struct PluginConfig {
     /// The plugin's name, used in errors and `inspect`; unique per scope.
     pub name: String,
     /// Path of the component (`.wasm`), resolved against the config file's directory; for
-    /// an `oci://` reference, the content-store file [`crate::oci::prepare`] points it at.
+    /// a plugin name (`persona`), the file found on the search path
+    /// ([`crate::plugin_path`]); for an `oci://` reference, the content-store file
+    /// [`crate::oci::prepare`] points it at.
     pub wasm: PathBuf,
     /// The scope it is loaded into; absent = global.
     #[serde(default)]
@@ -146,6 +150,10 @@ pub struct PluginConfig {
     /// The `oci://` reference `wasm` was written as, if it was one.
     #[serde(skip)]
     pub oci: Option<crate::oci::OciReference>,
+    /// The plugin name `wasm` was written as (found on the search path), if it was one: no
+    /// project of the user's builds it.
+    #[serde(skip)]
+    pub wasm_name: Option<String>,
     /// For an `oci://` plugin, the component digest (hex) [`crate::oci::prepare`] verified
     /// and pinned: the runtime checks the bytes it compiles against it.
     #[serde(skip)]
@@ -264,7 +272,12 @@ impl HostConfig {
             }
         }
         if let Some(p) = &config.host.mcp_provider {
-            let p = base.join(p);
+            let (p, _) = crate::plugin_path::resolve(p, base).map_err(|e| {
+                invalid(
+                    "host.mcp_provider".into(),
+                    format!("expected an instruction-provider component: {e}"),
+                )
+            })?;
             check_component_file(&p, config.host.max_wasm_bytes()).map_err(|e| {
                 invalid(
                     "host.mcp_provider".into(),
@@ -369,7 +382,15 @@ impl HostConfig {
                 plugin.oci = Some(reference);
                 continue;
             }
-            plugin.wasm = base.join(&plugin.wasm);
+            let (wasm, wasm_name) =
+                crate::plugin_path::resolve(&plugin.wasm, base).map_err(|e| {
+                    invalid(
+                        format!("plugin[{i}].wasm"),
+                        format!("plugin \"{}\": {e}", plugin.name),
+                    )
+                })?;
+            plugin.wasm = wasm;
+            plugin.wasm_name = wasm_name;
             let unreadable = |e: &dyn std::fmt::Display| {
                 invalid(
                     format!("plugin[{i}].wasm"),
@@ -417,7 +438,12 @@ impl HostConfig {
             }
             mcp_entry::check(i, mcp, base).map_err(|(k, m)| invalid(k, m))?;
             if let Some(p) = &mcp.provider {
-                let p = base.join(p);
+                let (p, _) = crate::plugin_path::resolve(p, base).map_err(|e| {
+                    invalid(
+                        format!("mcp[{i}].provider"),
+                        format!("expected an instruction-provider component: {e}"),
+                    )
+                })?;
                 check_component_file(&p, max_wasm).map_err(|e| {
                     invalid(
                         format!("mcp[{i}].provider"),
@@ -430,7 +456,7 @@ impl HostConfig {
                     format!("mcp[{i}].provider"),
                     format!(
                         "MCP server \"{}\" has no instruction-provider plugin; set mcp[{i}].provider \
-                         or [host] mcp_provider to a component such as mcp-instructions.wasm",
+                         or [host] mcp_provider to one, such as the bundled \"mcp-instructions\"",
                         mcp.name
                     ),
                 ));

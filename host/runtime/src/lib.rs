@@ -24,13 +24,15 @@
 //! - [`wasm`]: the runtime that makes sandboxed components implement the core's provider
 //!   traits; [`policy`]: what a plugin may use (limits, failure policy, grants);
 //! - [`host`]: the embedding API; [`config`]: host.toml; [`mcp`]: MCP servers feeding
-//!   instruction-provider plugins; [`serve`]: the JSON-RPC server of `prompt-host serve`.
+//!   instruction-provider plugins; [`serve`]: the JSON-RPC server of `prompt-host serve`;
+//!   [`plugin_path`]: plugins found by name (`wasm = "persona"`).
 
 pub mod config;
 pub mod host;
 pub mod mcp;
 pub mod oci;
 pub mod peer;
+pub mod plugin_path;
 pub mod policy;
 pub mod serve;
 pub mod tokens;

@@ -307,7 +307,7 @@ async fn small_result(
                     let pin = fetched.component.trim_start_matches("sha256:");
                     host.reload_plugin_pinned(PluginId(p.id), &fetched.path, Some(pin))?
                 }
-                None => host.reload_plugin(PluginId(p.id), &p.wasm)?,
+                None => host.reload_plugin(PluginId(p.id), &named_or_path(&p.wasm)?)?,
             };
             Ok(json!({ "id": p.id, "declarations": declared.len() }))
         }
@@ -474,6 +474,14 @@ async fn fetch_oci(
     }
 }
 
+/// A `wasm` parameter that is a plugin name (`"persona"`), found on the plugin search path
+/// ([`crate::plugin_path`]); any other text is a path, relative to serve's directory.
+fn named_or_path(wasm: &Path) -> Result<std::path::PathBuf, RpcError> {
+    crate::plugin_path::resolve(wasm, Path::new(""))
+        .map(|(path, _)| path)
+        .map_err(|e| RpcError::params(format!("wasm: {e}")))
+}
+
 async fn load_plugin(
     host: &Host,
     p: params::LoadPlugin,
@@ -507,7 +515,7 @@ async fn load_plugin(
     // An `oci://` reference is fetched (or found in the content store) and verified first;
     // the component digest becomes the pin the runtime checks the compiled bytes against.
     let Some(text) = p.wasm.to_str().filter(|t| crate::oci::is_oci(t)) else {
-        let loaded = host.load_plugin(spec, &p.wasm)?;
+        let loaded = host.load_plugin(spec, &named_or_path(&p.wasm)?)?;
         let id = host.attach(loaded);
         return Ok(json!({ "id": id.0 }));
     };
