@@ -1,43 +1,90 @@
 // A step through the installed package, from a directory that holds nothing but it: the
 // check that a packed tarball works as a user gets it (`.ci/run` installs the tarball into
-// an empty directory, copies this file there and runs it with PATH lacking prompt-host).
+// an empty directory, copies this file there and runs it with a PATH that has neither
+// prompt-host nor a Rust toolchain).
 //
-//   PROMPT_HOST_GUESTS=<dir of example plugins> node installed-step.mjs
+//   node installed-step.mjs
 //
-// Exits non-zero, saying why, if anything differs from what a step must give.
+// Every plugin comes from the package, by name: the host.toml's persona and MCP instruction
+// provider, the `declare` plugin loaded at run time, and each other shipped plugin loaded
+// once. Exits non-zero, saying why, if anything differs from what a step must give.
 
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 import { PromptHost, bundledBinary, findBinary } from "prompt-host";
 
-const guests = process.env.PROMPT_HOST_GUESTS;
-if (!guests) throw new Error("set PROMPT_HOST_GUESTS to the example plugins' directory");
+// What scripts/package ships (SHIPPED_PLUGINS there).
+const SHIPPED = [
+  "clock",
+  "declare",
+  "git-context",
+  "mcp-instructions",
+  "persona",
+  "project-instructions",
+  "redactor",
+  "runtime-policy",
+];
+
 if (process.env.PROMPT_HOST_BIN) throw new Error("unset PROMPT_HOST_BIN: the package's own binary is what is checked");
+if (process.env.PROMPT_HOST_PLUGIN_PATH) throw new Error("unset PROMPT_HOST_PLUGIN_PATH: the package's own plugins are what is checked");
 const bundled = bundledBinary();
 if (!bundled || findBinary() !== bundled) throw new Error(`the package carries no binary for ${process.platform}-${process.arch}`);
+const shipped = readdirSync(join(dirname(bundled), "plugins"))
+  .filter((f) => f.endsWith(".wasm"))
+  .map((f) => f.slice(0, -".wasm".length))
+  .sort();
+if (JSON.stringify(shipped) !== JSON.stringify(SHIPPED)) {
+  throw new Error(`the package ships the plugins ${shipped.join(", ")}, not ${SHIPPED.join(", ")}`);
+}
 
 const dir = mkdtempSync(join(tmpdir(), "prompt-host-installed-"));
-const host = new PromptHost({ env: { PROMPT_HOST_CACHE_DIR: join(dir, "cache") } });
+const config = join(dir, "host.toml");
+writeFileSync(
+  config,
+  `[host]
+mcp_provider = "mcp-instructions"
+
+[[scope]]
+name = "agent:1"
+
+[[plugin]]
+name = "persona"
+wasm = "persona"
+scope = "agent:1"
+config = { text = "You review the code in {{cwd}}." }
+`,
+);
+const host = new PromptHost({ config, env: { PROMPT_HOST_CACHE_DIR: join(dir, "cache") } });
 try {
-  await host.bindScope("agent:1");
   await host.loadPlugin({
     name: "rules",
-    wasm: join(guests, "declare.wasm"),
+    wasm: "declare",
     scope: "agent:1",
     config: { sections: [{ name: "rules", order: 100, text: "Work in {{cwd}}." }] },
   });
+  // The others load by name too (their `init` runs; what they need to render, such as a
+  // granted directory, is a deployment's).
+  await host.bindScope("scratch");
+  for (const name of ["clock", "runtime-policy", "redactor", "project-instructions", "git-context"]) {
+    await host.loadPlugin({ name, wasm: name, scope: "scratch" });
+  }
+  await host.disposeScope("scratch");
+
   const session = join(dir, "s.jsonl");
   const step = await host.step({ session, scope: "agent:1", facts: { cwd: "/repo" }, user: ["hi"] });
   const messages = step.request.messages;
-  const system = messages[0];
-  if (system.role !== "system" || !String(system.content).endsWith("Work in /repo.")) {
-    throw new Error(`unexpected system message: ${JSON.stringify(system)}`);
+  const expected =
+    "You are an AI agent powered by the DeepSeek Harness SDK.\n\nYou review the code in /repo.\n\nWork in /repo.";
+  if (messages[0].role !== "system" || messages[0].content !== expected) {
+    throw new Error(`unexpected system message: ${JSON.stringify(messages[0])}, expected ${JSON.stringify(expected)}`);
   }
   if (messages.at(-1).content !== "hi") throw new Error(`unexpected last message: ${JSON.stringify(messages.at(-1))}`);
   const logged = readFileSync(session, "utf8").trim().split("\n").length;
-  console.log(`step ${step.step} through ${bundled}: ${messages.length} messages, ${logged} log lines`);
+  console.log(
+    `step ${step.step} through ${bundled} with its plugins (${shipped.join(", ")}): ${messages.length} messages, ${logged} log lines`,
+  );
 } finally {
   await host.close();
 }

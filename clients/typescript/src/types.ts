@@ -405,6 +405,8 @@ export type LogLevel = "off" | "error" | "warn" | "info" | "debug" | "trace";
 /** `load_plugin` params; `limits` takes host.toml's `limits` keys. */
 export interface LoadPluginParams {
   name: string;
+  /** A component file, or the name of a plugin the package ships (`"persona"`,
+   * `"project-instructions"`): the README's "Plugins found by name". */
   wasm: string;
   scope?: string;
   config?: unknown;

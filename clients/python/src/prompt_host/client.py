@@ -549,7 +549,9 @@ class PromptHost:
         cancel: Optional[CancelToken] = None,
         timeout: Optional[float] = None,
     ) -> int:
-        """Load a plugin; its id (for `dispose_plugin`)."""
+        """Load a plugin; its id (for `dispose_plugin`). `wasm` is a component file, or the
+        name of a plugin the package ships (``"persona"``, ``"project-instructions"``: the
+        README's "Plugins found by name")."""
         params = _wire.load_plugin(name, wasm, scope, config, limits, on_error, quarantine_after, sha256)
         return int(self.call("load_plugin", params, cancel=cancel, timeout=timeout)["id"])
 

@@ -39,6 +39,11 @@ _RESULT_OBJECT, _RESULT_JSON, _ERROR_JSON = 0, 1, 2
 __all__ = ["AsyncInProcessHost", "InProcessHost", "native_available"]
 
 
+#: The plugins the wheel ships (``prompt_host/plugins/NAME.wasm``), found by name:
+#: ``wasm = "persona"`` in host.toml, ``load_plugin(..., wasm="persona")``.
+PLUGINS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins")
+
+
 def _native() -> Any:
     try:
         from . import _native as native  # type: ignore[attr-defined]
@@ -48,6 +53,10 @@ def _native() -> Any:
             "prompt-host wheel (README: 'Install'); PromptHost and AsyncPromptHost need only the "
             "prompt-host binary"
         ) from e
+    # The native module is a library inside the Python process, so it cannot find the
+    # package's plugins beside an executable as the binary does: the package tells it where
+    # they are, before any host or command line runs.
+    native.set_bundled_plugins(PLUGINS_DIR)
     return native
 
 
