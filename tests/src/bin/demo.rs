@@ -2,19 +2,43 @@
 //! plugins in a parent scope (`preset:coder`) and a child scope (`agent:1`), then running a
 //! first step against a fresh session log and printing the model request.
 //!
-//! `cargo demo` (an alias of `cargo run -p prompt-host-tests --example demo`) builds the
-//! example plugins for wasm32-wasip2 (through this package's build script), writes the
-//! deployment to `target/demo/host.toml`, and runs it. Afterwards the same file works with
-//! the command line, e.g. `cargo run -q -p prompt-host-cli -- inspect --config
-//! target/demo/host.toml --scope agent:1 --fact model=deepseek-v4`.
+//! `cargo demo` checks that the example plugins can be built (the `demo-launcher` package),
+//! then runs this program (`cargo run -p prompt-host-tests --features demo --bin demo`): the
+//! package's build script builds the example plugins for wasm32-wasip2, and this writes the
+//! deployment to `target/demo/host.toml` and runs it. It is a binary with the package's
+//! normal dependencies only (an example would add the dev-dependencies, whose features
+//! change crates the command line shares), so the command line the README runs next,
+//! `cargo run --locked -p prompt-host-cli -- inspect --config target/demo/host.toml --scope
+//! agent:1`, reuses every crate built here and only links. The `demo` feature keeps it out
+//! of `cargo test`'s builds.
 
+use std::error::Error;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use prompt_host::session::Session;
 use prompt_host::{Facts, Host, HostConfig, RuntimeConfig, StepOptions};
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
+    let outcome = tokio::runtime::Runtime::new()
+        .map_err(Box::<dyn Error>::from)
+        .and_then(|runtime| runtime.block_on(demo()));
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // The error and each cause on a line of its own, as a reader wants them.
+            eprintln!("error: {e}");
+            let mut cause = e.source();
+            while let Some(inner) = cause {
+                eprintln!("  caused by: {inner}");
+                cause = inner.source();
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn demo() -> Result<(), Box<dyn Error>> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/demo");
     std::fs::create_dir_all(&dir)?;
     let dir = dir.canonicalize()?;
