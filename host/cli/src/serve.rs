@@ -68,7 +68,7 @@ pub fn build_server(
     let notifier = Notifier::new();
     runtime.log_sink = Some(notifier.sink(runtime.log_sink.take()));
     let host = match config {
-        Some(path) => super::commands::load_host_with(path, runtime)?,
+        Some(path) => super::commands::load_host_with(path, runtime).map_err(one_line)?,
         None => {
             let host = Host::new(prompt_host::prompt::PromptConfig::default(), runtime)?;
             host.record_prompt_in_spans(super::telemetry::capture_content());
@@ -76,6 +76,17 @@ pub fn build_server(
         }
     };
     Ok(Server::with_limits(host, notifier, limits))
+}
+
+/// A host.toml that cannot be loaded, on one line: `serve`'s stderr is read by programs
+/// (the clients keep its last lines and put them in the error they raise, a supervisor logs
+/// a line per event), so the snippet the other commands print below a parse error is left
+/// out; its place (`line 4, column 1`) is in the line.
+fn one_line(error: anyhow::Error) -> anyhow::Error {
+    match error.downcast_ref::<prompt_host::config::ConfigFileError>() {
+        Some(config) => anyhow::Error::msg(config.one_line()),
+        None => error,
+    }
 }
 
 /// How much one read of stdin takes at most.

@@ -16,6 +16,7 @@ pub use crate::policy::OnError;
 use crate::prompt::PromptConfig;
 
 mod mcp_entry;
+mod parse_error;
 
 pub use mcp_entry::{McpConfig, McpLifecycleConfig, McpOAuthConfig};
 
@@ -190,12 +191,19 @@ pub enum ConfigFileError {
         error: crate::fsutil::ReadError,
     },
     /// TOML syntax, an unknown key or a wrong type (the message names key and expectation).
-    #[error("{path}: {message}")]
+    /// Displayed as toml means it to be read: the message on the first line, then the
+    /// offending line with a caret under the place; [`ConfigFileError::one_line`] leaves the
+    /// snippet out.
+    #[error("{path}: {message}{}", below(.snippet))]
     Parse {
         /// The file.
         path: String,
-        /// What the parser said, with the line and the key.
+        /// What the parser said, on one line, with the place when it gave one:
+        /// `line 4, column 1: unknown field …`.
         message: String,
+        /// toml's snippet of the offending line (`  |`, `4 | confg={}`, `  | ^^^^^`), its
+        /// text escaped; empty when the parser gave no place.
+        snippet: String,
     },
     /// A semantically invalid entry.
     #[error("{path}: {key}: {message}")]
@@ -207,6 +215,27 @@ pub enum ConfigFileError {
         /// What was expected.
         message: String,
     },
+}
+
+/// A snippet on the lines below its message, or nothing.
+fn below(snippet: &str) -> String {
+    if snippet.is_empty() {
+        String::new()
+    } else {
+        format!("\n{snippet}")
+    }
+}
+
+impl ConfigFileError {
+    /// The error on one line, for a reader that takes one line per message (`serve`'s
+    /// answers and its stderr): a parse error without its snippet, which the message's
+    /// place (`line 4, column 1`) stands for.
+    pub fn one_line(&self) -> String {
+        match self {
+            Self::Parse { path, message, .. } => format!("{path}: {message}"),
+            other => other.to_string(),
+        }
+    }
 }
 
 /// The raw shape, before validation.
@@ -245,9 +274,13 @@ impl HostConfig {
 
     /// Parse and validate host.toml text; `shown` names it in errors, `base` resolves paths.
     pub fn parse(text: &str, shown: &str, base: &Path) -> Result<Self, ConfigFileError> {
-        let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigFileError::Parse {
-            path: shown.to_string(),
-            message: e.to_string().trim_end().replace('\n', " "),
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            let (message, snippet) = parse_error::describe(&e, text);
+            ConfigFileError::Parse {
+                path: shown.to_string(),
+                message,
+                snippet,
+            }
         })?;
         let invalid = |key: String, message: String| ConfigFileError::Invalid {
             path: shown.to_string(),

@@ -95,8 +95,13 @@ impl From<HostError> for RpcError {
 }
 
 /// The error's text. A tokenizer's errors keep their causes as sources (the file, then why
-/// it could not be read), which a one-line message spells out.
+/// it could not be read), which a one-line message spells out; a host.toml error is told
+/// without the snippet of the line it points at.
 fn message(e: &HostError) -> String {
+    // A message is one paragraph: a host.toml parse error leaves out its snippet.
+    if let HostError::Config(config) = e {
+        return config.one_line();
+    }
     let mut text = e.to_string();
     if let HostError::ConfiguredTokenizer(_) | HostError::Tokenizer(_) = e {
         let mut source = std::error::Error::source(e);
