@@ -24,6 +24,7 @@ mod fiber;
 mod handoff;
 mod insert;
 mod inspect;
+mod rank;
 pub(crate) mod state;
 mod swap;
 
@@ -185,7 +186,8 @@ impl Registry {
         }
         for registration in built_ins {
             // The global layer is empty and the built-in names differ: this cannot fail.
-            if let Err(error) = registry.register(BUILT_IN_FIBER, &owner, None, registration) {
+            if let Err(error) = registry.register(BUILT_IN_FIBER, &owner, None, None, registration)
+            {
                 debug_assert!(false, "built-in registration failed: {error}");
             }
         }
@@ -201,7 +203,13 @@ impl Registry {
     /// registrations go to `scope`'s layer (`None` = global). Dropping the handle disposes it.
     pub fn fiber(self: &Arc<Self>, owner: &str, scope: Option<&str>) -> Fiber {
         let id = FiberId(self.next_fiber.fetch_add(1, Ordering::Relaxed));
-        Fiber::new(Arc::clone(self), id, Arc::from(owner), scope.map(Arc::from))
+        Fiber::new(
+            Arc::clone(self),
+            id,
+            Arc::from(owner),
+            scope.map(Arc::from),
+            None,
+        )
     }
 
     /// Bind `key`'s parent once: re-binding or a cycle is refused.
@@ -343,11 +351,13 @@ impl Registry {
     /// Register one entry for `fiber`. Validation that does not need the layer runs first;
     /// the duplicate check reads the layer before anything is created, so a refused
     /// registration leaves no empty layer behind and notifies nobody.
+    /// `rank`: the fiber's rank (`rank.rs`), else the entry's own id.
     pub(crate) fn register(
         &self,
         fiber: FiberId,
         owner: &Arc<str>,
         scope: Option<&Arc<str>>,
+        rank: Option<u64>,
         registration: Registration,
     ) -> Result<EntryId, RegisterError> {
         precheck(&registration)?;
@@ -361,6 +371,7 @@ impl Registry {
             let id = EntryId(inner.next_entry);
             let meta = Meta {
                 id,
+                rank: rank.unwrap_or(id.0),
                 fiber,
                 owner: Arc::clone(owner),
                 scope: scope.cloned(),

@@ -15,6 +15,9 @@ pub struct Fiber {
     id: FiberId,
     owner: Arc<str>,
     scope: Option<Arc<str>>,
+    /// The rank its entries take among those they tie with (`rank.rs`); `None`: each
+    /// entry's own, its registration order.
+    rank: Option<u64>,
 }
 
 impl Fiber {
@@ -23,13 +26,20 @@ impl Fiber {
         id: FiberId,
         owner: Arc<str>,
         scope: Option<Arc<str>>,
+        rank: Option<u64>,
     ) -> Self {
         Self {
             registry,
             id,
             owner,
             scope,
+            rank,
         }
+    }
+
+    /// The rank its entries take, when it was given one ([`Registry::fiber_ranked`]).
+    pub fn rank(&self) -> Option<u64> {
+        self.rank
     }
 
     /// This fiber's id.
@@ -54,8 +64,13 @@ impl Fiber {
 
     /// Register one entry of any kind (what a batch of [`Registration`]s holds, one by one).
     pub fn register(&self, registration: Registration) -> Result<EntryId, RegisterError> {
-        self.registry
-            .register(self.id, &self.owner, self.scope.as_ref(), registration)
+        self.registry.register(
+            self.id,
+            &self.owner,
+            self.scope.as_ref(),
+            self.rank,
+            registration,
+        )
     }
 
     /// Register through a path that cannot be refused (tools, suppressors, listeners).
@@ -131,6 +146,7 @@ impl std::fmt::Debug for Fiber {
             .field("id", &self.id)
             .field("owner", &self.owner)
             .field("scope", &self.scope)
+            .field("rank", &self.rank)
             .finish()
     }
 }

@@ -62,40 +62,47 @@ pub(super) fn duplicate_of(
     })
 }
 
-/// Insert into `meta.scope`'s layer (or the listener list); `duplicate_of` ran first.
+/// Insert into `meta.scope`'s layer (or the listener list) at the entry's rank;
+/// `duplicate_of` ran first.
 pub(super) fn insert(state: &mut State, meta: Meta, registration: Registration) {
+    let rank = meta.rank;
     match registration {
         Registration::Section(def) => {
             let entry = text_entry(meta, def, true);
             let layer = state.layer_mut(entry.meta.scope.clone().as_ref());
-            layer.sections.push(Arc::new(entry));
+            ranked(&mut layer.sections, Arc::new(entry), |e| e.meta.rank);
         }
         Registration::Context(def) => {
             let entry = text_entry(meta, def, false);
             let layer = state.layer_mut(entry.meta.scope.clone().as_ref());
-            layer.contexts.push(Arc::new(entry));
+            ranked(&mut layer.contexts, Arc::new(entry), |e| e.meta.rank);
         }
         Registration::Variable(name, provider) => {
             let scope = meta.scope.clone();
-            state
-                .layer_mut(scope.as_ref())
-                .variables
-                .push(Arc::new(VariableEntry {
-                    meta,
-                    name: Arc::from(name),
-                    provider,
-                }));
+            let entry = Arc::new(VariableEntry {
+                meta,
+                name: Arc::from(name),
+                provider,
+            });
+            let layer = state.layer_mut(scope.as_ref());
+            ranked(&mut layer.variables, entry, |e| e.meta.rank);
         }
         Registration::Tools(source) => {
             let scope = meta.scope.clone();
-            state
-                .layer_mut(scope.as_ref())
-                .tools
-                .push(Arc::new(ToolEntry { meta, source }));
+            let layer = state.layer_mut(scope.as_ref());
+            ranked(
+                &mut layer.tools,
+                Arc::new(ToolEntry { meta, source }),
+                |e| e.meta.rank,
+            );
         }
         Registration::Suppressor => {
             let scope = meta.scope.clone();
-            state.layer_mut(scope.as_ref()).suppressors.push(meta);
+            ranked(
+                &mut state.layer_mut(scope.as_ref()).suppressors,
+                meta,
+                |m| m.rank,
+            );
         }
         Registration::Listener(listener, options) => {
             let entry = Arc::new(ListenerEntry {
@@ -104,12 +111,35 @@ pub(super) fn insert(state: &mut State, meta: Meta, registration: Registration) 
                 listener,
             });
             let listeners = Arc::make_mut(&mut state.listeners);
-            if options.prepend {
-                listeners.insert(0, entry);
-            } else {
-                listeners.push(entry);
-            }
+            let at = listener_position(listeners, rank, options.prepend);
+            listeners.insert(at, entry);
         }
+    }
+}
+
+/// Insert `entry` after every entry of `table` ranked at or before it. A table is sorted by
+/// rank, and an entry registered now has the highest rank there is unless its fiber was
+/// given one (`rank.rs`), so this appends, as registration order asks, in all other cases.
+fn ranked<T>(table: &mut Vec<T>, entry: T, rank: impl Fn(&T) -> u64) {
+    let mine = rank(&entry);
+    let at = table.partition_point(|e| rank(e) <= mine);
+    table.insert(at, entry);
+}
+
+/// Where a listener of `rank` goes. The prepended listeners come first, the one registered
+/// last first; the others follow in registration order. A listener registered now (the
+/// highest rank) therefore goes to the very front or the very end, as it always did.
+fn listener_position(listeners: &[Arc<ListenerEntry>], rank: u64, prepend: bool) -> usize {
+    if prepend {
+        listeners
+            .iter()
+            .position(|l| !l.options.prepend || l.meta.rank < rank)
+            .unwrap_or(listeners.len())
+    } else {
+        listeners
+            .iter()
+            .rposition(|l| l.options.prepend || l.meta.rank <= rank)
+            .map_or(0, |i| i + 1)
     }
 }
 

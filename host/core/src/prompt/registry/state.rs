@@ -15,6 +15,9 @@ use super::{EntryId, FiberId, ListenerOptions};
 #[derive(Debug, Clone)]
 pub(crate) struct Meta {
     pub id: EntryId,
+    /// Where the entry stands among the entries of its table that tie with it: its own id,
+    /// or the rank its fiber was given (`rank.rs`). Every table is kept sorted by it.
+    pub rank: u64,
     pub fiber: FiberId,
     /// The fiber's owner (plugin name).
     pub owner: Arc<str>,

@@ -10,8 +10,8 @@ use super::state::{Meta, Removed};
 use super::{EntryId, Fiber, FiberId, Location, Registration, Registry, BUILT_IN_FIBER};
 
 impl Registry {
-    /// Remove every entry of fiber `old` and register `registrations` for `new`, atomically.
-    /// All or nothing: the new entries are checked against the registry without the old ones
+    /// Remove every entry of fiber `old` and register `registrations` for `new`, atomically,
+    /// at `new`'s rank when it has one (`rank.rs`). All or nothing: the new entries are checked against the registry without the old ones
     /// (so a reloaded plugin may declare the same names), and if one is refused nothing
     /// changes. Observers are told once per entry removed and added.
     pub fn swap(
@@ -61,6 +61,7 @@ impl Registry {
                 let listener = matches!(registration, Registration::Listener(..));
                 let meta = Meta {
                     id,
+                    rank: new.rank().unwrap_or(id.0),
                     fiber: new.id(),
                     owner: Arc::clone(&owner),
                     scope: scope.clone(),
