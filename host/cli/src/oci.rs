@@ -49,6 +49,30 @@ fn parse_reference(text: &str) -> anyhow::Result<OciReference> {
     OciReference::parse(text).map_err(|e| anyhow::anyhow!("{text}: {e}"))
 }
 
+/// A loopback registry that answered in plain HTTP, told in `push`'s and `pull`'s words:
+/// their `--plain-http` flag is the fix (the library's message names host.toml's
+/// `plain_http`, which these commands read only with `--config`).
+fn with_the_flag(error: oci::OciError) -> anyhow::Error {
+    match flag_message(&error) {
+        Some(message) => anyhow::Error::msg(message),
+        None => error.into(),
+    }
+}
+
+fn flag_message(error: &oci::OciError) -> Option<String> {
+    let oci::OciError::Registry { reference, error } = error else {
+        return None;
+    };
+    let oci::RegistryError::PlainHttp { registry } = &**error else {
+        return None;
+    };
+    oci::is_loopback_registry(registry).then(|| {
+        format!(
+            "{reference}: cannot reach the registry {registry} over HTTPS: it answered in plain HTTP; to speak plain HTTP to this loopback registry, pass --plain-http {registry}"
+        )
+    })
+}
+
 /// `prompt-host pull REF`: the component into the content store, verified; its digests on
 /// stdout.
 pub async fn pull(reference: &str, args: &RegistryArgs) -> anyhow::Result<()> {
@@ -56,7 +80,10 @@ pub async fn pull(reference: &str, args: &RegistryArgs) -> anyhow::Result<()> {
     let (settings, cache) = args.settings()?;
     let store = oci::ContentStore::open(&cache)?;
     let registry = Registry::new(settings)?;
-    let pulled = registry.pull(&reference, None).await?;
+    let pulled = registry
+        .pull(&reference, None)
+        .await
+        .map_err(with_the_flag)?;
     let path = store.put(&pulled.component, &pulled.bytes)?;
     println!(
         "{}",
@@ -111,7 +138,8 @@ pub async fn push(
     let registry = Registry::new(settings)?;
     let pushed = registry
         .push(&reference, &bytes, &title, &annotations)
-        .await?;
+        .await
+        .map_err(with_the_flag)?;
     println!(
         "{}",
         serde_json::json!({

@@ -713,3 +713,50 @@ fn push_annotates_the_manifest_from_the_plugins_project_and_is_reproducible() {
     ])
     .fails(1, &["core.wasm is not a WebAssembly component"]);
 }
+
+/// A plain-HTTP registry on loopback (as `docker-registry` and `registry:2` serve by default)
+/// reached without `--plain-http` or `plain_http`: `push`, `pull` and `render` each name the
+/// fix where they are used — the flag, or host.toml's line — instead of the TLS library's
+/// "received corrupt message of type InvalidContentType".
+#[test]
+fn a_plain_http_registry_reached_over_https_names_the_fix() {
+    let registry = LocalRegistry::start(None);
+    let site = Site::new();
+    let address = registry.address();
+    let reference = registry.reference("plugins/greeter:1.0");
+    let flag = format!(
+        "error: {reference}: cannot reach the registry {address} over HTTPS: it answered in plain HTTP; to speak plain HTTP to this loopback registry, pass --plain-http {address}\n"
+    );
+    for args in [
+        &["push", env!("GUEST_DECLARE"), &reference][..],
+        &["pull", &reference][..],
+    ] {
+        let run = site.run(args);
+        assert_eq!(
+            (run.code, run.stdout.as_str(), run.stderr.as_str()),
+            (1, "", flag.as_str()),
+            "{args:?}"
+        );
+    }
+    // With the flag, the same registry takes the push.
+    let pushed = push(&site, &registry, env!("GUEST_DECLARE"), &reference);
+    assert!(pushed["manifest"].as_str().is_some(), "{pushed}");
+
+    // A deployment whose host.toml does not list it: host.toml's line.
+    std::fs::write(site.path("host.toml"), plugin_entry(&reference, "")).unwrap();
+    let render = site.render();
+    assert_eq!(
+        (render.code, render.stdout.as_str(), render.stderr.as_str()),
+        (
+            1,
+            "",
+            format!(
+                "error: {reference}: cannot reach the registry {address} over HTTPS: it answered in plain HTTP; to speak plain HTTP to this loopback registry, list it under [host.registry] in host.toml: plain_http = [\"{address}\"]\n"
+            )
+            .as_str()
+        )
+    );
+    // Listed as the message says, it renders.
+    site.write_config(&registry, &plugin_entry(&reference, ""));
+    assert_eq!(site.render().ok(), EXPECTED);
+}

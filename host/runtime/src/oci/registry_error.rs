@@ -22,6 +22,15 @@ pub enum RegistryError {
         /// The innermost cause, shown.
         cause: String,
     },
+    /// The registry answered the TLS handshake in plain HTTP: it serves `http://`, and is
+    /// not in `plain_http`. Named apart from [`RegistryError::Unreachable`] because the
+    /// TLS library's words for it ("received corrupt message of type InvalidContentType")
+    /// do not say what to change.
+    #[error("cannot reach the registry {registry} over HTTPS: it answered in plain HTTP; {}", plain_http_fix(.registry))]
+    PlainHttp {
+        /// `host[:port]`.
+        registry: String,
+    },
     /// The whole exchange took longer than `total_timeout_ms`.
     #[error(
         "{operation} did not complete within total_timeout_ms = {limit_ms} (the whole exchange with the registry {registry}); stopped"
@@ -185,6 +194,19 @@ pub enum RegistryError {
     NoRuntime,
 }
 
+/// What makes a registry that answers in plain HTTP usable, in host.toml's words (the
+/// command line's `push` and `pull` say their flag instead): listing it, when it is
+/// loopback; otherwise nothing but HTTPS.
+fn plain_http_fix(registry: &str) -> String {
+    if super::is_loopback_registry(registry) {
+        format!(
+            "to speak plain HTTP to this loopback registry, list it under [host.registry] in host.toml: plain_http = [\"{registry}\"]"
+        )
+    } else {
+        "plain HTTP is spoken only to loopback registries (localhost, 127.0.0.0/8, [::1]); this one needs HTTPS".into()
+    }
+}
+
 impl RegistryError {
     /// A reqwest failure talking to `registry`.
     pub(super) fn unreachable(registry: &str, error: &reqwest::Error) -> Self {
@@ -194,6 +216,18 @@ impl RegistryError {
         }
     }
 
+    /// A reqwest failure connecting to `registry` over HTTPS: [`RegistryError::PlainHttp`]
+    /// when the registry answered the handshake in plain HTTP, else
+    /// [`RegistryError::Unreachable`].
+    pub(super) fn unreachable_over_https(registry: &str, error: &reqwest::Error) -> Self {
+        if answered_in_plain_http(error) {
+            return Self::PlainHttp {
+                registry: registry.to_owned(),
+            };
+        }
+        Self::unreachable(registry, error)
+    }
+
     /// A reqwest failure talking to `registry`'s token service.
     pub(super) fn token_unreachable(registry: &str, error: &reqwest::Error) -> Self {
         Self::TokenUnreachable {
@@ -201,6 +235,34 @@ impl RegistryError {
             cause: crate::peer::innermost(error),
         }
     }
+}
+
+/// Whether a TLS handshake failed because the peer's first bytes are not a TLS record: an
+/// HTTP server answering a ClientHello with `HTTP/1.1 400 …` starts with `H`, a content type
+/// TLS does not have. rustls's error reaches reqwest's chain inside an `io::Error` inside
+/// another (tokio-rustls's, then hyper-util's), whose `source` skips what they wrap, so each
+/// I/O error is opened down to what it holds.
+fn answered_in_plain_http(error: &reqwest::Error) -> bool {
+    let mut level: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = level {
+        let mut held = Some(e);
+        while let Some(inner) = held {
+            if matches!(
+                inner.downcast_ref::<rustls::Error>(),
+                Some(rustls::Error::InvalidMessage(
+                    rustls::InvalidMessage::InvalidContentType
+                ))
+            ) {
+                return true;
+            }
+            held = inner
+                .downcast_ref::<std::io::Error>()
+                .and_then(std::io::Error::get_ref)
+                .map(|wrapped| wrapped as &(dyn std::error::Error + 'static));
+        }
+        level = e.source();
+    }
+    false
 }
 
 #[cfg(test)]
@@ -227,6 +289,24 @@ mod tests {
             }
             .to_string(),
             "the registry 127.0.0.1:5000 names the token service http://127.0.0.2:4000/token, plain HTTP to 127.0.0.2:4000, which is not in plain_http; not contacted"
+        );
+    }
+
+    #[test]
+    fn a_registry_answering_in_plain_http_is_told_how_to_be_reached() {
+        let plain = |registry: &str| {
+            RegistryError::PlainHttp {
+                registry: registry.into(),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            plain("localhost:5000"),
+            "cannot reach the registry localhost:5000 over HTTPS: it answered in plain HTTP; to speak plain HTTP to this loopback registry, list it under [host.registry] in host.toml: plain_http = [\"localhost:5000\"]"
+        );
+        assert_eq!(
+            plain("registry.example:5000"),
+            "cannot reach the registry registry.example:5000 over HTTPS: it answered in plain HTTP; plain HTTP is spoken only to loopback registries (localhost, 127.0.0.0/8, [::1]); this one needs HTTPS"
         );
     }
 }

@@ -191,10 +191,15 @@ impl Session {
             if let Some(body) = ask.body {
                 request = request.body(body.to_vec());
             }
-            let response = request
-                .send()
-                .await
-                .map_err(|e| RegistryError::unreachable(&self.registry, &e))?;
+            let response = request.send().await.map_err(|e| {
+                // Only the registry's own HTTPS origin is named as answering in plain HTTP:
+                // listing the registry in plain_http fixes that, and nothing elsewhere.
+                if own && url.scheme() == "https" {
+                    RegistryError::unreachable_over_https(&self.registry, &e)
+                } else {
+                    RegistryError::unreachable(&self.registry, &e)
+                }
+            })?;
             let status = response.status();
             if status == StatusCode::UNAUTHORIZED && own && !self.challenged {
                 self.challenged = true;
