@@ -4,6 +4,13 @@
 //! fails), and after every reload render again and show how the prompt changed and where a
 //! model's KV-cache reuse now stops.
 //!
+//! host.toml is watched too: a change to it loads the whole deployment again — a new host
+//! built from the file as it now is (every plugin loaded again, from the compile cache;
+//! scopes, MCP servers and `[prompt]` settings as the file says), the watch list made
+//! again from it — and the new host replaces the running one only once it is ready. A file
+//! that cannot be loaded (a TOML error, a plugin whose `init` fails, a `--scope` the file
+//! no longer declares) leaves the running deployment as it was.
+//!
 //! Output lines that start with `== ` mark what happened, for people and scripts alike.
 
 use std::io::Write;
@@ -43,26 +50,11 @@ struct Build {
 /// Run `dev` until interrupted (or `max_rounds`).
 pub async fn run(target: &Target, options: DevOptions) -> anyhow::Result<()> {
     let config = HostConfig::load(&target.config)?;
-    let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
+    let mut config_seen = fingerprint(std::slice::from_ref(&target.config));
+    let mut host = load_ready_host(&target.config, target.scope.as_deref()).await?;
     let mut watched = watch_list(&host, &config);
     let mut out = std::io::stdout().lock();
-    for w in &watched {
-        match &w.build {
-            Some(b) => writeln!(
-                out,
-                "== watching plugin \"{}\": sources {}, build `{}`",
-                w.name,
-                list(&w.sources),
-                b.command
-            )?,
-            None => writeln!(
-                out,
-                "== watching plugin \"{}\": {} (no build command)",
-                w.name,
-                w.wasm.display()
-            )?,
-        }
-    }
+    announce(&watched, &mut out)?;
     let mut stop = Stop::new()?;
     let mut prompt = render(&host, target, &mut out).await?;
     let mut rounds = 0;
@@ -77,6 +69,46 @@ pub async fn run(target: &Target, options: DevOptions) -> anyhow::Result<()> {
                 writeln!(out, "== stopped ({signal})")?;
                 return Ok(());
             }
+        }
+        let config_now = fingerprint(std::slice::from_ref(&target.config));
+        if config_now != config_seen {
+            config_seen = config_now;
+            rounds += 1;
+            let shown = target.config.display();
+            writeln!(out, "== {shown} changed: loading the deployment again")?;
+            out.flush()?;
+            let loaded = tokio::select! {
+                loaded = load_deployment(target) => loaded,
+                signal = stop.next() => {
+                    writeln!(out, "== stopped ({signal})")?;
+                    return Ok(());
+                }
+            };
+            match loaded {
+                Err(e) => writeln!(
+                    out,
+                    "== loading {shown} failed; the running deployment stays loaded: {}",
+                    super::chain(&e)
+                )?,
+                Ok((next_host, next_config)) => {
+                    // The old host goes here: its plugins disposed, its MCP servers stopped.
+                    host = next_host;
+                    watched = watch_list(&host, &next_config);
+                    writeln!(
+                        out,
+                        "== reloaded {shown} ({} plugin(s))",
+                        host.plugins().len()
+                    )?;
+                    announce(&watched, &mut out)?;
+                    let next = render(&host, target, &mut out).await?;
+                    report_change(&host, target, &prompt, &next, &mut out).await?;
+                    prompt = next;
+                }
+            }
+            out.flush()?;
+            // The new watch list starts from what is on disk now: its plugins are looked
+            // at from the next round on.
+            continue;
         }
         for w in &mut watched {
             let sources = fingerprint(&w.sources);
@@ -130,6 +162,38 @@ pub async fn run(target: &Target, options: DevOptions) -> anyhow::Result<()> {
             out.flush()?;
         }
     }
+}
+
+/// The `== watching plugin …` lines of a watch list.
+fn announce(watched: &[Watched], out: &mut impl Write) -> std::io::Result<()> {
+    for w in watched {
+        match &w.build {
+            Some(b) => writeln!(
+                out,
+                "== watching plugin \"{}\": sources {}, build `{}`",
+                w.name,
+                list(&w.sources),
+                b.command
+            )?,
+            None => writeln!(
+                out,
+                "== watching plugin \"{}\": {} (no build command)",
+                w.name,
+                w.wasm.display()
+            )?,
+        }
+    }
+    Ok(())
+}
+
+/// host.toml loaded again into a new host, ready (its MCP servers waited for, as at the
+/// start) and declaring the scope `dev` renders, with the configuration its watch list is
+/// made from.
+async fn load_deployment(target: &Target) -> anyhow::Result<(Host, HostConfig)> {
+    let config = HostConfig::load(&target.config)?;
+    let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
+    host.check_scope(target.scope.as_deref())?;
+    Ok((host, config))
 }
 
 /// Render and print the prompt; on an error print it and keep the previous prompt.
@@ -366,7 +430,7 @@ async fn run_build(build: &Build, stop: &mut Stop) -> Result<(), BuildFailure> {
             build.dir.display()
         ))
     })?;
-    let tail = std::sync::Arc::new(std::sync::Mutex::new(Tail::default()));
+    let kept = std::sync::Arc::new(std::sync::Mutex::new(Kept::default()));
     let readers: Vec<_> = [
         child
             .stdout
@@ -378,9 +442,10 @@ async fn run_build(build: &Build, stop: &mut Stop) -> Result<(), BuildFailure> {
             .map(|e| Box::new(e) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
     ]
     .into_iter()
-    .flatten()
-    .map(|mut stream| {
-        let tail = tail.clone();
+    .enumerate()
+    .filter_map(|(i, stream)| stream.map(|s| (i, s)))
+    .map(|(index, mut stream)| {
+        let kept = kept.clone();
         tokio::spawn(async move {
             use tokio::io::AsyncReadExt;
             let mut chunk = vec![0u8; 8192];
@@ -388,9 +453,13 @@ async fn run_build(build: &Build, stop: &mut Stop) -> Result<(), BuildFailure> {
                 if n == 0 {
                     break;
                 }
-                if let Ok(mut tail) = tail.lock() {
-                    tail.push(&chunk[..n]);
+                if let Ok(mut kept) = kept.lock() {
+                    kept.tail.push(&chunk[..n]);
+                    kept.first_error.push(index, &chunk[..n]);
                 }
+            }
+            if let Ok(mut kept) = kept.lock() {
+                kept.first_error.end(index);
             }
         })
     })
@@ -409,13 +478,31 @@ async fn run_build(build: &Build, stop: &mut Stop) -> Result<(), BuildFailure> {
     if status.success() {
         return Ok(());
     }
-    let text = tail.lock().map(|t| t.text()).unwrap_or_default();
+    let (text, first_error) = kept
+        .lock()
+        .map(|k| (k.tail.text(), k.first_error.block.clone()))
+        .unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
-    let shown = &lines[lines.len().saturating_sub(20)..];
+    let last = &lines[lines.len().saturating_sub(TAIL_LINES)..];
+    // The first error is the cause; what a compiler prints last is mostly its summary
+    // (`error: could not compile …`, counts), which alone cuts the cause off. When the
+    // first error's first line is among the last lines, those say it all.
+    let shown_in_tail = first_error
+        .first()
+        .is_none_or(|head| last.contains(&head.as_str()));
+    if shown_in_tail {
+        return Err(BuildFailure::Failed(format!(
+            "`{}` exited with {status}:\n{}",
+            build.command,
+            last.join("\n")
+        )));
+    }
     Err(BuildFailure::Failed(format!(
-        "`{}` exited with {status}:\n{}",
+        "`{}` exited with {status}; its first error:\n{}\n… and the last {} lines of its output:\n{}",
         build.command,
-        shown.join("\n")
+        first_error.join("\n"),
+        last.len(),
+        last.join("\n")
     )))
 }
 
@@ -430,6 +517,149 @@ async fn stop_build(child: &mut tokio::process::Child) {
         prompt_host::child::kill_group(child);
         let _ = child.wait().await;
     }
+}
+
+/// The lines of a failed build's output shown from its end.
+const TAIL_LINES: usize = 20;
+
+/// The most lines of a build's first error shown (a rustc error with its source snippet
+/// and notes is a dozen).
+const ERROR_LINES: usize = 40;
+
+/// The most bytes of one line of the first error kept; the rest of the line is dropped
+/// (a build that prints a line without end must not fill memory either).
+const ERROR_LINE_BYTES: usize = 1024;
+
+/// What `dev` keeps of a build's output while it runs.
+#[derive(Default)]
+struct Kept {
+    tail: Tail,
+    first_error: FirstError,
+}
+
+/// The first error block of a build's output: from the first line that reads as a
+/// compiler's error to the blank line (or the next diagnostic) that ends it, at most
+/// [`ERROR_LINES`] lines, read from the stream it started on (stdout and stderr are read
+/// apart, so the other's lines do not break into it).
+#[derive(Default)]
+struct FirstError {
+    /// Per stream (stdout, stderr), the line being read, up to [`ERROR_LINE_BYTES`].
+    partial: [Vec<u8>; 2],
+    /// The block, as its lines were printed (without their line ends).
+    block: Vec<String>,
+    /// The stream the block is being read from.
+    open: Option<usize>,
+    /// The block is complete (or there will be none to read): nothing more is looked at.
+    done: bool,
+}
+
+impl FirstError {
+    fn push(&mut self, stream: usize, chunk: &[u8]) {
+        for piece in chunk.split_inclusive(|b| *b == b'\n') {
+            if self.done {
+                return;
+            }
+            let Some(partial) = self.partial.get_mut(stream) else {
+                return;
+            };
+            let room = ERROR_LINE_BYTES.saturating_sub(partial.len());
+            let (body, ends) = match piece.strip_suffix(b"\n") {
+                Some(body) => (body, true),
+                None => (piece, false),
+            };
+            partial.extend_from_slice(&body[..body.len().min(room)]);
+            if ends {
+                let line = std::mem::take(partial);
+                self.line(stream, &line);
+            }
+        }
+    }
+
+    /// The stream ended: its unfinished line is a line, and a block read from it is
+    /// complete.
+    fn end(&mut self, stream: usize) {
+        if let Some(partial) = self.partial.get_mut(stream) {
+            let line = std::mem::take(partial);
+            if !line.is_empty() && !self.done {
+                self.line(stream, &line);
+            }
+        }
+        if self.open == Some(stream) {
+            self.done = true;
+        }
+    }
+
+    fn line(&mut self, stream: usize, raw: &[u8]) {
+        // Most lines of a long build say nothing of an error: looked at without a copy.
+        let mentions_error = raw.windows(4).any(|w| w.eq_ignore_ascii_case(b"rror"));
+        if self.open.is_none() && !mentions_error {
+            return;
+        }
+        let text = String::from_utf8_lossy(raw);
+        let text = text.strip_suffix('\r').unwrap_or(&text);
+        let plain = without_escapes(text);
+        match self.open {
+            None if is_error_head(&plain) => {
+                self.open = Some(stream);
+                self.block.push(text.to_owned());
+            }
+            Some(open) if open == stream => {
+                let ends = plain.trim().is_empty()
+                    || is_error_head(&plain)
+                    || is_warning_head(&plain)
+                    || self.block.len() >= ERROR_LINES;
+                if ends {
+                    self.done = true;
+                } else {
+                    self.block.push(text.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether a line (without colour escapes) starts a compiler's error: `error[E0425]: …` and
+/// `error: …` (rustc, cargo, clang, npm), `Error: …` (Node), `file:3:5: error: …` (gcc,
+/// clang), `file(3,5): error TS2322: …` (tsc).
+fn is_error_head(line: &str) -> bool {
+    let start = line.trim_start();
+    let lead = start.get(..6).unwrap_or("");
+    (lead.eq_ignore_ascii_case("error:") || lead.eq_ignore_ascii_case("error["))
+        || [": error:", ": error[", ": error TS", ": fatal error:"]
+            .iter()
+            .any(|mark| line.contains(mark))
+}
+
+/// Whether a line starts a warning (which ends an error block printed before it).
+fn is_warning_head(line: &str) -> bool {
+    let lead = line.get(..8).unwrap_or("");
+    lead.eq_ignore_ascii_case("warning:") || lead.eq_ignore_ascii_case("warning[")
+}
+
+/// `line` without ANSI escape sequences (`CARGO_TERM_COLOR=always` colours `error`).
+fn without_escapes(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.contains('\u{1b}') {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        // CSI: ESC [ parameters… final byte (@ to ~).
+        if chars.peek() == Some(&'[') {
+            chars.next();
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// The last [`KEPT_BUILD_OUTPUT`] bytes of a build's output (stdout and stderr as they came).
@@ -545,7 +775,59 @@ fn list(paths: &[PathBuf]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::diff_lines;
+    use super::{diff_lines, FirstError, ERROR_LINES};
+
+    fn first_error(chunks: &[(usize, &str)]) -> Vec<String> {
+        let mut first = FirstError::default();
+        for (stream, text) in chunks {
+            first.push(*stream, text.as_bytes());
+        }
+        first.end(0);
+        first.end(1);
+        first.block
+    }
+
+    #[test]
+    fn the_first_error_block_is_kept_whole_and_alone() {
+        let rustc = "   Compiling probe v0.1.0\n\
+                     warning: unused variable: `y`\n\n\
+                     error[E0425]: cannot find value `x` in this scope\n \
+                     --> src/lib.rs:3:5\n  |\n3 |     x\n  |     ^ not found in this scope\n\n\
+                     error[E0308]: mismatched types\n\nerror: could not compile `probe`\n";
+        // Cut anywhere, and with the other stream's lines in between.
+        let (a, b) = rustc.split_at(90);
+        assert_eq!(
+            first_error(&[(1, a), (0, "progress\n"), (1, b)]),
+            [
+                "error[E0425]: cannot find value `x` in this scope",
+                " --> src/lib.rs:3:5",
+                "  |",
+                "3 |     x",
+                "  |     ^ not found in this scope",
+            ]
+        );
+        // Coloured, as with CARGO_TERM_COLOR=always; tsc's and gcc's forms.
+        assert_eq!(
+            first_error(&[(
+                1,
+                "\u{1b}[1m\u{1b}[31merror\u{1b}[0m: linking failed\nnote: x\n"
+            )]),
+            [
+                "\u{1b}[1m\u{1b}[31merror\u{1b}[0m: linking failed",
+                "note: x"
+            ]
+        );
+        assert_eq!(
+            first_error(&[(0, "src/a.ts(3,5): error TS2322: no\n")]),
+            ["src/a.ts(3,5): error TS2322: no"]
+        );
+        assert!(first_error(&[(0, "all good\nerrors: 0 is fine\n")]).is_empty());
+        // Bounded in lines and in bytes per line.
+        let long = format!("error: x\n{}", "y\n".repeat(100));
+        assert_eq!(first_error(&[(1, &long)]).len(), ERROR_LINES);
+        let wide = format!("error: {}\n", "z".repeat(1 << 20));
+        assert_eq!(first_error(&[(1, &wide)])[0].len(), super::ERROR_LINE_BYTES);
+    }
 
     #[test]
     fn line_diff() {

@@ -1,5 +1,6 @@
 //! The plugin author's loop: `prompt-host dev` rebuilding and hot-reloading a real Rust
-//! plugin as its source is edited (once into a broken state), `reload_plugin` through the
+//! plugin as its source is edited (once into a broken state), a failed build shown by its
+//! first error, host.toml edits loading the deployment again, `reload_plugin` through the
 //! library and `serve`, `prompt-host call`, and `--log-level`.
 
 use std::io::{BufRead, BufReader};
@@ -383,4 +384,152 @@ fn dropped_output_is_announced() {
         "{}",
         run.stderr
     );
+}
+
+/// host.toml for [`dev_shows_a_builds_first_error_and_reloads_host_toml_when_it_changes`]:
+/// the declare guest with one section, identity off, `text` in it.
+fn declaring(text: &str) -> String {
+    format!(
+        "[prompt]\ninclude_harness_identity = false\n\n[[plugin]]\nname = \"p\"\nwasm = \"dist/plugin.wasm\"\n\
+         config = {{ sections = [{{ name = \"greeting\", order = 10, text = {text:?} }}] }}\n\
+         [plugin.dev]\nbuild = \"sh fail.sh\"\nwatch = [\"src\"]\n"
+    )
+}
+
+/// Replace `path` as an editor that saves atomically does: a reader never sees it half
+/// written.
+fn save(path: &Path, text: &str) {
+    let temp = path.with_extension("saving");
+    std::fs::write(&temp, text).unwrap();
+    std::fs::rename(&temp, path).unwrap();
+}
+
+/// The lines `dev` printed after the one starting with `marker` and before the next `== `
+/// line, which `next` makes it print.
+fn between(
+    rx: &Receiver<String>,
+    marker: &str,
+    next: impl FnOnce(),
+    next_marker: &str,
+) -> Vec<String> {
+    until(rx, marker);
+    next();
+    let mut seen = until(rx, next_marker);
+    seen.pop();
+    seen
+}
+
+#[test]
+fn dev_shows_a_builds_first_error_and_reloads_host_toml_when_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(root.join("dist")).unwrap();
+    std::fs::write(root.join("src/plugin.txt"), "one").unwrap();
+    std::fs::copy(env!("GUEST_DECLARE"), root.join("dist/plugin.wasm")).unwrap();
+    // A build that fails as cargo does: progress, the error that is the cause, 30 lines of
+    // notes, the summary — the cause well above the last 20 lines.
+    std::fs::write(
+        root.join("fail.sh"),
+        "exec 1>&2\n\
+         for i in $(seq 1 30); do echo \"   Compiling dep-$i v0.1.0\"; done\n\
+         printf 'error[E0425]: cannot find value `x` in this scope\\n --> src/lib.rs:3:5\\n  |\\n3 |     x\\n  |     ^ not found in this scope\\n\\n'\n\
+         for i in $(seq 1 30); do echo \"note: more $i\"; done\n\
+         echo 'error: could not compile `probe` (lib) due to 1 previous error'\n\
+         exit 101\n",
+    )
+    .unwrap();
+    let config = root.join("host.toml");
+    std::fs::write(&config, declaring("One.")).unwrap();
+    let mut child = Command::new(bin())
+        .args([
+            "dev",
+            "--config",
+            "host.toml",
+            "--interval-ms",
+            "50",
+            "--max-rounds",
+            "4",
+        ])
+        .current_dir(root)
+        .env("PROMPT_HOST_CACHE_DIR", root.join("cache"))
+        .env(
+            super::cli_support::QUIET_PROGRESS.0,
+            super::cli_support::QUIET_PROGRESS.1,
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let rx = lines_of(&mut child);
+    let first = until(&rx, "== end of prompt");
+    assert!(first.contains(&"One.".to_string()), "{first:#?}");
+
+    // A failed build: its first error, then its last 20 lines.
+    std::fs::write(root.join("src/plugin.txt"), "two, longer").unwrap();
+    let failed = between(
+        &rx,
+        "== build failed for plugin \"p\"; the running plugin stays loaded",
+        || save(&config, &declaring("Second.")),
+        "== host.toml changed: loading the deployment again",
+    );
+    let mut expected = vec![
+        "`sh fail.sh` exited with exit status: 101; its first error:".to_string(),
+        "error[E0425]: cannot find value `x` in this scope".into(),
+        " --> src/lib.rs:3:5".into(),
+        "  |".into(),
+        "3 |     x".into(),
+        "  |     ^ not found in this scope".into(),
+        "… and the last 20 lines of its output:".into(),
+    ];
+    expected.extend((12..=30).map(|i| format!("note: more {i}")));
+    expected.push("error: could not compile `probe` (lib) due to 1 previous error".into());
+    assert_eq!(failed, expected);
+
+    // host.toml changed: a new deployment, its prompt and how it differs.
+    let reloaded = until(&rx, "== cache prefix");
+    assert_eq!(
+        reloaded[..3],
+        [
+            "== reloaded host.toml (1 plugin(s))",
+            "== watching plugin \"p\": sources src, build `sh fail.sh`",
+            "== prompt (7 bytes)",
+        ],
+        "{reloaded:#?}"
+    );
+    assert!(
+        reloaded.contains(&"- One.".to_string()) && reloaded.contains(&"+ Second.".to_string()),
+        "{reloaded:#?}"
+    );
+
+    // A host.toml toml refuses: said with its snippet; the running deployment stays.
+    save(&config, &format!("confg={{}}\n{}", declaring("Never.")));
+    let failed = until(&rx, "== loading host.toml failed");
+    assert_eq!(
+        failed.last().map(String::as_str),
+        Some(
+            "== loading host.toml failed; the running deployment stays loaded: host.toml: line 1, column 1: unknown field `confg`, expected one of `prompt`, `host`, `scope`, `plugin`, `mcp`"
+        ),
+        "{failed:#?}"
+    );
+    save(&config, &declaring("Third one."));
+    let snippet = until(&rx, "== host.toml changed");
+    assert_eq!(
+        snippet,
+        [
+            "  |",
+            "1 | confg={}",
+            "  | ^^^^^",
+            "== host.toml changed: loading the deployment again",
+        ]
+    );
+    // Fixed: the diff starts from the deployment that kept serving.
+    let third = until(&rx, "== cache prefix");
+    assert!(
+        third.contains(&"- Second.".to_string()) && third.contains(&"+ Third one.".to_string()),
+        "{third:#?}"
+    );
+    until(&rx, "== stopping after 4 round(s)");
+    assert!(child.wait().unwrap().success());
 }
