@@ -357,6 +357,11 @@ where
             return code;
         }
     };
+    // Outside the runtime: the exporter's blocking HTTP client is built and dropped here.
+    // Started before the runtime, it is dropped after it: a span a task of the command still
+    // holds (an MCP connection's opening, aborted with its host) closes as the runtime drops
+    // the task, and is in the export flushed then.
+    let _telemetry = telemetry::start();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -367,15 +372,15 @@ where
             return 1;
         }
     };
-    // Outside the runtime: the exporter's blocking HTTP client is built and dropped here.
-    let _telemetry = telemetry::start();
     panics::install();
+    let span = telemetry::command_span(&cli.command);
     // The boundary of the command: a panic (a defect, or a third-party crate choking on its
     // input) was reported by the hook as one escaped line; the command fails with status 1,
     // never a panic's 101.
-    let Ok(outcome) =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runtime.block_on(run(cli))))
-    else {
+    let Ok(outcome) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        runtime.block_on(tracing::Instrument::instrument(run(cli), span.clone()))
+    })) else {
+        telemetry::command_failed(&span);
         return 1;
     };
     match outcome {
@@ -383,10 +388,12 @@ where
         // A reader that stopped reading (`| head -1`) ends the command normally.
         Err(e) if closed_stdout(&e) => 0,
         Err(e) if e.downcast_ref::<Usage>().is_some() => {
+            telemetry::command_failed(&span);
             warn(&format!("error: {e}"));
             2
         }
         Err(e) => {
+            telemetry::command_failed(&span);
             warn(&format!("error: {}", chain(&e)));
             1
         }

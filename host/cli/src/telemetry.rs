@@ -108,6 +108,45 @@ fn export_timeout(var: impl Fn(&str) -> Option<String>) -> Duration {
     .map_or(DEFAULT_TIMEOUT, Duration::from_millis)
 }
 
+/// The root span of a one-shot command, named for it (`prompt-host step`), so that
+/// everything the command does — compiles, plugin loads, MCP servers' opening exchanges,
+/// the step — is one trace. `serve` and `dev` get none: they run for as long as they are
+/// used, and a trace that lasts hours is not one a backend shows; each request of `serve`
+/// and each rendering of `dev` is a trace of its own.
+pub fn command_span(command: &super::Command) -> tracing::Span {
+    use super::Command;
+    let (name, otel_name) = match command {
+        Command::Serve { .. } | Command::Dev { .. } => return tracing::Span::none(),
+        Command::Assemble { .. } => ("assemble", "prompt-host assemble"),
+        Command::Render { .. } => ("render", "prompt-host render"),
+        Command::Step { .. } => ("step", "prompt-host step"),
+        Command::Assistant { .. } => ("assistant", "prompt-host assistant"),
+        Command::ToolResult { .. } => ("tool-result", "prompt-host tool-result"),
+        Command::Replay { .. } => ("replay", "prompt-host replay"),
+        Command::Inspect { .. } => ("inspect", "prompt-host inspect"),
+        Command::Call { .. } => ("call", "prompt-host call"),
+        Command::Check { .. } => ("check", "prompt-host check"),
+        Command::New(_) => ("new", "prompt-host new"),
+        Command::Pull { .. } => ("pull", "prompt-host pull"),
+        Command::Push { .. } => ("push", "prompt-host push"),
+        Command::Lock { .. } => ("lock", "prompt-host lock"),
+    };
+    tracing::info_span!(
+        target: "prompt_host::command",
+        parent: None,
+        "prompt_host.command",
+        otel.name = otel_name,
+        prompt_host.command = name,
+        otel.status_code = tracing::field::Empty,
+    )
+}
+
+/// Mark a command's span as failed (OpenTelemetry's `ERROR` status; the error's text is not
+/// an attribute: it can quote what a plugin said).
+pub fn command_failed(span: &tracing::Span) {
+    span.record("otel.status_code", "ERROR");
+}
+
 /// Whether the environment asks for prompt text in spans.
 pub fn capture_content() -> bool {
     std::env::var(CAPTURE_CONTENT).is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"))

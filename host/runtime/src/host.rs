@@ -36,6 +36,7 @@ use crate::wasm::{LoadedPlugin, PluginCode, PluginSource, RuntimeConfig, WasmRun
 
 mod error;
 mod facts;
+mod gen_ai_provider;
 mod kept;
 mod mcp_servers;
 mod oci_source;

@@ -184,10 +184,19 @@ fn descends(spans: &[Value], span: &Value, ancestor: &Value) -> bool {
     false
 }
 
-/// The step tree of `timings::DEPLOYMENT` for `agent:1`, as a collector received it.
-fn check_step_tree(spans: &[Value]) {
+/// The step tree of `timings::DEPLOYMENT` for `agent:1`, as a collector received it: under
+/// the root span of the command named `command` (the command line's), or the root itself
+/// (`serve`'s, where each request is a trace of its own).
+fn check_step_tree(spans: &[Value], command: Option<&str>) {
     let step = one(spans, "prompt_host.step");
-    assert_eq!(step["parent_span_id"], "", "the step is a root: {step}");
+    match command {
+        None => assert_eq!(step["parent_span_id"], "", "the step is a root: {step}"),
+        Some(name) => {
+            let root = one(spans, name);
+            assert_eq!(step["parent_span_id"], root["span_id"], "{spans:#?}");
+            check_one_trace(spans, root);
+        }
+    }
     let attributes = &step["attributes"];
     for (key, value) in [
         ("gen_ai.operation.name", "chat"),
@@ -242,6 +251,18 @@ fn check_step_tree(spans: &[Value]) {
     assert!(calls.iter().all(|c| &c["trace_id"] == trace), "one trace");
 }
 
+/// `root` is the one root of what was received, and every span is in its trace.
+fn check_one_trace(spans: &[Value], root: &Value) {
+    let roots: Vec<&Value> = spans.iter().filter(|s| s["parent_span_id"] == "").collect();
+    assert_eq!(roots, [root], "one root: {spans:#?}");
+    assert!(
+        spans
+            .iter()
+            .all(|s| s["trace_id"] == root["trace_id"] && (s == root || descends(spans, s, root))),
+        "one trace: {spans:#?}"
+    );
+}
+
 /// Whether any attribute of any span holds `text`.
 fn any_attribute_holds(spans: &[Value], text: &str) -> bool {
     spans
@@ -280,13 +301,16 @@ fn a_command_line_step_reaches_the_collector_as_one_tree_with_one_span_per_plugi
     );
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.is_empty(), "nothing said on stderr: {stderr}");
-    let spans = collector.until("prompt_host.step");
-    check_step_tree(&spans);
+    let spans = collector.until("prompt-host step");
+    check_step_tree(&spans, Some("prompt-host step"));
+    let root = one(&spans, "prompt-host step");
+    assert_eq!(root["attributes"]["prompt_host.command"], "step", "{root}");
+    assert_eq!(root["status"], 0, "a command that succeeded: {root}");
 
-    // The plugins' loads and the component's compile are exported too, each a root.
+    // The plugins' loads and the component's compile are exported too, in the command's
+    // trace (which `check_step_tree` showed is the only one).
     let loads = named(&spans, "prompt_host.load");
     assert_eq!(loads.len(), 2, "{spans:#?}");
-    assert!(loads.iter().all(|l| l["parent_span_id"] == ""));
     let compile = one(&spans, "prompt_host.compile");
     assert_eq!(
         compile["attributes"]["prompt_host.compile_cache"],
@@ -330,7 +354,7 @@ fn prompt_text_is_exported_only_when_asked_for() {
     );
     assert_eq!(code, 0, "{stderr}");
     let rendered: Value = serde_json::from_str(&stdout).unwrap();
-    let spans = collector.until("prompt_host.render");
+    let spans = collector.until("prompt-host render");
     let render = one(&spans, "prompt_host.render");
     assert_eq!(render["resource"]["service.name"], "agent-runner");
     let instructions: Value = serde_json::from_str(
@@ -351,12 +375,117 @@ fn prompt_text_is_exported_only_when_asked_for() {
     // The same render without the variable: no text.
     let (code, _, stderr) = run(&d, &args, &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)]);
     assert_eq!(code, 0, "{stderr}");
-    let spans = collector.until("prompt_host.render");
+    let spans = collector.until("prompt-host render");
     let render = one(&spans, "prompt_host.render");
     assert!(render["attributes"]
         .get("gen_ai.system_instructions")
         .is_none());
     assert!(!any_attribute_holds(&spans, "Live text."));
+}
+
+/// A step's provider is the one its model or the caller's `provider` fact names, as the
+/// GenAI conventions spell it — a DeepSeek model on `chat-completions` is `deepseek`, not
+/// `openai` — and a command that fails is one trace too, its root marked as an error.
+#[test]
+fn the_provider_is_the_models_or_the_callers_and_a_failed_command_is_marked() {
+    let collector = Collector::start(&[]);
+    let d = Deployment::new(super::timings::DEPLOYMENT);
+    let config = d.config();
+    let endpoint = collector.endpoint();
+    let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str())];
+    let step = |log: &str, facts: &[&str]| {
+        let session = d.path(log);
+        let mut args = vec![
+            "step",
+            "--config",
+            config.to_str().unwrap(),
+            "--scope",
+            "agent:1",
+            "--session",
+            session.to_str().unwrap(),
+        ];
+        for fact in facts {
+            args.extend(["--fact", fact]);
+        }
+        let (code, _, stderr) = run(&d, &args, &env);
+        assert_eq!(code, 0, "{stderr}");
+        let spans = collector.until("prompt-host step");
+        check_one_trace(&spans, one(&spans, "prompt-host step"));
+        let attributes = one(&spans, "prompt_host.step")["attributes"].clone();
+        (
+            attributes["gen_ai.provider.name"].clone(),
+            attributes["gen_ai.request.model"].clone(),
+            attributes["prompt_host.route"].clone(),
+        )
+    };
+    assert_eq!(
+        step("a.jsonl", &["model=deepseek-v4"]),
+        (
+            json!("deepseek"),
+            json!("deepseek-v4"),
+            json!("chat-completions")
+        )
+    );
+    // The caller's fact wins, in the conventions' spelling, or as given.
+    assert_eq!(
+        step("b.jsonl", &["model=deepseek-v4", "provider=Mistral"]).0,
+        "mistral_ai"
+    );
+    assert_eq!(
+        step("c.jsonl", &["model=deepseek-v4", "provider=openrouter"]).0,
+        "openrouter"
+    );
+
+    // A command that fails: its root says so.
+    let (code, _, stderr) = run(
+        &d,
+        &[
+            "render",
+            "--config",
+            config.to_str().unwrap(),
+            "--scope",
+            "agnet:1",
+        ],
+        &env,
+    );
+    assert_eq!(code, 1, "{stderr}");
+    let spans = collector.until("prompt-host render");
+    let root = one(&spans, "prompt-host render");
+    check_one_trace(&spans, root);
+    assert_eq!(root["status"], 2, "OpenTelemetry's ERROR: {root}");
+    assert_eq!(root["attributes"]["prompt_host.command"], "render");
+}
+
+/// The MCP servers a command waits for are in its trace: their opening exchanges (the
+/// lifecycle, the first listing) under the command's root, not traces of their own.
+#[test]
+fn a_commands_mcp_exchanges_are_in_its_trace() {
+    super::mcp_client::python_mcp_available();
+    let _serial = super::mcp_client::serial_blocking();
+    let collector = Collector::start(&[]);
+    let d = Deployment::new(&format!(
+        "[host]\nmcp_provider = {:?}\n\n[[mcp]]\nname = \"fx\"\ncommand = {:?}\n\
+         args = [{:?}, \"--instructions\", \"Use the echo tool.\"]\ntimeout_ms = 20000\n",
+        env!("GUEST_MCP_INSTRUCTIONS"),
+        python(),
+        super::mcp_client::fixtures().join("server.py"),
+    ));
+    let config = d.config();
+    let endpoint = collector.endpoint();
+    let (code, stdout, stderr) = run(
+        &d,
+        &["render", "--config", config.to_str().unwrap()],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("Use the echo tool."), "{stdout}");
+    let spans = collector.until("prompt-host render");
+    check_one_trace(&spans, one(&spans, "prompt-host render"));
+    let methods: BTreeSet<&str> = spans
+        .iter()
+        .filter_map(|s| s["attributes"]["mcp.method.name"].as_str())
+        .collect();
+    assert!(methods.contains("tools/list"), "{spans:#?}");
 }
 
 #[test]
@@ -386,7 +515,7 @@ fn serve_exports_the_steps_it_takes_and_flushes_when_its_input_closes() {
     assert!(out.status.success(), "{stderr}");
     let answer: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
     assert!(answer.get("result").is_some(), "{answer}");
-    check_step_tree(&collector.until("prompt_host.step"));
+    check_step_tree(&collector.until("prompt_host.step"), None);
 }
 
 #[test]

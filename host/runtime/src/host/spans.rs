@@ -10,7 +10,7 @@ use tracing::field::Empty;
 use tracing::Span;
 
 use crate::projection::step::StepOutcome;
-use crate::session::route::{RouteContext, RouteName};
+use crate::session::route::RouteContext;
 use crate::Rendered;
 
 /// A count as a span attribute: a signed 64-bit integer, the one integer type OpenTelemetry
@@ -19,21 +19,20 @@ pub(super) fn int<N: TryInto<i64>>(n: N) -> i64 {
     n.try_into().unwrap_or(i64::MAX)
 }
 
-/// The GenAI provider name of the API a route prepares requests for.
-fn provider_name(route: RouteName) -> &'static str {
-    match route {
-        RouteName::AnthropicMessages => "anthropic",
-        // Chat Completions (and the servers compatible with it) and Responses: OpenAI's APIs.
-        _ => "openai",
-    }
-}
-
-/// A step (or, with `retry_of`, a retry of step `retry_of`) for `scope` on `route`.
-pub(super) fn step(route: &RouteContext, scope: Option<&str>, retry_of: Option<u64>) -> Span {
+/// A step (or, with `retry_of`, a retry of step `retry_of`) for `scope` on `route`, with
+/// the caller's `provider` fact when given (which, with the model's name and the route,
+/// names the provider: [`super::gen_ai_provider`]).
+pub(super) fn step(
+    route: &RouteContext,
+    provider: Option<&str>,
+    scope: Option<&str>,
+    retry_of: Option<u64>,
+) -> Span {
     tracing::info_span!(
         "prompt_host.step",
         gen_ai.operation.name = "chat",
-        gen_ai.provider.name = provider_name(route.name),
+        gen_ai.provider.name =
+            &*super::gen_ai_provider::provider_name(provider, route.model.as_deref(), route.name),
         gen_ai.request.model = route.model.as_deref(),
         prompt_host.route = route.name.as_str(),
         prompt_host.scope = scope.unwrap_or("global"),

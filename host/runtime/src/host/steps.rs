@@ -155,7 +155,7 @@ impl Host {
     ) -> Result<(Rendered, StepOutcome), HostError> {
         check_no_open_calls(session)?;
         let route = route_of(options, &facts, session)?;
-        let span = spans::step(&route, scope, None);
+        let span = spans::step(&route, facts.get("provider"), scope, None);
         let signal = facts.signal_token();
         let timings = facts.timings_handle();
         let rendered = self.render(scope, facts).instrument(span.clone()).await?;
@@ -196,7 +196,7 @@ impl Host {
                 path: session.path().display().to_string(),
             })
         })?;
-        let span = spans::step(&route, scope, Some(retried));
+        let span = spans::step(&route, facts.get("provider"), scope, Some(retried));
         let _entered = span.enter();
         let mut assembly = previous.assembly.clone();
         let ctx = facts.clone().into_context();

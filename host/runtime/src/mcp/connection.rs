@@ -7,6 +7,7 @@ use std::time::Duration;
 use tokio::sync::{broadcast, watch, Mutex};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use super::session::{Ended, Session};
 use super::{LifecycleUsed, McpError, McpEvent, McpServerSpec, McpSnapshot, McpTool};
@@ -84,7 +85,11 @@ impl McpConnection {
             snapshot: snapshot_tx,
             events: events_tx.clone(),
         };
-        let task = tokio::spawn(supervise(spec.clone(), policy, emitter, stop_rx));
+        // The span current here (the command's, on the command line) is the parent of the
+        // first session's opening exchanges: what the code that started the connection
+        // waits for belongs to its trace.
+        let opening = tracing::Span::current();
+        let task = tokio::spawn(supervise(spec.clone(), policy, emitter, stop_rx, opening));
         McpConnection {
             server: spec.name,
             snapshot,
@@ -214,13 +219,17 @@ async fn supervise(
     policy: ReconnectPolicy,
     mut emitter: Emitter,
     mut stop: watch::Receiver<bool>,
+    opening: tracing::Span,
 ) {
     let mut delay = policy.initial;
+    // Taken by the first attempt: a reconnect is a trace of its own.
+    let mut opening = Some(opening);
     loop {
         let mut slot = None;
         let started = Instant::now();
+        let parent = opening.take().unwrap_or_else(tracing::Span::none);
         let ended = tokio::select! {
-            ended = CatchPanic(Box::pin(run_session(&spec, &mut slot, &mut emitter))) => {
+            ended = CatchPanic(Box::pin(run_session(&spec, &mut slot, &mut emitter, parent))) => {
                 ended.unwrap_or_else(|message| Ended::Failed(McpError::Panicked {
                     server: spec.name.clone(),
                     message,
@@ -255,18 +264,31 @@ async fn supervise(
 /// One session from its start to its end. The session is kept in `slot` so that the caller
 /// can stop it whichever way this future ends (including being dropped on stop). A session
 /// that follows one ended for its token reports a generation only if something changed.
+///
+/// The opening exchanges (the lifecycle and the first listing) run in `opening`; what
+/// follows them (refreshes for as long as the session lasts) does not, so that no span is
+/// held open for the connection's life.
 async fn run_session(
     spec: &McpServerSpec,
     slot: &mut Option<Session>,
     emitter: &mut Emitter,
+    opening: tracing::Span,
 ) -> Ended {
-    let session = match Session::start(spec).await {
-        Ok(session) => slot.insert(session),
+    let opened = async move {
+        let session = match Session::start(spec).await {
+            Ok(session) => slot.insert(session),
+            Err(error) => return Err(error),
+        };
+        match session.list_tools().await {
+            Ok(tools) => Ok((session, tools)),
+            Err(error) => Err(session.explain(error).await),
+        }
+    }
+    .instrument(opening)
+    .await;
+    let (session, tools) = match opened {
+        Ok(opened) => opened,
         Err(error) => return Ended::Failed(error),
-    };
-    let tools = match session.list_tools().await {
-        Ok(tools) => tools,
-        Err(error) => return Ended::Failed(session.explain(error).await),
     };
     let instructions = session.instructions.clone();
     let agreed = session.protocol_version.clone();
