@@ -1,7 +1,7 @@
 //! Keeping repository text from referencing prompt variables. The host renders `{{name}}`
 //! strictly in runtime contexts too, and git allows `{{` in a branch name, so such a branch
-//! would fail the whole render. As in `mcp-instructions`, a space goes between two adjacent
-//! `{` or `}`: `feat{{x}}` becomes `feat{ {x} }`, which the renderer leaves alone.
+//! would fail the whole render. A space goes between two adjacent `{` or `}`: `feat{{x}}`
+//! becomes `feat{ {x} }`, which the renderer leaves alone.
 
 /// `text` with a space between every two adjacent `{` and every two adjacent `}`, whatever
 /// the run length.

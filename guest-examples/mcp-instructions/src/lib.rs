@@ -1,8 +1,9 @@
 //! `mcp-instructions`: the sandboxed instruction provider for MCP servers. The host talks to
 //! the server; this plugin decides what of it reaches the prompt: the server's instructions as
 //! a fenced, attributed, capped section `mcp:<server>:instructions` (order 190, the
-//! tool-guidance band), and its tools under the public names the TypeScript DeepSeek Harness
-//! gives them.
+//! tool-guidance band), byte for byte (the text is the value of the variable
+//! `mcp_<server>_instructions`, which the section references), and its tools under the
+//! public names the TypeScript DeepSeek Harness gives them.
 
 mod fence;
 mod naming;
@@ -88,8 +89,17 @@ impl InstructionProvider for McpInstructions {
             }
         }
 
-        if let Some(text) = fence::section_text(name, &server.instructions, self.max_bytes) {
-            declare::section(&format!("mcp:{name}:instructions"), ORDER, &text)?;
+        // The server's text is a variable's value, which the host never scans for
+        // references; the section around it is this plugin's own template.
+        let published = fence::publish(name, &server.instructions, self.max_bytes)
+            .map_err(|e| Error::invalid_input(format!("mcp-client({name}): {e}")))?;
+        if let Some(published) = published {
+            declare::variable(&published.variable, Some(&published.value))?;
+            declare::section(
+                &format!("mcp:{name}:instructions"),
+                ORDER,
+                &published.section,
+            )?;
         }
         if !server.tools.is_empty() {
             // Known names are every public name, allowed or not: the allow-list is a

@@ -8,7 +8,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use prompt_plugin::{config, serde_json, serde_json::json, Error};
+use prompt_plugin::{config, serde_json, serde_json::json, AssembleContext, Error, Plugin};
 use tempfile::TempDir;
 
 use crate::{budget, ProjectInstructions};
@@ -191,26 +191,50 @@ fn a_huge_file_is_read_only_up_to_the_budget() {
     assert!(text.len() < 1024 + 200);
 }
 
+/// An assembly's context with the `cwd` fact, as the host sends it.
+fn context(cwd: Option<&str>) -> AssembleContext {
+    AssembleContext {
+        scope_chain: vec!["agent:1".to_owned()],
+        facts: cwd
+            .map(|cwd| vec![("cwd".to_owned(), cwd.to_owned())])
+            .unwrap_or_default(),
+    }
+}
+
+/// One assembly as the host runs it: the variable first, then the section text.
+fn assemble(p: &mut ProjectInstructions, cwd: Option<&str>) -> (String, Option<String>) {
+    let cx = context(cwd);
+    let value = match p.variable("project_instructions", &cx) {
+        Ok(value) => value,
+        Err(e) => panic!("variable failed: {}", e.message()),
+    };
+    match p.section_text("project:instructions", &cx) {
+        Ok(section) => (section, value),
+        Err(e) => panic!("section-text failed: {}", e.message()),
+    }
+}
+
+/// The file text is the variable's value, byte for byte; the section is the operator's
+/// heading (a template: `{{model}}` stays for the host to render) and the one reference.
 #[test]
-fn braces_are_neutralised_but_the_heading_is_not() {
+fn file_text_is_a_value_and_the_heading_a_template() {
     let dir = tree();
-    write(
-        dir.path(),
-        "AGENTS.md",
-        "Render {{name}} with {{{raw}}}; keep { x }.",
-    );
-    let p = plugin(
+    let hostile = "Render {{house}} with {{{x}}}; }}{{ then a lone {{ and an unbalanced }}; \
+                   {{cwd}} {{model}} keep { x }.";
+    write(dir.path(), "AGENTS.md", hostile);
+    let mut p = plugin(
         dir.path(),
         json!({ "heading": "Project rules for {{model}}:" }),
     )
     .expect("config");
-    let Ok(text) = p.text(None) else {
-        panic!("text failed");
-    };
+    let (section, value) = assemble(&mut p, None);
     assert_eq!(
-        text,
-        "Project rules for {{model}}:\n\n# From AGENTS.md\n\
-         Render { {name} } with { { {raw} } }; keep { x }."
+        section,
+        "Project rules for {{model}}:\n\n{{project_instructions}}"
+    );
+    assert_eq!(
+        value.as_deref(),
+        Some(&*format!("# From AGENTS.md\n{hostile}"))
     );
 }
 
@@ -219,12 +243,87 @@ fn the_default_heading_states_the_precedence() {
     let dir = tree();
     write(dir.path(), "AGENTS.md", "a");
     let cfg = json!({ "root": dir.path().to_str().expect("UTF-8") });
-    let p = ProjectInstructions::from_config(config::parse(cfg).expect("parse")).expect("config");
-    let Ok(text) = p.text(None) else {
-        panic!("text failed");
+    let mut p =
+        ProjectInstructions::from_config(config::parse(cfg).expect("parse")).expect("config");
+    let (section, value) = assemble(&mut p, None);
+    assert!(section.starts_with("Instructions from the project's instruction files"));
+    assert!(
+        section.ends_with(".\n\n{{project_instructions}}"),
+        "{section}"
+    );
+    assert_eq!(value.as_deref(), Some("# From AGENTS.md\na"));
+}
+
+#[test]
+fn no_heading_is_the_reference_alone_and_the_variable_is_configurable() {
+    let dir = tree();
+    write(dir.path(), "AGENTS.md", "a");
+    let mut p = plugin(dir.path(), json!({ "variable": "repo_rules" })).expect("config");
+    let cx = context(None);
+    let value = p.variable("repo_rules", &cx).ok().flatten();
+    assert_eq!(value.as_deref(), Some("# From AGENTS.md\na"));
+    let section = p.section_text("project:instructions", &cx).ok();
+    assert_eq!(section.as_deref(), Some("{{repo_rules}}"));
+    let Err(e) = p.variable("project_instructions", &cx) else {
+        panic!("an undeclared variable must be refused");
     };
-    assert!(text.starts_with("Instructions from the project's instruction files"));
-    assert!(text.ends_with("\n\n# From AGENTS.md\na"));
+    assert_eq!(e.message(), "no dynamic variable \"project_instructions\"");
+}
+
+/// Nothing found: an empty value and an empty section (which the host drops), so the
+/// heading does not stand alone.
+#[test]
+fn nothing_found_is_an_empty_section_and_value() {
+    let dir = tree();
+    write(dir.path(), "AGENTS.md", " \n");
+    let mut p = plugin(dir.path(), json!({ "heading": "Rules:" })).expect("config");
+    assert_eq!(assemble(&mut p, None), (String::new(), Some(String::new())));
+}
+
+/// The section text follows what the variable of the same assembly found, whatever the
+/// files do in between; with no such answer (another `cwd`, a fresh instance) it reads.
+#[test]
+fn the_section_follows_the_variable_of_its_assembly() {
+    let dir = tree();
+    write(dir.path(), "src/AGENTS.md", "src only");
+    let mut p = plugin(dir.path(), json!({})).expect("config");
+    let src = context(Some("/home/dev/repo/src"));
+    let root = context(Some("/home/dev/repo"));
+    // Found under src; the file goes away before the section text is asked for.
+    let value = p.variable("project_instructions", &src).ok().flatten();
+    assert_eq!(value.as_deref(), Some("# From src/AGENTS.md\nsrc only"));
+    fs::remove_file(dir.path().join("src/AGENTS.md")).expect("remove");
+    let section = p.section_text("project:instructions", &src).ok();
+    assert_eq!(section.as_deref(), Some("{{project_instructions}}"));
+    // Used once: the next section text without a variable call reads for itself.
+    let section = p.section_text("project:instructions", &src).ok();
+    assert_eq!(section.as_deref(), Some(""));
+    // An answer for another cwd is not taken.
+    write(dir.path(), "src/AGENTS.md", "back");
+    let value = p.variable("project_instructions", &root).ok().flatten();
+    assert_eq!(value.as_deref(), Some(""));
+    let section = p.section_text("project:instructions", &src).ok();
+    assert_eq!(section.as_deref(), Some("{{project_instructions}}"));
+}
+
+/// A failed read fails both the variable and the section text, so that under
+/// `on_error = "skip"` the host leaves out both and never renders a reference to a
+/// variable it left out.
+#[test]
+fn a_failed_read_fails_the_variable_and_the_section() {
+    let dir = tree();
+    let missing = dir.path().join("not-granted");
+    let mut p = plugin(&missing, json!({})).expect("config");
+    let cx = context(None);
+    assert!(p.variable("project_instructions", &cx).is_err());
+    let Err(e) = p.section_text("project:instructions", &cx) else {
+        panic!("the section text must fail too");
+    };
+    assert!(
+        e.message().contains("no directory is granted"),
+        "{}",
+        e.message()
+    );
 }
 
 #[test]
@@ -252,6 +351,9 @@ fn config_mistakes_are_invalid_input() {
         (json!({ "max_bytes": 10_000_000 }), "max_bytes"),
         (json!({ "root": "project" }), "root"),
         (json!({ "host_root": "repo" }), "host_root"),
+        (json!({ "variable": "Project" }), "variable"),
+        (json!({ "variable": "" }), "variable"),
+        (json!({ "variable": "{{cwd}}" }), "variable"),
     ] {
         let Err(e) = plugin(dir.path(), extra.clone()) else {
             panic!("{extra} must be refused");

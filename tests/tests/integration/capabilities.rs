@@ -179,6 +179,67 @@ fn granted_plugins_read_the_repository_through_the_cli() {
     assert!(inspect.ok().contains(&granted), "{}", inspect.stdout);
 }
 
+/// What a user's instruction file says, with every brace form strict rendering treats
+/// specially: references to a fact (`cwd`, `model`) and to another plugin's variable
+/// (`house`), a malformed group, `}}{{`, a lone `{{` and an unbalanced `}}`.
+const HOSTILE_INSTRUCTIONS: &str = "Keep {{house}} as written; {{{x}}} too.\n\
+     }}{{ then a lone {{ and an unbalanced }} here.\n\
+     Work in {{cwd}} on {{model}}.";
+
+/// A user's `AGENTS.md` is not a template: through `prompt-host render` it reaches the prompt
+/// byte for byte and reads no variable, although `house`, `cwd` and `model` all have values;
+/// the operator's heading around it still is one.
+#[test]
+fn instruction_files_reach_the_prompt_byte_for_byte_and_read_no_variable() {
+    let root = tempfile::tempdir().unwrap();
+    let repo = root.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("AGENTS.md"), HOSTILE_INSTRUCTIONS).unwrap();
+    let d = Deployment::new(&format!(
+        "[prompt]\ninclude_harness_identity = false\n\n[[scope]]\nname = \"agent:1\"\n\n\
+         [[plugin]]\nname = \"house\"\nwasm = {declare}\n\
+         config = {{ variables = [{{ name = \"house\", value = \"THE HOUSE VALUE\" }}] }}\n\n\
+         [[plugin]]\nname = \"instructions\"\nwasm = {pi}\nscope = \"agent:1\"\n\
+         grants = {{ dirs = [{{ host = {host}, guest = \"/project\" }}] }}\n\
+         config = {{ host_root = {host}, heading = \"Rules for {{{{model}}}}:\" }}\n\
+         limits = {{ call_timeout_ms = {CALL_TIMEOUT_MS} }}\n",
+        declare = path(Path::new(env!("GUEST_DECLARE"))),
+        pi = path(Path::new(env!("GUEST_PROJECT_INSTRUCTIONS"))),
+        host = path(&repo.canonicalize().unwrap()),
+    ));
+    let config = d.config();
+    let config = config.to_str().unwrap();
+    let cwd = format!("cwd={}", repo.canonicalize().unwrap().display());
+    let args = [
+        "--config",
+        config,
+        "--scope",
+        "agent:1",
+        "--fact",
+        cwd.as_str(),
+        "--fact",
+        "model=deepseek-v4",
+    ];
+    let rendered = d.run(&[&["render", "--json"], &args[..]].concat()).json();
+    assert_eq!(
+        rendered["prompt"],
+        format!("Rules for deepseek-v4:\n\n# From AGENTS.md\n{HOSTILE_INSTRUCTIONS}")
+    );
+    // The section is the heading and one reference; the file is the variable's value.
+    let assembled = d.run(&[&["assemble"], &args[..]].concat()).json();
+    assert_eq!(
+        assembled["sections"],
+        json!([
+            {"name": "deployment:persona", "text": ""},
+            {"name": "project:instructions", "text": "Rules for {{model}}:\n\n{{project_instructions}}"},
+        ])
+    );
+    assert_eq!(
+        assembled["variables"]["project_instructions"],
+        format!("# From AGENTS.md\n{HOSTILE_INSTRUCTIONS}")
+    );
+}
+
 #[test]
 fn without_a_grant_the_plugins_fail_to_read_and_say_so() {
     let root = tempfile::tempdir().unwrap();
@@ -194,7 +255,7 @@ fn without_a_grant_the_plugins_fail_to_read_and_say_so() {
     assert_eq!(run.code, 1);
     assert!(
         run.stderr
-            .contains("plugin \"instructions\" export \"section-text\"")
+            .contains("plugin \"instructions\" export \"variable\"")
             && run
                 .stderr
                 .contains("no directory is granted at that guest path"),

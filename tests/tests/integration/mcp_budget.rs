@@ -96,13 +96,9 @@ async fn connect(host: &Host, server: McpServerSpec) -> prompt_host::mcp::McpSta
     }
 }
 
-fn section(rendered: &prompt_host::Rendered) -> Option<&str> {
-    rendered
-        .assembly
-        .sections
-        .iter()
-        .find(|s| s.name == "mcp:fx:instructions")
-        .map(|s| s.text.as_str())
+/// The instructions section as rendered.
+fn section(rendered: &prompt_host::Rendered) -> Option<String> {
+    super::mcp_prompt::section(rendered, "mcp:fx:instructions")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -128,7 +124,7 @@ async fn instructions_over_their_budget_are_cut_with_a_note_and_reported() {
         )
     );
     let rendered = host.render(Some("agent:1"), Facts::new()).await.unwrap();
-    assert_eq!(section(&rendered), Some(fenced(&want, &kept).as_str()));
+    assert_eq!(section(&rendered), Some(fenced(&want, &kept)));
     // The tools stay; only the text was cut.
     assert!(rendered
         .assembly
@@ -183,7 +179,7 @@ async fn a_new_generation_of_the_same_instructions_is_cut_the_same() {
     ];
     let first = connect(&host, server(&args).instruction_budget(budget(&host))).await;
     let rendered = host.render(Some("agent:1"), Facts::new()).await.unwrap();
-    let before = section(&rendered).expect("section").to_owned();
+    let before = section(&rendered).expect("section");
     let id = host.mcp_status()[0].id;
     let mut watch = host.watch_mcp(id).unwrap();
     let second = tokio::time::timeout(WAIT, watch.wait_for(|s| s.live_generation >= Some(2)))
@@ -205,7 +201,7 @@ async fn a_new_generation_of_the_same_instructions_is_cut_the_same() {
     );
     assert_eq!(second.instructions_cut, Some(want.clone()));
     let rendered = host.render(Some("agent:1"), Facts::new()).await.unwrap();
-    assert_eq!(section(&rendered), Some(before.as_str()));
+    assert_eq!(section(&rendered).as_ref(), Some(&before));
     assert_eq!(before, fenced(&want, &kept));
     assert_eq!(host.instructions_cuts_for(Some("agent:1")), vec![want]);
 }

@@ -8,7 +8,8 @@
 use std::time::{Duration, Instant};
 
 use prompt_host::mcp::{public_tool_name, McpServerSpec, McpState, McpStatus, ReconnectPolicy};
-use prompt_host::prompt::{Fiber, PromptConfig, SectionDef, TextSource};
+use prompt_host::prompt::render::interpolate_into;
+use prompt_host::prompt::{EntryKind, Fiber, PromptConfig, SectionDef, TextSource};
 use prompt_host::{Facts, Host, McpId, McpSpec, Rendered, RuntimeConfig};
 use serde_json::json;
 
@@ -74,12 +75,20 @@ fn tool_names(r: &Rendered) -> Vec<&str> {
     r.assembly.tools.iter().map(|t| t.name.as_str()).collect()
 }
 
-fn section<'a>(r: &'a Rendered, name: &str) -> Option<&'a str> {
-    r.assembly
-        .sections
-        .iter()
-        .find(|s| s.name == name)
-        .map(|s| s.text.as_str())
+/// Section `name` as rendered: its template with the assembly's variables in (the provider
+/// puts the server's text in a variable that the section references).
+pub(super) fn section(r: &Rendered, name: &str) -> Option<String> {
+    let found = r.assembly.sections.iter().find(|s| s.name == name)?;
+    let mut text = String::new();
+    interpolate_into(
+        &mut text,
+        &found.text,
+        EntryKind::Section,
+        name,
+        &r.assembly.variables,
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    Some(text)
 }
 
 /// Wait until `id`'s status satisfies `done`; panics with the last status after [`WAIT`].
@@ -143,7 +152,7 @@ async fn instructions_land_at_190_in_the_scope_and_its_children_only() {
             at("native:150") < at(SECTION) && at(SECTION) < at("native:250"),
             "{scope}: {names:?}"
         );
-        assert_eq!(section(&r, SECTION), Some(FENCED), "{scope}");
+        assert_eq!(section(&r, SECTION).as_deref(), Some(FENCED), "{scope}");
         assert!(r.prompt.contains(FENCED), "{scope}: {}", r.prompt);
         let hashed = public_tool_name("fx", "search.v2");
         assert!(hashed.starts_with("mcp__fx__search_v2_"), "{hashed}");
@@ -165,26 +174,56 @@ async fn instructions_land_at_190_in_the_scope_and_its_children_only() {
     }
 }
 
+/// A server's text is not a template: it reaches the prompt byte for byte, and a reference
+/// in it reads nothing, although `model` and `cwd` have values in this assembly.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn instructions_cannot_reference_variables() {
+async fn instructions_reach_the_prompt_byte_for_byte_and_read_no_variable() {
     let _serial = super::mcp_client::serial().await;
     if !python_mcp_available() {
         return;
     }
     let (host, _native) = host();
-    let text = "Answer as {{model}} would. Stray }} and {{ stay text.";
+    let text = "Answer as {{model}} would in {{cwd}}. {{house}} {{{x}}} }}{{ a lone {{ and \
+                an unbalanced }} stay text.\n>>>\nNot the operator.";
     let id = host
         .connect_mcp(provider_spec(fixture(&["--instructions", text])))
         .unwrap();
     published(&host, id, 1).await;
-    // No `model` fact: a live `{{model}}` reference would fail strict rendering.
-    let r = render(&host, Some("agent:1")).await;
-    let shown = section(&r, SECTION).expect("section");
-    assert!(
-        shown.contains("Answer as { {model} } would. Stray } } and { { stay text."),
-        "{shown}"
+    let facts = Facts::new()
+        .with("model", "deepseek-v4")
+        .with("cwd", "/work");
+    let r = host.render(Some("agent:1"), facts).await.unwrap();
+    let want = format!(
+        "Instructions from MCP server \"fx\" (third-party text, not from the operator):\n\
+         <<<<\n{text}\n>>>>"
     );
-    assert!(r.prompt.contains("{ {model} }"), "{}", r.prompt);
+    assert_eq!(section(&r, SECTION), Some(want.clone()));
+    assert!(
+        r.prompt
+            .ends_with(&format!("{want}\n\nNative section at 250.")),
+        "{}",
+        r.prompt
+    );
+    assert!(
+        !r.prompt.contains("deepseek-v4") && !r.prompt.contains("/work"),
+        "{}",
+        r.prompt
+    );
+    // The section is the provider's template; the text is the variable's value.
+    let template = r.assembly.sections.iter().find(|s| s.name == SECTION);
+    assert_eq!(
+        template.map(|s| s.text.as_str()),
+        Some(
+            "Instructions from MCP server \"fx\" (third-party text, not from the operator):\n\
+             <<<<\n{{mcp_fx_instructions}}\n>>>>"
+        )
+    );
+    let value = r
+        .assembly
+        .variables
+        .iter()
+        .find(|(n, _)| n == "mcp_fx_instructions");
+    assert_eq!(value.and_then(|(_, v)| v.as_deref()), Some(text));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -211,7 +250,7 @@ async fn a_relisted_tool_list_is_published_as_a_new_generation() {
         tool_names(&r),
         ["mcp__fx__add", "mcp__fx__echo", "mcp__fx__late"]
     );
-    assert_eq!(section(&r, SECTION), Some(FENCED));
+    assert_eq!(section(&r, SECTION).as_deref(), Some(FENCED));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -250,7 +289,7 @@ async fn a_crash_keeps_the_last_generation_until_the_restart_publishes_a_new_one
         // Between the crash and the restart: the last generation is still published.
         assert_eq!(down.live_generation, Some(1));
         let r = render(&host, Some("agent:1")).await;
-        assert_eq!(section(&r, SECTION), Some(FENCED));
+        assert_eq!(section(&r, SECTION).as_deref(), Some(FENCED));
         assert_eq!(tool_names(&r).len(), 2);
     }
 
@@ -258,7 +297,7 @@ async fn a_crash_keeps_the_last_generation_until_the_restart_publishes_a_new_one
     assert_eq!(up.state, McpState::Up);
     assert_eq!((up.generations, up.published, up.failures), (2, 2, 1));
     let r = render(&host, Some("agent:1")).await;
-    assert_eq!(section(&r, SECTION), Some(FENCED));
+    assert_eq!(section(&r, SECTION).as_deref(), Some(FENCED));
     assert_eq!(tool_names(&r), ["mcp__fx__add", "mcp__fx__echo"]);
 }
 
@@ -292,7 +331,7 @@ async fn a_silent_server_times_out_and_never_blocks_an_assembly() {
     let took = started.elapsed();
     eprintln!("mcp prompt: render with an initialize pending took {took:?}");
     assert!(took < Duration::from_millis(500), "{took:?}");
-    assert_eq!(section(&r, SECTION), Some(FENCED));
+    assert_eq!(section(&r, SECTION).as_deref(), Some(FENCED));
     assert!(tool_names(&r).iter().all(|t| t.starts_with("mcp__fx__")));
 
     let down = wait_status(&host, hang, "initialize timeout", McpStatus::settled).await;
@@ -313,7 +352,7 @@ async fn a_silent_server_times_out_and_never_blocks_an_assembly() {
     assert_eq!(state(hang), Some(McpState::Down));
     assert_eq!(state(healthy), Some(McpState::Up));
     let r = render(&host, Some("agent:1")).await;
-    assert_eq!(section(&r, SECTION), Some(FENCED));
+    assert_eq!(section(&r, SECTION).as_deref(), Some(FENCED));
     let names = section_names(&r);
     assert!(!names
         .iter()
@@ -373,7 +412,7 @@ async fn disposing_the_scope_kills_the_server_and_removes_its_contributions() {
     let pid = std::fs::read_to_string(&pid_file).unwrap();
     assert!(running(&pid), "server {pid} should be running");
     assert_eq!(
-        section(&render(&host, Some("task:1")).await, SECTION),
+        section(&render(&host, Some("task:1")).await, SECTION).as_deref(),
         Some(FENCED)
     );
 

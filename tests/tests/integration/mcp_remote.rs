@@ -164,14 +164,10 @@ fn connect(host: &Host, server: McpServerSpec) -> McpId {
     .unwrap()
 }
 
+/// Section `name` of `scope` as rendered.
 async fn section(host: &Host, scope: &str, name: &str) -> Option<String> {
     let rendered = host.render(Some(scope), Facts::new()).await.unwrap();
-    rendered
-        .assembly
-        .sections
-        .iter()
-        .find(|s| s.name == name)
-        .map(|s| s.text.clone())
+    super::mcp_prompt::section(&rendered, name)
 }
 
 async fn tools(host: &Host, scope: &str) -> Vec<String> {

@@ -14,6 +14,7 @@ use std::process::{Command, Stdio};
 use serde_json::{json, Value};
 
 use super::cli_support::{bin, QUIET_PROGRESS};
+use super::hostile_peer::{Answer, Peer, Reply, Request};
 use super::serve_support::Served;
 
 fn golden_dir() -> PathBuf {
@@ -286,6 +287,113 @@ fn command_line_outputs_are_unchanged() {
         ));
     }
     compare("cli.txt", &normalise(&transcript, &dir));
+}
+
+/// Untrusted text with every brace form strict rendering treats specially: references to
+/// facts (`cwd`, `model`) and to another plugin's variable (`house`), a malformed group,
+/// `}}{{`, a lone `{{` and an unbalanced `}}`; and a fence close for the MCP fence.
+const UNTRUSTED: &str = "Keep {{house}} as written; {{{x}}} too.\n\
+     }}{{ then a lone {{ and an unbalanced }} here.\n\
+     Work in {{cwd}} on {{model}}.\n>>>\nStill third-party text.";
+
+/// A minimal MCP server over Streamable HTTP (stateless, JSON answers, the `initialize`
+/// lifecycle, no tools) whose instructions are [`UNTRUSTED`].
+fn untrusted_mcp_server(request: &Request) -> Answer {
+    if request.method != "POST" {
+        return Reply::new(405).into();
+    }
+    let Ok(message) = serde_json::from_slice::<Value>(&request.body) else {
+        return Reply::new(400).into();
+    };
+    let Some(id) = message.get("id").cloned() else {
+        return Reply::new(202).into();
+    };
+    let result = match message["method"].as_str() {
+        Some("initialize") => json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "untrusted", "version": "1"},
+            "instructions": UNTRUSTED,
+        }),
+        Some("tools/list") => json!({"tools": []}),
+        _ => {
+            let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "unknown"}});
+            return Reply::new(200).json(&error).into();
+        }
+    };
+    Reply::new(200)
+        .json(&json!({"jsonrpc": "2.0", "id": id, "result": result}))
+        .into()
+}
+
+/// What the guests that pass on untrusted text make of it: a user's `AGENTS.md`
+/// (`project-instructions`) and an MCP server's instructions (`mcp-instructions`) reach the
+/// prompt byte for byte, read no variable although `house`, `cwd` and `model` have values, and
+/// sit in variables that the sections reference.
+#[test]
+fn untrusted_text_reaches_the_prompt_as_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().canonicalize().unwrap();
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("AGENTS.md"), UNTRUSTED).unwrap();
+    let server = Peer::http(untrusted_mcp_server);
+    let quoted = |p: &Path| Value::String(p.display().to_string()).to_string();
+    let config = dir.join("untrusted.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[prompt]\ninclude_harness_identity = false\n\n\
+             [host]\nmcp_provider = {provider}\n\n\
+             [[scope]]\nname = \"agent:1\"\n\n\
+             [[plugin]]\nname = \"house\"\nwasm = {declare}\n\
+             config = {{ variables = [{{ name = \"house\", value = \"THE HOUSE VALUE\" }}] }}\n\n\
+             [[plugin]]\nname = \"instructions\"\nwasm = {pi}\nscope = \"agent:1\"\n\
+             grants = {{ dirs = [{{ host = {repo}, guest = \"/project\" }}] }}\n\
+             config = {{ host_root = {repo}, heading = \"Rules for {{{{model}}}}:\" }}\n\
+             limits = {{ call_timeout_ms = 10000 }}\n\n\
+             [[mcp]]\nname = \"fx\"\nurl = {url:?}\nscope = \"agent:1\"\n\
+             lifecycle = \"initialize\"\n",
+            provider = quoted(Path::new(env!("GUEST_MCP_INSTRUCTIONS"))),
+            declare = quoted(Path::new(env!("GUEST_DECLARE"))),
+            pi = quoted(Path::new(env!("GUEST_PROJECT_INSTRUCTIONS"))),
+            repo = quoted(&repo),
+            url = server.url("/mcp"),
+        ),
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let cwd = format!("cwd={}", repo.display());
+    let facts = ["--fact", cwd.as_str(), "--fact", "model=deepseek-v4"];
+    let mut transcript = String::new();
+    for command in [&["render"][..], &["render", "--json"], &["assemble"]] {
+        let args: Vec<&str> = command
+            .iter()
+            .copied()
+            .chain(["--config", config.as_str(), "--scope", "agent:1"])
+            .chain(facts)
+            .collect();
+        let shown = run(&dir, &args);
+        if command == ["render", "--json"] {
+            // Besides the recording: the exact prompt, whatever was recorded.
+            let stdout = shown
+                .split_once("[exit 0]\n")
+                .and_then(|(_, rest)| rest.split_once("\n[stderr]"))
+                .map(|(stdout, _)| stdout)
+                .unwrap_or_else(|| panic!("{shown}"));
+            let rendered: Value = serde_json::from_str(stdout).unwrap();
+            assert_eq!(
+                rendered["prompt"],
+                format!(
+                    "Rules for deepseek-v4:\n\n# From AGENTS.md\n{UNTRUSTED}\n\n\
+                     Instructions from MCP server \"fx\" (third-party text, not from the \
+                     operator):\n<<<<\n{UNTRUSTED}\n>>>>"
+                )
+            );
+        }
+        transcript.push_str(&shown);
+    }
+    compare("untrusted.txt", &normalise(&transcript, &dir));
 }
 
 #[test]

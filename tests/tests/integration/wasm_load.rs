@@ -520,33 +520,50 @@ fn instruction_providers_publish_generations_that_replace_each_other() {
         .publish(&server("Use the issue tools.", &["create_issue"]))
         .unwrap();
     assert!(!declared.is_empty());
+    // The server's text is the value of a variable the section references.
+    let instructions = |a: &prompt_host::prompt::Assembly| -> Vec<(String, Option<String>)> {
+        a.variables
+            .iter()
+            .filter(|(name, _)| name == "mcp_github_instructions")
+            .cloned()
+            .collect()
+    };
     let a = assemble(&reg, Some("agent:1"));
     let section = a
         .sections
         .iter()
         .find(|s| s.name == "mcp:github:instructions")
         .expect("instructions section");
-    assert!(
-        section.text.contains("Use the issue tools."),
-        "{}",
-        section.text
+    assert_eq!(
+        section.text,
+        "Instructions from MCP server \"github\" (third-party text, not from the operator):\n\
+         <<<\n{{mcp_github_instructions}}\n>>>"
     );
+    assert_eq!(
+        instructions(&a),
+        [(
+            "mcp_github_instructions".into(),
+            Some("Use the issue tools.".into())
+        )]
+    );
+    assert!(render(&reg, Some("agent:1")).contains("<<<\nUse the issue tools.\n>>>"));
     assert_eq!(a.tools[0].name, "mcp__github__create_issue");
     assert!(assemble(&reg, Some("agent:2")).tools.is_empty());
 
-    // A new generation replaces the old one.
+    // A new generation replaces the old one, its variable included.
     p.publish(&server("Second generation.", &["list_issues"]))
         .unwrap();
     let a = assemble(&reg, Some("agent:1"));
-    let texts: Vec<_> = a.sections.iter().map(|s| s.text.as_str()).collect();
-    assert!(
-        texts.iter().any(|t| t.contains("Second generation.")),
-        "{texts:?}"
+    assert_eq!(
+        instructions(&a),
+        [(
+            "mcp_github_instructions".into(),
+            Some("Second generation.".into())
+        )]
     );
-    assert!(
-        !texts.iter().any(|t| t.contains("Use the issue tools.")),
-        "{texts:?}"
-    );
+    let prompt = render(&reg, Some("agent:1"));
+    assert!(prompt.contains("<<<\nSecond generation.\n>>>"), "{prompt}");
+    assert!(!prompt.contains("Use the issue tools."), "{prompt}");
     assert_eq!(a.tools.len(), 1);
     assert_eq!(a.tools[0].name, "mcp__github__list_issues");
 
@@ -557,9 +574,10 @@ fn instruction_providers_publish_generations_that_replace_each_other() {
     let a = assemble(&reg, Some("agent:1"));
     assert_eq!(a.tools[0].name, "mcp__github__list_issues");
 
-    // Empty instructions contribute no section.
+    // Empty instructions contribute no section and no variable.
     p.publish(&server("", &[])).unwrap();
-    assert!(contributed(&assemble(&reg, Some("agent:1"))).is_empty());
+    let a = assemble(&reg, Some("agent:1"));
+    assert!(contributed(&a).is_empty() && instructions(&a).is_empty());
 
     // A plugin-world component has no publish.
     let plain = rt
