@@ -1,6 +1,7 @@
 """What only the in-process host has: the server stopping inside this process, its children
 dying with the Python process, the GIL released while the host works, a file-size limit that
-is an error and not a signal, and the wheel's own command line. (Everything the two
+is an error and not a signal, its compile cache (the user's cache directory unless told
+otherwise), and the wheel's own command line. (Everything the two
 transports share runs over both in the other files.)"""
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, mcp_config
+from conftest import IDENTITY, REPO, mcp_config
 from prompt_host import InProcessHost, PromptHostError, ServerExited, native_available
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the native module is not installed (build the wheel: README 'Install')")
@@ -210,6 +211,20 @@ timeout_ms = 20000
     while set(_children(os.getpid())) & started and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not set(_children(os.getpid())) & started
+
+
+def test_the_in_process_host_compiles_into_the_user_cache_directory_by_default(wasm, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("PROMPT_HOST_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    config = tmp_path / "host.toml"
+    config.write_text(
+        f'[[plugin]]\nname = "rules"\nwasm = {json.dumps(wasm("declare"))}\n'
+        'config = { sections = [{ name = "rules", order = 100, text = "Be brief." }] }\n'
+    )
+    with InProcessHost(config) as host:
+        assert host.render().prompt == f"{IDENTITY}\n\nBe brief."
+    compiled = sorted((tmp_path / "xdg" / "prompt-host").glob("*.cwasm"))
+    assert len(compiled) == 1, compiled
 
 
 def test_the_wheels_command_line(tmp_path: Path) -> None:

@@ -152,9 +152,14 @@ impl InProcessServer {
         if let Some(bytes) = max_request_bytes {
             limits = limits.max_request_bytes(bytes.max(1));
         }
+        // RuntimeConfig's default is the user's cache directory, which the argument and the
+        // variable replace; neither leaves it, rather than no cache at all.
         let mut runtime = RuntimeConfig::default();
-        runtime.cache_dir =
-            cache_dir.or_else(|| std::env::var_os("PROMPT_HOST_CACHE_DIR").map(PathBuf::from));
+        if let Some(dir) =
+            cache_dir.or_else(|| std::env::var_os("PROMPT_HOST_CACHE_DIR").map(PathBuf::from))
+        {
+            runtime.cache_dir = Some(dir);
+        }
         let sink_stderr = Arc::clone(&stderr_sender);
         runtime.log_sink = Some(Arc::new(move |line: &PluginLog| {
             if let Some(text) = prompt_host_cli::plugin_log_text(line) {
