@@ -23,6 +23,7 @@ mod integration {
     mod containment_defects;
     mod containment_library;
     mod containment_serve;
+    mod determinism;
     mod dev_loop;
     mod docs_match_code;
     mod embedding;
@@ -35,6 +36,7 @@ mod integration {
     mod mcp_config;
     mod mcp_prompt;
     mod mcp_remote;
+    mod mcp_start;
     mod module_graph;
     mod oci_attacked;
     mod oci_fake_registry;

@@ -57,37 +57,25 @@ pub fn load_host_with(config: &Path, runtime: RuntimeConfig) -> anyhow::Result<H
     Ok(host)
 }
 
-/// How long a one-shot command waits at most for the MCP servers of host.toml; each
-/// server's own bound (twice its `timeout_ms` plus a margin) usually ends the wait sooner.
-const MCP_READY_LIMIT: Duration = Duration::from_secs(120);
-
-/// Load host.toml, build the host, and wait for the first generation or failure of every
-/// `[[mcp]]` server visible from `scope`, so a one-shot assembly includes what they
-/// published. A server that failed or is still starting is reported on stderr; the command
-/// goes on without it.
+/// Load host.toml, build the host, and give the `[[mcp]]` servers visible from `scope`
+/// their start wait (`start_wait_ms`), so a one-shot assembly includes what they published.
+/// A server with nothing published by then is reported on stderr and the command goes on
+/// without it, or, when it is `required`, the command fails naming it. A server that failed
+/// after publishing is reported with the generation the command uses.
 pub async fn load_ready_host(config: &Path, scope: Option<&str>) -> anyhow::Result<Host> {
     let host = load_host(config)?;
     for status in host
-        .wait_mcp_ready_for(scope, MCP_READY_LIMIT)
-        .await
+        .wait_mcp_start(scope, None)
+        .await?
         .into_iter()
         .map(|kept| kept.status)
     {
-        let error = status.last_error.as_deref().unwrap_or("nothing published");
-        match (status.state, status.live_generation) {
-            (McpState::Starting, _) => super::warn(&format!(
-                "warning: {}: not ready in time; assembling without it",
-                status.label()
-            )),
-            (_, None) => super::warn(&format!(
-                "warning: {}: {error}; assembling without it",
-                status.label()
-            )),
-            (McpState::Down, Some(generation)) => super::warn(&format!(
+        if let (McpState::Down, Some(generation)) = (status.state, status.live_generation) {
+            let error = status.last_error.as_deref().unwrap_or("down");
+            super::warn(&format!(
                 "warning: {}: {error}; using its generation {generation}",
                 status.label()
-            )),
-            (McpState::Up, Some(_)) => {}
+            ));
         }
         if let Some(cut) = &status.instructions_cut {
             super::warn(&format!("warning: {}: {}", status.label(), cut.note()));

@@ -39,6 +39,7 @@ mod facts;
 mod gen_ai_provider;
 mod kept;
 mod mcp_servers;
+mod mcp_start;
 mod oci_source;
 mod scopes;
 mod side_by_side;
@@ -172,7 +173,8 @@ impl Host {
     ///
     /// With `[[mcp]]` entries this must run within a Tokio runtime (the connections live on
     /// it); outside one it fails naming the first server. It does not wait for the servers:
-    /// call [`Host::wait_mcp_ready`] before a one-shot assembly.
+    /// the first assemblies do, each server within its `start_wait_ms`
+    /// ([`Host::wait_mcp_start`]).
     pub fn from_config(config: &HostConfig, mut runtime: RuntimeConfig) -> Result<Self, HostError> {
         if let Some(dir) = &config.host.cache_dir {
             runtime.cache_dir = Some(dir.clone());
@@ -603,7 +605,12 @@ fn mcp_spec(
     let server = server
         .timeout(std::time::Duration::from_millis(entry.timeout_ms))
         .lifecycle(lifecycle)
-        .instructions(entry.instructions);
+        .instructions(entry.instructions)
+        .required(entry.required);
+    let server = match entry.start_wait_ms {
+        Some(ms) => server.start_wait(std::time::Duration::from_millis(ms)),
+        None => server,
+    };
     let server = match (entry.max_instruction_tokens, tokenizer) {
         (None, _) => server,
         (Some(max), Some(tokenizer)) => server.instruction_budget(

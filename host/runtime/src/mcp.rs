@@ -7,7 +7,8 @@
 //! `notifications/tools/list_changed`, reports failures as [`McpEvent::Failed`] and
 //! reconnects with exponential backoff. The consumer keeps the last good generation across a
 //! failure; nothing here ever blocks the prompt assembly, since every wait is bounded by the
-//! server's timeout and runs on the connection's own task.
+//! server's timeout and runs on the connection's own task. Only while the host starts does
+//! an assembly wait, for a server's first generation, within the server's [`StartWait`].
 //!
 //! Public tool names follow the rule of the TypeScript DeepSeek Harness, in [`names`].
 //!
@@ -21,9 +22,11 @@ mod bridge;
 mod connection;
 mod cut;
 pub mod names;
+mod publish;
 mod remote;
 mod secret;
 mod session;
+mod start_wait;
 mod status;
 
 use std::collections::BTreeMap;
@@ -32,14 +35,16 @@ use std::time::Duration;
 use serde_json::Value;
 use thiserror::Error;
 
-pub use bridge::{server_instructions, McpBridge};
+pub use bridge::McpBridge;
 pub use connection::{McpConnection, McpListener, ReconnectPolicy};
 pub use cut::{
     cut_instructions, InstructionBudget, InstructionsCut, MAX_COUNTED_INSTRUCTION_BYTES,
 };
 pub use names::{check_unique_tools, public_tool_name};
+pub use publish::server_instructions;
 pub use remote::{ClientCredentials, RemoteServer};
 pub use secret::{resolve_secret, Secret};
+pub use start_wait::{StartWait, MAX_START_WAIT};
 pub use status::{valid_server_name, McpBridgeError, McpState, McpStatus};
 
 /// How to start one MCP server (from a `[[mcp]]` entry of host.toml).
@@ -70,6 +75,13 @@ pub struct McpServerSpec {
     /// Whether the server's instructions reach the provider plugin (and so the prompt);
     /// `false` keeps its tools only.
     pub instructions: bool,
+    /// How long, from the connection's start, an assembly that sees the server waits for
+    /// its first generation (see [`StartWait`]); zero: not at all; `None`: the server's own
+    /// bound, twice its timeout plus two seconds.
+    pub start_wait: Option<Duration>,
+    /// Whether an assembly that sees the server fails when it has published nothing by
+    /// the end of `start_wait`, instead of going on without it.
+    pub required: bool,
 }
 
 /// Which MCP lifecycle a connection speaks.
@@ -118,6 +130,8 @@ impl McpServerSpec {
             remote: None,
             lifecycle: McpLifecycle::Auto,
             instructions: true,
+            start_wait: None,
+            required: false,
         }
     }
 
@@ -335,6 +349,18 @@ impl McpServerSpec {
     /// Sets [`McpServerSpec::instructions`].
     pub fn instructions(mut self, value: bool) -> Self {
         self.instructions = value;
+        self
+    }
+
+    /// Sets [`McpServerSpec::start_wait`].
+    pub fn start_wait(mut self, value: Duration) -> Self {
+        self.start_wait = Some(value);
+        self
+    }
+
+    /// Sets [`McpServerSpec::required`].
+    pub fn required(mut self, value: bool) -> Self {
+        self.required = value;
         self
     }
 

@@ -312,6 +312,8 @@ async fn a_silent_server_times_out_and_never_blocks_an_assembly() {
         let mut spec = McpServerSpec::new(name, python());
         spec.args = vec![fixtures().join("hang.py").display().to_string()];
         spec.timeout = timeout;
+        // No start wait: past it, an assembly goes on without a server that is silent.
+        spec.start_wait = Some(Duration::ZERO);
         provider_spec(spec)
     };
     // `slow` stays in initialize for the whole test; `hang` times out quickly.

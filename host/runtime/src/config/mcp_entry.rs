@@ -72,6 +72,15 @@ pub struct McpConfig {
     /// `[prompt] tokenizer`; a longer text is cut, and the prompt says so.
     #[serde(default)]
     pub max_instruction_tokens: Option<usize>,
+    /// How long, from the host's start, an assembly that sees the server waits for its
+    /// first generation, in milliseconds; 0: not at all; absent: twice `timeout_ms` plus
+    /// two seconds (see [`crate::mcp::StartWait`]).
+    #[serde(default)]
+    pub start_wait_ms: Option<u64>,
+    /// Whether an assembly that sees the server fails when it has published nothing by the
+    /// end of its start wait, instead of going on without it.
+    #[serde(default)]
+    pub required: bool,
 }
 
 /// `[mcp.oauth]`: the OAuth 2.1 client credentials grant.
@@ -215,6 +224,13 @@ pub(super) fn check(i: usize, mcp: &mut McpConfig, base: &Path) -> Result<(), (S
         if ms == 0 {
             return Err((key(field), "expected at least 1 millisecond".into()));
         }
+    }
+    let most = crate::mcp::MAX_START_WAIT.as_millis();
+    if mcp.start_wait_ms.is_some_and(|ms| u128::from(ms) > most) {
+        return Err((
+            key("start_wait_ms"),
+            format!("expected at most {most} (an hour)"),
+        ));
     }
     Ok(())
 }

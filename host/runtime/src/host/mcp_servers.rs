@@ -230,7 +230,7 @@ impl Host {
 
     /// Whether an assembly for `scope` sees a server's contributions: it is global, or
     /// connected into `scope` or one of its ancestors.
-    fn seen_from(&self, scope: Option<&str>) -> impl Fn(&McpBridge) -> bool {
+    pub(super) fn seen_from(&self, scope: Option<&str>) -> impl Fn(&McpBridge) -> bool {
         let chain = scope
             .map(|s| self.registry.scope_chain(s))
             .unwrap_or_default();
@@ -274,7 +274,9 @@ impl Host {
         drop(removed);
     }
 
-    fn lock_mcp(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<McpId, McpBridge>> {
+    pub(super) fn lock_mcp(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<McpId, McpBridge>> {
         self.mcp
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -13,9 +13,12 @@ use crate::session::route::{RouteContext, RouteName, RouteSpec};
 impl Host {
     /// Assemble for `scope` with the caller's facts. The assembly stops with a `cancelled`
     /// error when the facts' signal is cancelled ([`Facts::signal`]) or when this future is
-    /// dropped before it completes.
+    /// dropped before it completes. While the host starts, it first waits for the MCP
+    /// servers the scope sees ([`Host::wait_mcp_start`]).
     pub async fn assemble(&self, scope: Option<&str>, facts: Facts) -> Result<Assembly, HostError> {
         self.check_scope(scope)?;
+        self.wait_mcp_start(scope, facts.signal_token().as_ref())
+            .await?;
         let mut ctx = facts.into_context();
         let signal = ctx.signal.get_or_insert_with(CancelToken::new).clone();
         // Dropped with this future: the blocking assembly sees the cancellation.

@@ -8,13 +8,14 @@
 //! replaces the previous generation when `publish` succeeds, and a refused generation or a
 //! connection failure leaves the previous one in place. Nothing here runs on the assembly
 //! path: an assembly reads the registry, which a publish changes in one short commit, so a
-//! server that hangs or crashes never blocks it.
+//! server that hangs or crashes never blocks it (beyond the bounded wait for a first
+//! generation while the host starts, [`StartWait`]).
 //!
 //! Dropping the bridge stops the connection (the server process is killed) and removes
 //! every contribution of the plugin.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::runtime::Handle;
@@ -22,12 +23,10 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::status::{label, valid_server_name, McpBridgeError, McpState, McpStatus};
-use super::{
-    cut_instructions, InstructionBudget, InstructionsCut, McpConnection, McpEvent, McpServerSpec,
-    McpSnapshot, ReconnectPolicy,
-};
-use crate::wasm::{LoadedPlugin, ServerInstructions, ServerTool};
+use super::publish::{publish_events, Publisher};
+use super::status::{label, valid_server_name, McpBridgeError, McpStatus};
+use super::{InstructionsCut, McpConnection, McpEvent, McpServerSpec, ReconnectPolicy, StartWait};
+use crate::wasm::LoadedPlugin;
 
 /// Beyond the server's timeout, how long the first generation may take to be published
 /// (the rest of `tools/list`, process start-up on a loaded machine, and the plugin call).
@@ -44,6 +43,8 @@ pub struct McpBridge {
     closed: Arc<AtomicBool>,
     /// By when the first generation or failure is expected (see [`McpBridge::wait_ready`]).
     ready_by: Instant,
+    /// What an assembly waits for before it goes on without the server.
+    start_wait: Arc<StartWait>,
 }
 
 impl McpBridge {
@@ -86,16 +87,12 @@ impl McpBridge {
         });
         let publisher = runtime.spawn(publish_events(
             events,
-            Publisher {
-                plugin: plugin.clone(),
-                closed: closed.clone(),
-                budget: spec.instruction_budget.clone(),
-                instructions: spec.instructions,
-                last_cut: Arc::default(),
-            },
+            Publisher::new(plugin.clone(), closed.clone(), &spec),
             status_tx,
         ));
-        let ready_by = Instant::now() + spec.timeout.saturating_mul(2) + READY_MARGIN;
+        let started = Instant::now();
+        let ready_by = started + spec.timeout.saturating_mul(2) + READY_MARGIN;
+        let start_wait = Arc::new(StartWait::new(&spec, started, ready_by));
         let connection = {
             let _entered = runtime.enter();
             McpConnection::spawn_with_policy(spec, reconnect, on_update)
@@ -114,6 +111,7 @@ impl McpBridge {
             status,
             closed,
             ready_by,
+            start_wait,
         })
     }
 
@@ -154,6 +152,11 @@ impl McpBridge {
     /// without copying the rest of the status: every step asks.
     pub fn instructions_cut(&self) -> Option<InstructionsCut> {
         self.status.borrow().instructions_cut.clone()
+    }
+
+    /// What an assembly that sees the server waits for first.
+    pub fn start_wait(&self) -> &Arc<StartWait> {
+        &self.start_wait
     }
 
     /// A receiver that sees every status change (for waiting on a condition).
@@ -217,182 +220,5 @@ impl std::fmt::Debug for McpBridge {
             .field("scope", &self.scope)
             .field("plugin", &self.plugin.name())
             .finish()
-    }
-}
-
-/// What the instruction provider's `publish` receives for one generation; tool schemas
-/// travel as JSON text.
-pub fn server_instructions(snapshot: &McpSnapshot) -> ServerInstructions {
-    let tools = snapshot
-        .tools
-        .iter()
-        .map(|tool| {
-            ServerTool::new(
-                tool.name.clone(),
-                tool.description.clone(),
-                tool.input_schema.to_string(),
-            )
-        })
-        .collect();
-    ServerInstructions::new(
-        snapshot.server.clone(),
-        snapshot.instructions.clone(),
-        tools,
-    )
-}
-
-/// What publishing needs: the plugin, whether the bridge was closed, and the server's
-/// instruction budget.
-#[derive(Clone)]
-struct Publisher {
-    plugin: Arc<LoadedPlugin>,
-    closed: Arc<AtomicBool>,
-    budget: Option<InstructionBudget>,
-    /// Whether the server's instructions are handed on (`false`: its tools only).
-    instructions: bool,
-    /// The last instructions cut and what they were cut to. A server's instructions come
-    /// with `initialize` and rarely change, while a server can make new generations as
-    /// often as it likes (`tools/list_changed`): each is not cut (counted) again.
-    last_cut: Arc<Mutex<Option<LastCut>>>,
-}
-
-/// Instructions as the server sent them, and as the budget cut them.
-struct LastCut {
-    sent: String,
-    kept: String,
-    cut: Option<InstructionsCut>,
-}
-
-impl Publisher {
-    /// `instructions` of `server`'s `generation` within the budget: the last cut again when
-    /// they are the same text.
-    fn cut(
-        &self,
-        budget: &InstructionBudget,
-        server: &str,
-        generation: u64,
-        instructions: String,
-    ) -> Result<(String, Option<InstructionsCut>), String> {
-        let mut last = self.last_cut.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(last) = last.as_ref().filter(|l| l.sent == instructions) {
-            let cut = last
-                .cut
-                .clone()
-                .map(|cut| InstructionsCut { generation, ..cut });
-            return Ok((last.kept.clone(), cut));
-        }
-        let (kept, cut) = cut_instructions(server, generation, &instructions, budget)
-            .map_err(|e| format!("its instructions could not be counted: {e}"))?;
-        *last = Some(LastCut {
-            sent: instructions,
-            kept: kept.clone(),
-            cut: cut.clone(),
-        });
-        Ok((kept, cut))
-    }
-}
-
-/// The bridge's task: handle the connection's events one at a time, in order.
-async fn publish_events(
-    mut events: mpsc::UnboundedReceiver<McpEvent>,
-    publisher: Publisher,
-    status: watch::Sender<McpStatus>,
-) {
-    while let Some(event) = events.recv().await {
-        match event {
-            McpEvent::Generation(snapshot) => {
-                let generation = snapshot.generation;
-                let lifecycle = snapshot.lifecycle;
-                let protocol_version = snapshot.protocol_version.clone();
-                let outcome = publish(&publisher, snapshot).await;
-                status.send_modify(|s| {
-                    s.state = McpState::Up;
-                    s.generations += 1;
-                    s.lifecycle = Some(lifecycle);
-                    s.protocol_version = Some(protocol_version);
-                    match outcome {
-                        Ok((cut, handed)) => {
-                            s.published += 1;
-                            s.live_generation = Some(generation);
-                            s.instructions_cut = cut;
-                            s.instructions = handed;
-                        }
-                        Err(error) => {
-                            s.rejected += 1;
-                            s.last_error = Some(error);
-                        }
-                    }
-                });
-            }
-            McpEvent::Failed { error, .. } => {
-                let status_label = status.borrow().label();
-                log::warn!("{status_label}: {error}; keeping the last published generation");
-                status.send_modify(|s| {
-                    s.state = McpState::Down;
-                    s.failures += 1;
-                    s.last_error = Some(error);
-                });
-            }
-        }
-    }
-}
-
-/// Publish one generation on a blocking thread (counting its instructions against the
-/// budget, and the plugin call, may take a while). The error names the server, the scope,
-/// the generation and the plugin; success says how the instructions were cut, if they were.
-async fn publish(
-    publisher: &Publisher,
-    mut snapshot: McpSnapshot,
-) -> Result<(Option<InstructionsCut>, String), String> {
-    let where_ = label(&snapshot.server, publisher.plugin.scope());
-    let generation = snapshot.generation;
-    let publisher = publisher.clone();
-    let joined = tokio::task::spawn_blocking(move || {
-        if !publisher.instructions {
-            // Switched off by the operator: the tools still go through.
-            snapshot.instructions.clear();
-        }
-        let cut = match &publisher.budget {
-            Some(budget) => {
-                let sent = std::mem::take(&mut snapshot.instructions);
-                let (text, cut) = publisher.cut(budget, &snapshot.server, generation, sent)?;
-                snapshot.instructions = text;
-                cut
-            }
-            None => None,
-        };
-        let record = server_instructions(&snapshot);
-        let plugin = &publisher.plugin;
-        let result = crate::blocking::allow_blocking(|| plugin.publish(&record));
-        if publisher.closed.load(Ordering::SeqCst) {
-            // The bridge was closed while this ran: take back what was just committed.
-            plugin.dispose();
-        }
-        result
-            .map(|declared| (declared.len(), cut, record.instructions.clone()))
-            .map_err(|e| e.to_string())
-    })
-    .await;
-    match joined {
-        Ok(Ok((declared, cut, handed))) => {
-            log::info!("{where_}: generation {generation} published ({declared} declarations)");
-            if let Some(cut) = &cut {
-                log::warn!("{where_}: generation {generation}: {}", cut.note());
-            }
-            Ok((cut, handed))
-        }
-        Ok(Err(error)) => {
-            let message = format!(
-                "{where_}: generation {generation} refused, the previous one stays: {error}"
-            );
-            log::warn!("{message}");
-            Err(message)
-        }
-        Err(join) => {
-            let message =
-                format!("{where_}: generation {generation}: publish did not finish: {join}");
-            log::warn!("{message}");
-            Err(message)
-        }
     }
 }

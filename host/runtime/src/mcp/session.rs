@@ -38,7 +38,7 @@ use tracing::Instrument;
 use super::remote::{self, AccessToken};
 use super::{LifecycleUsed, McpError, McpLifecycle, McpServerSpec, McpTool};
 use list::list_all_tools;
-use peer_text::{remote_error, shown_version};
+use peer_text::{lifecycle_error, remote_error, shown_version};
 use process::{exited, exited_within, spawn};
 use spans::{attribute_text, exchange_span, lifecycle_span};
 use stderr_tail::StderrTail;
@@ -176,7 +176,7 @@ impl Session {
                 .await;
                 let running = match started {
                     Ok(Ok(running)) => running,
-                    Ok(Err(e)) => return Err(failed(remote_error(&e.to_string()))),
+                    Ok(Err(e)) => return Err(failed(remote_error(&lifecycle_error(&e)))),
                     Err(_) => return Err(lifecycle_timeout(spec, &span)),
                 };
                 let renew_at = token.as_ref().and_then(|t: &AccessToken| t.renew_at);

@@ -136,6 +136,19 @@ pub enum McpBridgeError {
         /// The plugin.
         plugin: String,
     },
+    /// A required server (`required = true`) has published nothing within its start wait:
+    /// an assembly that sees it is refused rather than made without it.
+    #[error("{} is required (required = true) and published nothing within {waited} of its start: {error}", label(.server, .scope.as_deref()))]
+    NotReady {
+        /// The server name.
+        server: String,
+        /// The scope.
+        scope: Option<String>,
+        /// The start wait, as `N ms`.
+        waited: String,
+        /// Its last error, or that it has not answered yet.
+        error: String,
+    },
     /// There is no Tokio runtime to run the connection on.
     #[error("{}: MCP connections need a Tokio runtime; create the host inside one (e.g. within `#[tokio::main]` or `Runtime::enter`)", label(.server, .scope.as_deref()))]
     NoRuntime {

@@ -29,10 +29,9 @@ pub struct PluginHealth {
     pub unavailable: Option<String>,
 }
 
-/// One published generation of an instruction provider.
+/// One published generation of an instruction provider: the fiber holding its entries.
 struct Generation {
     fiber: Fiber,
-    entries: Vec<crate::prompt::Registration>,
 }
 
 /// What to load: one plugin's compiled code into a scope of a registry.
@@ -73,6 +72,10 @@ pub struct LoadedPlugin {
     fiber: Arc<Fiber>,
     declared: Vec<Declaration>,
     generation: Mutex<Option<Generation>>,
+    /// An instruction provider's place among the entries its generations tie with, taken
+    /// when it was loaded (see `Registry::reserve_rank`): what its server publishes, and
+    /// when, does not change where it renders.
+    rank: Option<u64>,
     timing: LoadTiming,
 }
 
@@ -223,12 +226,14 @@ impl LoadedPlugin {
             timing.instantiate,
             timing.init
         );
+        let rank = provider_rank(&cell, registry);
         Ok(Self {
             cell,
             registry: registry.clone(),
             fiber,
             declared,
             generation: Mutex::new(None),
+            rank,
             timing,
         })
     }
@@ -242,12 +247,14 @@ impl LoadedPlugin {
         declared: Vec<Declaration>,
         timing: LoadTiming,
     ) -> Self {
+        let rank = provider_rank(&cell, &registry);
         Self {
             cell,
             registry,
             fiber,
             declared,
             generation: Mutex::new(None),
+            rank,
             timing,
         }
     }
@@ -329,8 +336,10 @@ impl LoadedPlugin {
     }
 
     /// Run `publish(server)` with declarations buffered. They form one generation that
-    /// replaces the previous one when the call and every registration succeed; on any error
-    /// the previous generation stays. Returns what was declared.
+    /// replaces the previous one in one registry step when the call and every registration
+    /// succeed (an assembly sees one generation or the other, never neither); on any error
+    /// the previous generation stays. Every generation takes the place the plugin's load
+    /// took among the entries it ties with. Returns what was declared.
     pub fn publish(&self, server: &ServerInstructions) -> Result<Vec<Declaration>, WasmError> {
         let plugin = self.name().to_string();
         let scope = self.scope().map(str::to_string);
@@ -369,47 +378,26 @@ impl LoadedPlugin {
             scope: scope.clone(),
             message: "publish lock poisoned".into(),
         })?;
-        // The old generation must go first, or the new one's names collide with it.
-        let old = generation.take().map(|g| {
-            g.fiber.dispose();
-            g.entries
-        });
-        match self.commit(&entries) {
-            Ok(fiber) => {
-                *generation = Some(Generation { fiber, entries });
+        let fiber = match self.rank {
+            Some(rank) => self.registry.fiber_ranked(&plugin, scope.as_deref(), rank),
+            None => self.registry.fiber(&plugin, scope.as_deref()),
+        };
+        // The first generation replaces the new fiber's own (empty) set of entries.
+        let old = generation.as_ref().map_or(fiber.id(), |g| g.fiber.id());
+        match self.registry.swap(old, &fiber, entries) {
+            Ok(()) => {
+                // The old fiber holds nothing now; it is dropped with the lock released.
+                let replaced = generation.replace(Generation { fiber });
+                drop(generation);
+                drop(replaced);
                 Ok(declared)
             }
-            Err(error) => {
-                if let Some(old) = old {
-                    if let Ok(fiber) = self.commit(&old) {
-                        *generation = Some(Generation {
-                            fiber,
-                            entries: old,
-                        });
-                    }
-                }
-                Err(WasmError::Register {
-                    plugin,
-                    scope,
-                    error,
-                })
-            }
+            Err(error) => Err(WasmError::Register {
+                plugin,
+                scope,
+                error,
+            }),
         }
-    }
-
-    /// Register one generation into a fresh fiber; all or nothing.
-    fn commit(
-        &self,
-        entries: &[crate::prompt::Registration],
-    ) -> Result<Fiber, crate::prompt::RegisterError> {
-        let fiber = self.registry.fiber(self.name(), self.scope());
-        for entry in entries.iter().cloned() {
-            if let Err(e) = fiber.register(entry) {
-                fiber.dispose();
-                return Err(e);
-            }
-        }
-        Ok(fiber)
     }
 
     /// Remove every contribution (init's and published ones). Idempotent.
@@ -421,6 +409,12 @@ impl LoadedPlugin {
             }
         }
     }
+}
+
+/// The rank an instruction provider's generations take: the place of its load, taken now.
+/// Other plugins register only while they load, in their turn, and need none.
+fn provider_rank(cell: &Supervisor, registry: &Registry) -> Option<u64> {
+    (cell.compiled.world == World::InstructionProvider).then(|| registry.reserve_rank())
 }
 
 impl Drop for LoadedPlugin {

@@ -37,6 +37,65 @@ pub(super) fn remote_error(text: &str) -> String {
     shown(&out)
 }
 
+/// A failed lifecycle's error as text, with the cause rmcp drops: its transport errors do
+/// not hand on their source, so a server that is down reads `error sending request for url
+/// (…)` and nothing of why. The innermost cause is found by hand and added (`…: connection
+/// refused`). The text still goes through [`remote_error`].
+pub(super) fn lifecycle_error(e: &rmcp::service::ClientInitializeError) -> String {
+    let text = e.to_string();
+    match innermost_cause(e) {
+        Some(cause) if !text.contains(&cause) => format!("{text}: {cause}"),
+        _ => text,
+    }
+}
+
+/// The innermost cause of a transport's failure, if rmcp's error holds one.
+fn innermost_cause(e: &rmcp::service::ClientInitializeError) -> Option<String> {
+    use rmcp::service::ClientInitializeError as E;
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let transport: &(dyn std::error::Error + 'static) = match e {
+        E::TransportError { error, .. } => error.error.as_ref(),
+        // Its own text says only that both failed.
+        E::LegacyFallbackFailed { discover, fallback } => {
+            return innermost_cause(fallback).or_else(|| innermost_cause(discover))
+        }
+        _ => return None,
+    };
+    let mut current = match transport.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        // The client's error is kept as a field, not as a source.
+        Some(StreamableHttpError::Client(client)) => client as &(dyn std::error::Error + 'static),
+        _ => transport,
+    };
+    let mut deeper = false;
+    while let Some(next) = current.source() {
+        current = next;
+        deeper = true;
+    }
+    deeper.then(|| cause_text(current))
+}
+
+/// An operating-system error without its number (`Connection refused (os error 111)` reads
+/// `connection refused`), lower-cased at its start as the rest of the message is.
+fn cause_text(cause: &(dyn std::error::Error + 'static)) -> String {
+    let text = cause.to_string();
+    let text = match (
+        cause.downcast_ref::<std::io::Error>(),
+        text.rfind(" (os error "),
+    ) {
+        (Some(_), Some(at)) => text[..at].to_owned(),
+        _ => text,
+    };
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        (Some(first), Some(second)) if second.is_lowercase() => {
+            let mut out: String = first.to_lowercase().collect();
+            out.push_str(&text[first.len_utf8()..]);
+            out
+        }
+        _ => text,
+    }
+}
+
 /// A server's protocol version as the status and `inspect` show it: escaped, and cut to
 /// [`MAX_VERSION_BYTES`] (a real one is `2025-11-25`).
 pub(super) fn shown_version(version: &str) -> String {
