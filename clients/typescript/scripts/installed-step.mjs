@@ -10,6 +10,7 @@
 // once. Exits non-zero, saying why, if anything differs from what a step must give.
 
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -29,6 +30,9 @@ const SHIPPED = [
 
 if (process.env.PROMPT_HOST_BIN) throw new Error("unset PROMPT_HOST_BIN: the package's own binary is what is checked");
 if (process.env.PROMPT_HOST_PLUGIN_PATH) throw new Error("unset PROMPT_HOST_PLUGIN_PATH: the package's own plugins are what is checked");
+// CommonJS code requires the same module (require(esm), which the package's `engines` call for).
+const required = createRequire(import.meta.url)("prompt-host");
+if (required.PromptHost !== PromptHost) throw new Error("require(\"prompt-host\") is not the module import gives");
 const bundled = bundledBinary();
 if (!bundled || findBinary() !== bundled) throw new Error(`the package carries no binary for ${process.platform}-${process.arch}`);
 const shipped = readdirSync(join(dirname(bundled), "plugins"))
