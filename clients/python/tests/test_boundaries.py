@@ -25,7 +25,7 @@ RULES = {"sections": [{"name": "rules", "order": 100, "text": "I am Ada."}]}
 def fault_injection_in(transport: str) -> bool:
     """Whether the host of ``transport`` honours the variable (a debug build)."""
     if transport == "in-process":
-        from prompt_host import _native  # type: ignore[attr-defined]
+        from prompt_host import _native
 
         return bool(getattr(_native, "FAULT_INJECTION", False))
     # The debug binary of the checkout, or the wheel's (built with PROFILE=dev by CI).

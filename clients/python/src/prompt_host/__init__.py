@@ -54,7 +54,6 @@ from ._types import (
 from ._wire import CancelToken, Reply, find_binary
 from .aio import AsyncNotificationStream, AsyncPromptHost
 from .client import NotificationStream, PendingCall, PromptHost
-from .inprocess import AsyncInProcessHost, InProcessHost, native_available
 from .errors import (
     CANCELLED,
     FAILED,
@@ -69,6 +68,7 @@ from .errors import (
     ServerExited,
     UsedAfterFork,
 )
+from .inprocess import AsyncInProcessHost, InProcessHost, native_available
 
 #: The protocol version this client speaks (``describe().protocol``).
 PROTOCOL_VERSION = "1.1"
@@ -76,6 +76,13 @@ PROTOCOL_VERSION = "1.1"
 __version__ = "0.1.0"
 
 __all__ = [
+    "CANCELLED",
+    "FAILED",
+    "INTERNAL",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
     "PROTOCOL_VERSION",
     "AnthropicRequest",
     "Assembly",
@@ -83,28 +90,22 @@ __all__ = [
     "AsyncNotificationStream",
     "AsyncPromptHost",
     "Breakpoint",
-    "CANCELLED",
     "Cache",
+    "CallTiming",
     "CancelToken",
     "Capabilities",
     "ChatRequest",
     "Describe",
-    "FAILED",
     "Facts",
-    "InstructionsCut",
-    "INTERNAL",
-    "INVALID_PARAMS",
-    "INVALID_REQUEST",
     "InProcessHost",
+    "InstructionsCut",
     "LogLine",
-    "METHOD_NOT_FOUND",
     "McpInstructions",
     "McpStatus",
     "Message",
     "NamedText",
     "Notification",
     "NotificationStream",
-    "PARSE_ERROR",
     "PartTokens",
     "PendingCall",
     "PluginInfo",

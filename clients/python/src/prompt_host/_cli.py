@@ -10,11 +10,13 @@ from typing import Optional, Sequence
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run ``prompt-host`` with ``argv`` (else this process's arguments); its exit status."""
-    from .inprocess import _native
+    from .inprocess import _load_native
 
-    native = _native()
+    _load_native()
+    from ._native import run_command_line
+
     # The binary leaves Ctrl-C to its default (the command ends at once, or `dev` stops
     # cleanly with its own handler); Python's handler would only set a flag nobody reads.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     args = ["prompt-host", *(sys.argv[1:] if argv is None else argv)]
-    return int(native.run_command_line(args))
+    return run_command_line(args)

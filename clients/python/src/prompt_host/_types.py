@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, TypedDict, Union, cast
 
-from typing import Literal, TypedDict
+if TYPE_CHECKING:
+    from ._native import StepRequest
 
 __all__ = [
     "AnthropicRequest",
@@ -36,8 +37,8 @@ __all__ = [
     "Notification",
     "PartTokens",
     "PluginInfo",
-    "Rendered",
     "ReasoningMode",
+    "Rendered",
     "Replay",
     "Request",
     "ResponsesRequest",
@@ -216,7 +217,7 @@ class Describe:
     notifications: List[str]
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "Describe":
+    def from_json(cls, v: Mapping[str, Any]) -> Describe:
         return cls(
             name=v["name"],
             version=v["version"],
@@ -234,7 +235,7 @@ class PluginInfo:
     scope: Optional[str]
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "PluginInfo":
+    def from_json(cls, v: Mapping[str, Any]) -> PluginInfo:
         return cls(id=v["id"], name=v["name"], scope=v.get("scope"))
 
 
@@ -244,7 +245,7 @@ class NamedText:
     text: str
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "NamedText":
+    def from_json(cls, v: Mapping[str, Any]) -> NamedText:
         return cls(name=v["name"], text=v["text"])
 
 
@@ -255,7 +256,7 @@ class ToolSchema:
     parameters: Any
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "ToolSchema":
+    def from_json(cls, v: Mapping[str, Any]) -> ToolSchema:
         return cls(name=v["name"], description=v["description"], parameters=v.get("parameters"))
 
 
@@ -268,7 +269,7 @@ class Assembly:
     variables: Dict[str, Optional[str]]
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "Assembly":
+    def from_json(cls, v: Mapping[str, Any]) -> Assembly:
         return cls(
             sections=[NamedText.from_json(s) for s in v["sections"]],
             contexts=[NamedText.from_json(c) for c in v["contexts"]],
@@ -284,14 +285,14 @@ class Rendered:
     #: The runtime-context snapshot (``""`` when none applies).
     context: str
     #: Token counts, when ``render(tokens=…)`` asked for them.
-    tokens: Optional["TokenReport"] = None
+    tokens: Optional[TokenReport] = None
     #: Where the time went, when ``render(timings=True)`` asked.
-    timings: Optional["TimingReport"] = None
+    timings: Optional[TimingReport] = None
     #: The MCP servers the scope sees whose instructions were cut to their budgets.
-    mcp_cuts: List["InstructionsCut"] = field(default_factory=list)
+    mcp_cuts: List[InstructionsCut] = field(default_factory=list)
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "Rendered":
+    def from_json(cls, v: Mapping[str, Any]) -> Rendered:
         return cls(
             prompt=v["prompt"],
             context=v["context"],
@@ -326,14 +327,14 @@ class TimingReport:
     calls: List[CallTiming]
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "TimingReport":
+    def from_json(cls, v: Mapping[str, Any]) -> TimingReport:
         return cls(
             phases={p["phase"]: p["micros"] for p in v["phases"]},
             calls=[CallTiming(c["kind"], c.get("name"), c["plugin"], c["layer"], c["micros"]) for c in v["calls"]],
         )
 
     @classmethod
-    def maybe(cls, v: Optional[Mapping[str, Any]]) -> Optional["TimingReport"]:
+    def maybe(cls, v: Optional[Mapping[str, Any]]) -> Optional[TimingReport]:
         return None if v is None else cls.from_json(v)
 
 
@@ -346,7 +347,7 @@ class PartTokens:
     tokens: int
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "PartTokens":
+    def from_json(cls, v: Mapping[str, Any]) -> PartTokens:
         return cls(name=v["name"], bytes=v["bytes"], tokens=v["tokens"])
 
 
@@ -375,7 +376,7 @@ class TokenReport:
     tools_as: Optional[str] = None
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "TokenReport":
+    def from_json(cls, v: Mapping[str, Any]) -> TokenReport:
         def parts(key: str) -> List[PartTokens]:
             return [PartTokens.from_json(p) for p in v[key]]
 
@@ -391,7 +392,7 @@ class TokenReport:
         )
 
     @classmethod
-    def maybe(cls, v: Optional[Mapping[str, Any]]) -> Optional["TokenReport"]:
+    def maybe(cls, v: Optional[Mapping[str, Any]]) -> Optional[TokenReport]:
         return None if v is None else cls.from_json(v)
 
 
@@ -417,7 +418,7 @@ class Usage:
         return {k: v for k, v in figures.items() if v is not None}
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "Usage":
+    def from_json(cls, v: Mapping[str, Any]) -> Usage:
         return cls(
             input_tokens=v.get("input_tokens"),
             output_tokens=v.get("output_tokens"),
@@ -443,7 +444,7 @@ class Capabilities:
     cache_breakpoints: int
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "Capabilities":
+    def from_json(cls, v: Mapping[str, Any]) -> Capabilities:
         return cls(
             in_history=v["in_history"],
             system=v["system"],
@@ -467,7 +468,7 @@ class Route:
     capabilities: Capabilities
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "Route":
+    def from_json(cls, v: Mapping[str, Any]) -> Route:
         return cls(
             name=v["name"],
             model=v.get("model"),
@@ -506,7 +507,7 @@ class Breakpoint:
     index: int
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "Breakpoint":
+    def from_json(cls, v: Mapping[str, Any]) -> Breakpoint:
         return cls(at=v["at"], index=v["index"])
 
 
@@ -520,7 +521,7 @@ class Cache:
     last_usage: Optional[Usage]
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "Cache":
+    def from_json(cls, v: Mapping[str, Any]) -> Cache:
         last = v.get("last_usage")
         return cls(
             breakpoints=[Breakpoint.from_json(b) for b in v.get("breakpoints") or []],
@@ -550,7 +551,7 @@ class InstructionsCut:
     dropped_bytes: int
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "InstructionsCut":
+    def from_json(cls, v: Mapping[str, Any]) -> InstructionsCut:
         return cls(
             server=v["server"],
             generation=v["generation"],
@@ -564,11 +565,11 @@ class InstructionsCut:
         )
 
     @classmethod
-    def maybe(cls, v: Optional[Mapping[str, Any]]) -> Optional["InstructionsCut"]:
+    def maybe(cls, v: Optional[Mapping[str, Any]]) -> Optional[InstructionsCut]:
         return None if v is None else cls.from_json(v)
 
     @classmethod
-    def all(cls, v: Optional[Sequence[Mapping[str, Any]]]) -> List["InstructionsCut"]:
+    def all(cls, v: Optional[Sequence[Mapping[str, Any]]]) -> List[InstructionsCut]:
         return [cls.from_json(c) for c in v or []]
 
     @property
@@ -618,22 +619,22 @@ class StepResult:
         return json.dumps(self.request, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "StepResult":
-        values = dict(
-            step=v["step"],
-            commits=v["commits"],
-            starts_series=v["starts_series"],
-            header=v.get("header"),
-            route=Route.from_json(v.get("route") or _LEGACY_ROUTE),
-            cache=Cache.from_json(v.get("cache") or {}),
-            tokens=TokenReport.maybe(v.get("tokens")),
-            timings=TimingReport.maybe(v.get("timings")),
-            tokens_error=v.get("tokens_error"),
-            mcp_cuts=InstructionsCut.all(v.get("mcp_cuts")),
-        )
+    def from_json(cls, v: Mapping[str, Any]) -> StepResult:
+        values: Dict[str, Any] = {
+            "step": v["step"],
+            "commits": v["commits"],
+            "starts_series": v["starts_series"],
+            "header": v.get("header"),
+            "route": Route.from_json(v.get("route") or _LEGACY_ROUTE),
+            "cache": Cache.from_json(v.get("cache") or {}),
+            "tokens": TokenReport.maybe(v.get("tokens")),
+            "timings": TimingReport.maybe(v.get("timings")),
+            "tokens_error": v.get("tokens_error"),
+            "mcp_cuts": InstructionsCut.all(v.get("mcp_cuts")),
+        }
         request = v["request"]
         if isinstance(request, dict):
-            return cls(request=request, **values)  # type: ignore[arg-type]
+            return cls(request=cast(Request, request), **values)
         return _DeferredStepResult._of(request, values)
 
 
@@ -648,7 +649,7 @@ class _DeferredStepResult(StepResult):
     copied and pickled as one."""
 
     @classmethod
-    def _of(cls, native: Any, values: Dict[str, Any]) -> "StepResult":
+    def _of(cls, native: StepRequest, values: Dict[str, Any]) -> StepResult:
         result = object.__new__(cls)
         for name, value in values.items():
             object.__setattr__(result, name, value)
@@ -660,9 +661,9 @@ class _DeferredStepResult(StepResult):
     def request(self) -> Request:
         value = self.__dict__.get("_request", _UNREAD)
         if value is _UNREAD:
-            value = self.__dict__["_native_request"].to_python()
+            value = self._host_request().to_python()
             self.__dict__["_request"] = value
-        return value  # type: ignore[no-any-return]
+        return cast(Request, value)
 
     @request.setter
     def request(self, value: Request) -> None:
@@ -672,8 +673,12 @@ class _DeferredStepResult(StepResult):
 
     def request_json(self) -> bytes:
         if self.__dict__.get("_request", _UNREAD) is _UNREAD:
-            return self.__dict__["_native_request"].to_json()  # type: ignore[no-any-return]
+            return self._host_request().to_json()
         return super().request_json()
+
+    def _host_request(self) -> StepRequest:
+        native: StepRequest = self.__dict__["_native_request"]
+        return native
 
     def _values(self) -> Tuple[Any, ...]:
         return tuple(getattr(self, f.name) for f in fields(StepResult))
@@ -701,7 +706,7 @@ class Replay:
     request: Request
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "Replay":
+    def from_json(cls, v: Mapping[str, Any]) -> Replay:
         return cls(step=v["step"], request=v["request"])
 
 
@@ -731,7 +736,7 @@ class McpStatus:
     instructions: Optional[McpInstructions] = None
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "McpStatus":
+    def from_json(cls, v: Mapping[str, Any]) -> McpStatus:
         return cls(
             id=v["id"],
             server=v["server"],
@@ -764,7 +769,7 @@ class McpInstructions:
     text: str
 
     @classmethod
-    def maybe(cls, v: Optional[Mapping[str, Any]]) -> Optional["McpInstructions"]:
+    def maybe(cls, v: Optional[Mapping[str, Any]]) -> Optional[McpInstructions]:
         return None if v is None else cls(enabled=v["enabled"], bytes=v["bytes"], text=v["text"])
 
 
@@ -779,7 +784,7 @@ class LogLine:
     message: str
 
     @classmethod
-    def from_json(cls, v: Mapping[str, Any]) -> "LogLine":
+    def from_json(cls, v: Mapping[str, Any]) -> LogLine:
         return cls(plugin=v["plugin"], scope=v.get("scope"), stream=v["stream"], message=v["message"])
 
 

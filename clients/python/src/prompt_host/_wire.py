@@ -183,7 +183,7 @@ def step(
     session: PathLike,
     scope: Optional[str],
     facts: Optional[Facts],
-    user: Union[None, str, Iterable[str]],
+    user: Union[str, Iterable[str], None],
     in_history: Optional[bool],
     starts_series: Optional[bool],
     route: Optional[RouteParam] = None,
@@ -237,9 +237,12 @@ Reply = Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]
 def reply_param(reply: Reply) -> Any:
     if isinstance(reply, Mapping):
         return dict(reply)
-    if isinstance(reply, (str, bytes)):
+    # What a caller without a type checker may pass: text (a sequence too), items that are
+    # not objects (the server says which).
+    items: Sequence[object] = reply
+    if isinstance(items, (str, bytes)):
         raise TypeError("reply= is the provider's reply as an object or a list (e.g. `message.to_dict()`), not text")
-    return [dict(item) if isinstance(item, Mapping) else item for item in reply]
+    return [dict(item) if isinstance(item, Mapping) else item for item in items]
 
 
 def usage_param(usage: Union[Usage, Mapping[str, int]]) -> Dict[str, int]:

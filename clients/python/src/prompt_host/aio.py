@@ -10,7 +10,7 @@ import inspect
 import itertools
 import json
 import os
-from typing import Any, AsyncIterator, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _wire
 from ._types import (
@@ -30,7 +30,10 @@ from ._types import (
 from ._wire import CancelToken, PathLike, Reply, StderrTail
 from .errors import PromptHostError, RequestCancelled, ServerExited, UsedAfterFork
 
-__all__ = ["AsyncPromptHost", "AsyncNotificationStream"]
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+__all__ = ["AsyncNotificationStream", "AsyncPromptHost"]
 
 Trace = Callable[[str, Any], None]
 
@@ -40,18 +43,22 @@ _LINE_LIMIT = 1 << 30
 _END = object()
 
 
+def _nothing() -> None:
+    pass
+
+
 class AsyncNotificationStream:
     """An async iterator over the notifications received after it was made. It ends when
     the server exits or `close` is called."""
 
-    def __init__(self, owner: "AsyncPromptHost") -> None:
+    def __init__(self, owner: AsyncPromptHost) -> None:
         self._owner = owner
-        self._queue: "asyncio.Queue[Any]" = asyncio.Queue()
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
 
     def _put(self, item: Any) -> None:
         self._queue.put_nowait(item)
 
-    def __aiter__(self) -> "AsyncNotificationStream":
+    def __aiter__(self) -> AsyncNotificationStream:
         return self
 
     async def __anext__(self) -> Notification:
@@ -68,9 +75,9 @@ class AsyncNotificationStream:
 
 
 class _Pending:
-    __slots__ = ("id", "method", "future")
+    __slots__ = ("future", "id", "method")
 
-    def __init__(self, id: int, method: str, future: "asyncio.Future[Any]") -> None:
+    def __init__(self, id: int, method: str, future: asyncio.Future[Any]) -> None:
         self.id = id
         self.method = method
         self.future = future
@@ -121,10 +128,10 @@ class AsyncPromptHost:
         self._exited: Optional[ServerExited] = None
         self._proc: Optional[asyncio.subprocess.Process] = None
         self._loop: Optional[asyncio.AbstractEventLoop] = None
-        self._tasks: List["asyncio.Task[Any]"] = []
+        self._tasks: List[asyncio.Task[Any]] = []
         self._drain_lock: Optional[asyncio.Lock] = None
 
-    async def start(self) -> "AsyncPromptHost":
+    async def start(self) -> Self:
         """Start the server process."""
         if self._proc is not None:
             return self
@@ -146,10 +153,10 @@ class AsyncPromptHost:
         self._reader_task = asyncio.ensure_future(self._read_stdout())
         return self
 
-    async def __aenter__(self) -> "AsyncPromptHost":
+    async def __aenter__(self) -> Self:
         return await self.start()
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
     @property
@@ -230,7 +237,9 @@ class AsyncPromptHost:
 
     def _exit_error(self, method: Optional[str]) -> ServerExited:
         if self._exited is not None:
-            return ServerExited(self._exited.message, returncode=self._exited.returncode, stderr=self._exited.stderr, method=method)
+            return ServerExited(
+                self._exited.message, returncode=self._exited.returncode, stderr=self._exited.stderr, method=method
+            )
         return ServerExited(
             "prompt-host serve is not running", returncode=self.returncode, stderr=self._stderr.text(), method=method
         )
@@ -360,7 +369,7 @@ class AsyncPromptHost:
         if self._exited is not None:
             raise self._exit_error(method)
         id = next(self._ids)
-        future: "asyncio.Future[Any]" = loop.create_future()
+        future: asyncio.Future[Any] = loop.create_future()
         # A late answer nobody awaits any more must not be reported as unretrieved.
         future.add_done_callback(lambda f: f.cancelled() or f.exception())
         self._pending[id] = _Pending(id, method, future)
@@ -369,7 +378,7 @@ class AsyncPromptHost:
         except BaseException:
             self._pending.pop(id, None)
             raise
-        unregister: Callable[[], None] = lambda: None
+        unregister: Callable[[], None] = _nothing
         if cancel is not None:
 
             def on_cancel() -> None:
@@ -443,11 +452,18 @@ class AsyncPromptHost:
         return Describe.from_json(await self.call("describe", {}, cancel=cancel, timeout=timeout))
 
     async def bind_scope(
-        self, scope: str, parent: Optional[str] = None, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
+        self,
+        scope: str,
+        parent: Optional[str] = None,
+        *,
+        cancel: Optional[CancelToken] = None,
+        timeout: Optional[float] = None,
     ) -> None:
         await self.call("bind_scope", _wire.bind_scope(scope, parent), cancel=cancel, timeout=timeout)
 
-    async def dispose_scope(self, scope: str, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> None:
+    async def dispose_scope(
+        self, scope: str, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
+    ) -> None:
         await self.call("dispose_scope", {"scope": scope}, cancel=cancel, timeout=timeout)
 
     async def scopes(self, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> List[str]:
@@ -470,14 +486,24 @@ class AsyncPromptHost:
         params = _wire.load_plugin(name, wasm, scope, config, limits, on_error, quarantine_after, sha256)
         return int((await self.call("load_plugin", params, cancel=cancel, timeout=timeout))["id"])
 
-    async def reload_plugin(self, id: int, wasm: PathLike, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> int:
+    async def reload_plugin(
+        self, id: int, wasm: PathLike, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
+    ) -> int:
         """See `PromptHost.reload_plugin`."""
-        return int((await self.call("reload_plugin", {"id": id, "wasm": str(wasm)}, cancel=cancel, timeout=timeout))["declarations"])
+        return int(
+            (await self.call("reload_plugin", {"id": id, "wasm": str(wasm)}, cancel=cancel, timeout=timeout))[
+                "declarations"
+            ]
+        )
 
-    async def dispose_plugin(self, id: int, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> bool:
+    async def dispose_plugin(
+        self, id: int, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
+    ) -> bool:
         return bool((await self.call("dispose_plugin", {"id": id}, cancel=cancel, timeout=timeout))["disposed"])
 
-    async def plugins(self, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> List[PluginInfo]:
+    async def plugins(
+        self, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
+    ) -> List[PluginInfo]:
         return [PluginInfo.from_json(p) for p in await self.call("plugins", {}, cancel=cancel, timeout=timeout)]
 
     async def assemble(
@@ -488,7 +514,9 @@ class AsyncPromptHost:
         cancel: Optional[CancelToken] = None,
         timeout: Optional[float] = None,
     ) -> Assembly:
-        return Assembly.from_json(await self.call("assemble", _wire.target(scope, facts), cancel=cancel, timeout=timeout))
+        return Assembly.from_json(
+            await self.call("assemble", _wire.target(scope, facts), cancel=cancel, timeout=timeout)
+        )
 
     async def render(
         self,
@@ -505,7 +533,9 @@ class AsyncPromptHost:
         name (``"o200k_base"``, ``"cl100k_base"`` or a ``tokenizer.json`` path) counts with
         that one. ``timings=True`` adds where the time went (`TimingReport`): each plugin
         call and the assemble and render phases."""
-        return Rendered.from_json(await self.call("render", _wire.target(scope, facts, tokens, timings), cancel=cancel, timeout=timeout))
+        return Rendered.from_json(
+            await self.call("render", _wire.target(scope, facts, tokens, timings), cancel=cancel, timeout=timeout)
+        )
 
     async def step(
         self,
@@ -513,7 +543,7 @@ class AsyncPromptHost:
         *,
         scope: Optional[str] = None,
         facts: Optional[Facts] = None,
-        user: Union[None, str, Iterable[str]] = None,
+        user: Union[str, Iterable[str], None] = None,
         in_history: Optional[bool] = None,
         starts_series: Optional[bool] = None,
         route: Union[str, RouteSpec, None] = None,
@@ -599,12 +629,16 @@ class AsyncPromptHost:
         cancel: Optional[CancelToken] = None,
         timeout: Optional[float] = None,
     ) -> Replay:
-        return Replay.from_json(await self.call("request", _wire.request(session, step), cancel=cancel, timeout=timeout))
+        return Replay.from_json(
+            await self.call("request", _wire.request(session, step), cancel=cancel, timeout=timeout)
+        )
 
     async def close_session(
         self, session: PathLike, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
     ) -> bool:
-        result = await self.call("close_session", {"session": _wire.path_param(session)}, cancel=cancel, timeout=timeout)
+        result = await self.call(
+            "close_session", {"session": _wire.path_param(session)}, cancel=cancel, timeout=timeout
+        )
         return bool(result["closed"])
 
     async def mcp_status(

@@ -11,7 +11,7 @@ import os
 import queue
 import subprocess
 import threading
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
 
 from . import _wire
 from ._types import (
@@ -31,7 +31,10 @@ from ._types import (
 from ._wire import CancelToken, PathLike, Reply, StderrTail
 from .errors import PromptHostError, RequestCancelled, ServerExited, UsedAfterFork
 
-__all__ = ["PendingCall", "PromptHost", "NotificationStream"]
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+__all__ = ["NotificationStream", "PendingCall", "PromptHost"]
 
 #: ``trace(direction, message)``: ``"send"`` or ``"recv"`` with the decoded message (a dict,
 #: or a list for a batch answer); ``"recv-invalid"`` with the text of a line that was not
@@ -47,7 +50,9 @@ class _Outgoing:
 
     QUEUED, WRITING, WRITTEN, SKIPPED = "queued", "writing", "written", "skipped"
 
-    def __init__(self, data: bytes, method: Optional[str], on_failure: Optional[Callable[[BaseException], None]]) -> None:
+    def __init__(
+        self, data: bytes, method: Optional[str], on_failure: Optional[Callable[[BaseException], None]]
+    ) -> None:
         self.data = data
         self.method = method
         self.on_failure = on_failure
@@ -67,9 +72,9 @@ class NotificationStream:
     """An iterator over the notifications received after it was made (`PromptHost.notifications`).
     It ends when the server exits or `close` is called."""
 
-    def __init__(self, owner: "PromptHost") -> None:
+    def __init__(self, owner: PromptHost) -> None:
         self._owner = owner
-        self._queue: "queue.Queue[Any]" = queue.Queue()
+        self._queue: queue.Queue[Any] = queue.Queue()
         self._closed = False
 
     def _put(self, item: Any) -> None:
@@ -95,10 +100,10 @@ class NotificationStream:
         self._owner._drop_stream(self)
         self._queue.put(_END)
 
-    def __enter__(self) -> "NotificationStream":
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -106,11 +111,11 @@ class PendingCall:
     """A request in flight (`PromptHost.send`): wait for it with `result`, cancel it with
     `cancel`."""
 
-    def __init__(self, host: "PromptHost", id: int, method: str) -> None:
+    def __init__(self, host: PromptHost, id: int, method: str) -> None:
         self.id = id
         self.method = method
         self._host = host
-        self._future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+        self._future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self._cancel_sent = False
         self._unregister: Callable[[], None] = lambda: None
         self._outgoing: Optional[_Outgoing] = None
@@ -215,7 +220,7 @@ class PromptHost:
         self._streams: List[NotificationStream] = []
         self._stderr = StderrTail()
         self._exited: Optional[ServerExited] = None
-        self._proc: "subprocess.Popen[bytes]"
+        self._proc: subprocess.Popen[bytes]
         if _process is not None:
             # The in-process server (`prompt_host.InProcessHost`), shaped like a child.
             self._proc = _process
@@ -234,7 +239,7 @@ class PromptHost:
             )
         # Every line goes out through one thread, so that no caller blocks in a write to a
         # server that stopped reading (a call's timeout covers sending it too).
-        self._outbox: "queue.Queue[Optional[_Outgoing]]" = queue.Queue()
+        self._outbox: queue.Queue[Optional[_Outgoing]] = queue.Queue()
         self._writer = threading.Thread(target=self._write_stdin, name="prompt-host-stdin", daemon=True)
         self._reader = threading.Thread(target=self._read_stdout, name="prompt-host-stdout", daemon=True)
         self._stderr_reader = threading.Thread(target=self._read_stderr, name="prompt-host-stderr", daemon=True)
@@ -277,10 +282,10 @@ class PromptHost:
         self._proc.wait()
         self._reader.join()
 
-    def __enter__(self) -> "PromptHost":
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- the wire --------------------------------------------------------------------------
@@ -371,7 +376,9 @@ class PromptHost:
 
     def _exit_error(self, method: Optional[str]) -> ServerExited:
         if self._exited is not None:
-            return ServerExited(self._exited.message, returncode=self._exited.returncode, stderr=self._exited.stderr, method=method)
+            return ServerExited(
+                self._exited.message, returncode=self._exited.returncode, stderr=self._exited.stderr, method=method
+            )
         return ServerExited(
             "prompt-host serve is not running", returncode=self._proc.poll(), stderr=self._stderr.text(), method=method
         )
@@ -464,7 +471,9 @@ class PromptHost:
         if os.getpid() != self._created_in:
             raise UsedAfterFork(self._created_in, method)
 
-    def send(self, method: str, params: Optional[Mapping[str, Any]] = None, *, cancel: Optional[CancelToken] = None) -> PendingCall:
+    def send(
+        self, method: str, params: Optional[Mapping[str, Any]] = None, *, cancel: Optional[CancelToken] = None
+    ) -> PendingCall:
         """Send a request and return at once; ``pending.result()`` waits for its answer."""
         self._check_process(method)
         id = next(self._ids)
@@ -525,11 +534,18 @@ class PromptHost:
         return Describe.from_json(self.call("describe", {}, cancel=cancel, timeout=timeout))
 
     def bind_scope(
-        self, scope: str, parent: Optional[str] = None, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
+        self,
+        scope: str,
+        parent: Optional[str] = None,
+        *,
+        cancel: Optional[CancelToken] = None,
+        timeout: Optional[float] = None,
     ) -> None:
         self.call("bind_scope", _wire.bind_scope(scope, parent), cancel=cancel, timeout=timeout)
 
-    def dispose_scope(self, scope: str, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> None:
+    def dispose_scope(
+        self, scope: str, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
+    ) -> None:
         self.call("dispose_scope", {"scope": scope}, cancel=cancel, timeout=timeout)
 
     def scopes(self, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> List[str]:
@@ -555,11 +571,15 @@ class PromptHost:
         params = _wire.load_plugin(name, wasm, scope, config, limits, on_error, quarantine_after, sha256)
         return int(self.call("load_plugin", params, cancel=cancel, timeout=timeout)["id"])
 
-    def reload_plugin(self, id: int, wasm: PathLike, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> int:
+    def reload_plugin(
+        self, id: int, wasm: PathLike, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
+    ) -> int:
         """Replace loaded plugin `id` by the component at `wasm` (a rebuilt plugin), with the same
         name, scope, config and limits; how many entries the new instance declared. If the new
         one fails to load, the old one stays and the error says why."""
-        return int(self.call("reload_plugin", {"id": id, "wasm": str(wasm)}, cancel=cancel, timeout=timeout)["declarations"])
+        return int(
+            self.call("reload_plugin", {"id": id, "wasm": str(wasm)}, cancel=cancel, timeout=timeout)["declarations"]
+        )
 
     def dispose_plugin(self, id: int, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> bool:
         return bool(self.call("dispose_plugin", {"id": id}, cancel=cancel, timeout=timeout)["disposed"])
@@ -592,7 +612,9 @@ class PromptHost:
         name (``"o200k_base"``, ``"cl100k_base"`` or a ``tokenizer.json`` path) counts with
         that one. ``timings=True`` adds where the time went (`TimingReport`): each plugin
         call and the assemble and render phases."""
-        return Rendered.from_json(self.call("render", _wire.target(scope, facts, tokens, timings), cancel=cancel, timeout=timeout))
+        return Rendered.from_json(
+            self.call("render", _wire.target(scope, facts, tokens, timings), cancel=cancel, timeout=timeout)
+        )
 
     def step(
         self,
@@ -600,7 +622,7 @@ class PromptHost:
         *,
         scope: Optional[str] = None,
         facts: Optional[Facts] = None,
-        user: Union[None, str, Iterable[str]] = None,
+        user: Union[str, Iterable[str], None] = None,
         in_history: Optional[bool] = None,
         starts_series: Optional[bool] = None,
         route: Union[str, RouteSpec, None] = None,
@@ -690,7 +712,9 @@ class PromptHost:
         """The request step ``step`` returned (the newest when ``None``), from the log."""
         return Replay.from_json(self.call("request", _wire.request(session, step), cancel=cancel, timeout=timeout))
 
-    def close_session(self, session: PathLike, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> bool:
+    def close_session(
+        self, session: PathLike, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
+    ) -> bool:
         result = self.call("close_session", {"session": _wire.path_param(session)}, cancel=cancel, timeout=timeout)
         return bool(result["closed"])
 

@@ -8,13 +8,13 @@ import os
 from typing import Any, Dict, List, Mapping, Optional
 
 __all__ = [
-    "PARSE_ERROR",
+    "CANCELLED",
+    "FAILED",
+    "INTERNAL",
+    "INVALID_PARAMS",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
-    "INVALID_PARAMS",
-    "FAILED",
-    "CANCELLED",
-    "INTERNAL",
+    "PARSE_ERROR",
     "PromptHostError",
     "RequestCancelled",
     "RouteError",
@@ -110,7 +110,7 @@ class PromptHostError(Exception):
             setattr(self, key, self.data.get(key))
 
     @classmethod
-    def from_error(cls, error: Mapping[str, Any], *, method: Optional[str] = None) -> "PromptHostError":
+    def from_error(cls, error: Mapping[str, Any], *, method: Optional[str] = None) -> PromptHostError:
         """The exception for a response's ``error`` object: `RequestCancelled` for code
         -32800 (or ``data.kind == "cancelled"``), `RouteError` for ``data.kind ==
         "route"``, else `PromptHostError`."""

@@ -24,7 +24,7 @@ import json
 import os
 import subprocess
 import threading
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Mapping, Optional
 
 from . import _wire
 from ._types import Notification
@@ -33,8 +33,11 @@ from .aio import _LINE_LIMIT, AsyncPromptHost, Trace
 from .client import PromptHost
 from .errors import PromptHostError
 
-#: How the native module answers a call (`InProcessServer.call`).
-_RESULT_OBJECT, _RESULT_JSON, _ERROR_JSON = 0, 1, 2
+if TYPE_CHECKING:
+    from ._native import InProcessServer, StepRequest
+
+#: The kind of `InProcessServer.call`'s answer that is an error (the others are results).
+_ERROR_JSON = 2
 
 __all__ = ["AsyncInProcessHost", "InProcessHost", "native_available"]
 
@@ -44,9 +47,11 @@ __all__ = ["AsyncInProcessHost", "InProcessHost", "native_available"]
 PLUGINS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins")
 
 
-def _native() -> Any:
+def _load_native() -> None:
+    """Import the native module (else an `ImportError` that says where it comes from) and
+    tell it where the package's plugins are."""
     try:
-        from . import _native as native  # type: ignore[attr-defined]
+        from . import _native
     except ImportError as e:
         raise ImportError(
             "prompt_host's native module is not installed: the in-process host comes with the "
@@ -56,36 +61,40 @@ def _native() -> Any:
     # The native module is a library inside the Python process, so it cannot find the
     # package's plugins beside an executable as the binary does: the package tells it where
     # they are, before any host or command line runs.
-    native.set_bundled_plugins(PLUGINS_DIR)
-    return native
+    _native.set_bundled_plugins(PLUGINS_DIR)
 
 
 def native_available() -> bool:
     """Whether this installation has the native module (the wheel's in-process host and
     command line)."""
     try:
-        _native()
+        _load_native()
     except ImportError:
         return False
     return True
 
 
-def _server(config: Optional[PathLike], max_request_bytes: Optional[int], cache_dir: Optional[PathLike]) -> Any:
-    return _native().InProcessServer(
+def _server(
+    config: Optional[PathLike], max_request_bytes: Optional[int], cache_dir: Optional[PathLike]
+) -> InProcessServer:
+    _load_native()
+    from ._native import InProcessServer
+
+    return InProcessServer(
         os.fspath(config) if config is not None else None,
         max_request_bytes,
         os.fspath(cache_dir) if cache_dir is not None else None,
     )
 
 
-def _stderr_line(server: Any) -> Optional[bytes]:
+def _stderr_line(server: InProcessServer) -> Optional[bytes]:
     """The server's next stderr line as a pipe would give it (bytes); `None` at the end."""
     line = server.read_stderr_line()
     return None if line is None else line.encode("utf-8")
 
 
 class _Stdin:
-    def __init__(self, server: Any) -> None:
+    def __init__(self, server: InProcessServer) -> None:
         self._server = server
 
     def write(self, data: bytes) -> None:
@@ -115,7 +124,7 @@ class _Lines:
 class _Process:
     """The in-process server in the shape of the `subprocess.Popen` that `PromptHost` drives."""
 
-    def __init__(self, server: Any) -> None:
+    def __init__(self, server: InProcessServer) -> None:
         self._server = server
         self.pid = os.getpid()
         self.returncode: Optional[int] = None
@@ -184,9 +193,6 @@ class InProcessHost(PromptHost):
             _process=process,
         )
 
-    def __enter__(self) -> "InProcessHost":
-        return self
-
     def _line_read(self, end: bool = False) -> None:
         with self._lines:
             if end:
@@ -251,21 +257,24 @@ class InProcessHost(PromptHost):
         kind, payload, lines = answered
         self._after_lines(lines)
         response: Dict[str, Any] = {"jsonrpc": "2.0", "id": id}
-        if kind == _ERROR_JSON:
-            response["error"] = json.loads(payload)
+        native_request: Optional[StepRequest] = None
+        if isinstance(payload, str):
+            # A result or an error object as JSON text.
+            response["error" if kind == _ERROR_JSON else "result"] = json.loads(payload)
         else:
-            response["result"] = payload if kind == _RESULT_OBJECT else json.loads(payload)
-        native_request = payload.get("request") if kind == _RESULT_OBJECT else None
-        if native_request is not None and isinstance(native_request, dict):
-            native_request = None
-        if native_request is not None and not deferred:
-            payload["request"] = native_request.to_python()
+            # A result as objects: a step's request is still the host's value.
+            response["result"] = payload
+            request = payload.get("request")
+            if request is not None and not isinstance(request, dict):
+                native_request = request
+                if not deferred:
+                    payload["request"] = native_request.to_python()
         if self._trace is not None:
             traced = response
             if native_request is not None and deferred:
                 # The trace sees the response as a line carries it; the caller's request
                 # stays unconverted.
-                traced = {**response, "result": {**payload, "request": native_request.to_python()}}
+                traced = {**response, "result": {**response["result"], "request": native_request.to_python()}}
             try:
                 self._trace("recv", traced)
             except Exception:
@@ -279,10 +288,10 @@ class _AsyncStdin:
     """The server's input as an asyncio stream writer: lines are handed over in order by one
     thread (handing over waits while the server is behind), and `drain` waits for them."""
 
-    def __init__(self, server: Any) -> None:
+    def __init__(self, server: InProcessServer) -> None:
         self._server = server
         self._writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="prompt-host-input")
-        self._last: Optional["concurrent.futures.Future[None]"] = None
+        self._last: Optional[concurrent.futures.Future[None]] = None
         self._closing = False
 
     def write(self, data: bytes) -> None:
@@ -324,14 +333,14 @@ class _AsyncProcess:
     """The in-process server in the shape of the asyncio child process that
     `AsyncPromptHost` drives."""
 
-    def __init__(self, server: Any, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, server: InProcessServer, loop: asyncio.AbstractEventLoop) -> None:
         self._server = server
         self.pid = os.getpid()
         self.returncode: Optional[int] = None
         self.stdin = _AsyncStdin(server)
         self.stdout = asyncio.StreamReader(limit=_LINE_LIMIT)
         self.stderr = asyncio.StreamReader(limit=_LINE_LIMIT)
-        self._exited: "asyncio.Future[int]" = loop.create_future()
+        self._exited: asyncio.Future[int] = loop.create_future()
 
         def wait_exit() -> None:
             status = int(server.wait(None))
@@ -382,7 +391,7 @@ class AsyncInProcessHost(AsyncPromptHost):
 
         # Fails here, as the other client does when no binary is found, if the native
         # module is missing.
-        _native()
+        _load_native()
         super().__init__(
             config,
             max_request_bytes=max_request_bytes,
@@ -392,12 +401,3 @@ class AsyncInProcessHost(AsyncPromptHost):
             cancel_wait=cancel_wait,
             _spawn=spawn,
         )
-
-    async def __aenter__(self) -> "AsyncInProcessHost":
-        await self.start()
-        return self
-
-    async def start(self) -> "AsyncInProcessHost":
-        await super().start()
-        return self
-

@@ -54,13 +54,11 @@ def _request(step: StepResult, route: RouteName) -> Dict[str, Any]:
     request: Dict[str, Any] = cast(Dict[str, Any], step.request)
     if "model" not in request:
         # Only chat-completions may go without: the SDK's create requires one.
-        raise ValueError(
-            f"step {step.step}'s request names no model: give the \"model\" fact or the route's \"model\""
-        )
+        raise ValueError(f'step {step.step}\'s request names no model: give the "model" fact or the route\'s "model"')
     return request
 
 
-def openai_chat(step: StepResult) -> "CompletionCreateParamsNonStreaming":
+def openai_chat(step: StepResult) -> CompletionCreateParamsNonStreaming:
     """The request of a ``chat-completions`` step, for
     ``openai.OpenAI().chat.completions.create(**openai_chat(step))`` (and ``AsyncOpenAI``).
     Raises `RouteMismatch` for a step of another route, `ValueError` when the request names
@@ -68,14 +66,14 @@ def openai_chat(step: StepResult) -> "CompletionCreateParamsNonStreaming":
     return cast("CompletionCreateParamsNonStreaming", _request(step, "chat-completions"))
 
 
-def anthropic_messages(step: StepResult) -> "MessageCreateParamsNonStreaming":
+def anthropic_messages(step: StepResult) -> MessageCreateParamsNonStreaming:
     """The request of an ``anthropic-messages`` step, for
     ``anthropic.Anthropic().messages.create(**anthropic_messages(step))`` (and
     ``AsyncAnthropic``). Raises `RouteMismatch` for a step of another route."""
     return cast("MessageCreateParamsNonStreaming", _request(step, "anthropic-messages"))
 
 
-def openai_responses(step: StepResult) -> "ResponseCreateParamsNonStreaming":
+def openai_responses(step: StepResult) -> ResponseCreateParamsNonStreaming:
     """The request of an ``openai-responses`` step, for
     ``openai.OpenAI().responses.create(**openai_responses(step))`` (and ``AsyncOpenAI``).
     Raises `RouteMismatch` for a step of another route."""
