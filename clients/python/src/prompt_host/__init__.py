@@ -13,7 +13,25 @@ OpenAI Responses (docs/routes.md) — and `prompt_host.routes` gives it as the r
 the provider's official SDK.
 """
 
-from ._types import (
+from ._wire import CancelToken, Reply, find_binary
+from .aio import AsyncNotificationStream, AsyncPromptHost
+from .client import NotificationStream, PendingCall, PromptHost
+from .errors import (
+    CANCELLED,
+    FAILED,
+    INTERNAL,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    PromptHostError,
+    RequestCancelled,
+    RouteError,
+    ServerExited,
+    UsedAfterFork,
+)
+from .inprocess import AsyncInProcessHost, InProcessHost, native_available
+from .types import (
     AnthropicRequest,
     Assembly,
     Breakpoint,
@@ -51,24 +69,6 @@ from ._types import (
     WireTool,
     WireToolCall,
 )
-from ._wire import CancelToken, Reply, find_binary
-from .aio import AsyncNotificationStream, AsyncPromptHost
-from .client import NotificationStream, PendingCall, PromptHost
-from .errors import (
-    CANCELLED,
-    FAILED,
-    INTERNAL,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    PromptHostError,
-    RequestCancelled,
-    RouteError,
-    ServerExited,
-    UsedAfterFork,
-)
-from .inprocess import AsyncInProcessHost, InProcessHost, native_available
 
 #: The protocol version this client speaks (``describe().protocol``).
 PROTOCOL_VERSION = "1.1"

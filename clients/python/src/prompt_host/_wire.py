@@ -12,7 +12,7 @@ import sys
 import threading
 from typing import Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
-from ._types import Facts, RouteSpec, ToolCall, Usage
+from .types import Facts, RouteSpec, ToolCall, Usage
 
 __all__ = ["CancelToken", "command_line", "find_binary", "server_command"]
 

@@ -13,7 +13,9 @@ import os
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _wire
-from ._types import (
+from ._wire import CancelToken, PathLike, Reply, StderrTail
+from .errors import PromptHostError, RequestCancelled, ServerExited, UsedAfterFork
+from .types import (
     Assembly,
     Describe,
     Facts,
@@ -27,8 +29,6 @@ from ._types import (
     ToolCall,
     Usage,
 )
-from ._wire import CancelToken, PathLike, Reply, StderrTail
-from .errors import PromptHostError, RequestCancelled, ServerExited, UsedAfterFork
 
 if TYPE_CHECKING:
     from typing_extensions import Self

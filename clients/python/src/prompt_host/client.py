@@ -14,7 +14,9 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
 
 from . import _wire
-from ._types import (
+from ._wire import CancelToken, PathLike, Reply, StderrTail
+from .errors import PromptHostError, RequestCancelled, ServerExited, UsedAfterFork
+from .types import (
     Assembly,
     Describe,
     Facts,
@@ -28,8 +30,6 @@ from ._types import (
     ToolCall,
     Usage,
 )
-from ._wire import CancelToken, PathLike, Reply, StderrTail
-from .errors import PromptHostError, RequestCancelled, ServerExited, UsedAfterFork
 
 if TYPE_CHECKING:
     from typing_extensions import Self

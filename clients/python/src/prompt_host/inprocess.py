@@ -27,11 +27,11 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Mapping, Optional
 
 from . import _wire
-from ._types import Notification
 from ._wire import CancelToken, PathLike
 from .aio import _LINE_LIMIT, AsyncPromptHost, Trace
 from .client import PromptHost
 from .errors import PromptHostError
+from .types import Notification
 
 if TYPE_CHECKING:
     from ._native import InProcessServer, StepRequest

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, cast
 
-from ._types import RouteName, StepResult
+from .types import RouteName, StepResult
 
 if TYPE_CHECKING:
     from anthropic.types.message_create_params import MessageCreateParamsNonStreaming

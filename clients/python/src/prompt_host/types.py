@@ -1,5 +1,6 @@
 """The protocol's types (protocol/prompt-host.schema.json; docs/protocol.md and
-docs/routes.md).
+docs/routes.md): ``from prompt_host.types import StepResult``. `prompt_host` exports each of
+them too.
 
 Wire payloads that go on to a model provider (`Request` — a `ChatRequest`, an
 `AnthropicRequest` or a `ResponsesRequest`, by the step's route —, `Message`,
