@@ -10,30 +10,19 @@ import inspect
 import itertools
 import json
 import os
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
 
-from . import _wire
-from ._wire import CancelToken, PathLike, Reply, StderrTail
+from . import _methods, _wire
+from ._wire import CancelToken, PathLike, StderrTail
 from .errors import PromptHostError, RequestCancelled, ServerExited, UsedAfterFork
-from .types import (
-    Assembly,
-    Describe,
-    Facts,
-    McpStatus,
-    Notification,
-    PluginInfo,
-    Rendered,
-    Replay,
-    RouteSpec,
-    StepResult,
-    ToolCall,
-    Usage,
-)
+from .types import Notification
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
 __all__ = ["AsyncNotificationStream", "AsyncPromptHost"]
+
+T = TypeVar("T")
 
 Trace = Callable[[str, Any], None]
 
@@ -426,6 +415,10 @@ class AsyncPromptHost:
         finally:
             unregister()
 
+    async def _request(self, call: _methods.Call[T]) -> T:
+        """Make a method's call (`prompt_host._methods`) and read its result."""
+        return call.read(await self.call(call.method, call.params, cancel=call.cancel, timeout=call.timeout))
+
     async def notify(self, method: str, params: Optional[Mapping[str, Any]] = None) -> None:
         """Send a notification (a request without id: nothing is answered)."""
         self._check_process(method)
@@ -446,215 +439,23 @@ class AsyncPromptHost:
         self._write(_wire.cancel_message(id))
         await self._drain()
 
-    # -- the methods -------------------------------------------------------------------------
+    # -- the methods: each defined once, for both clients, in _methods.py -------------------
 
-    async def describe(self, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> Describe:
-        return Describe.from_json(await self.call("describe", {}, cancel=cancel, timeout=timeout))
-
-    async def bind_scope(
-        self,
-        scope: str,
-        parent: Optional[str] = None,
-        *,
-        cancel: Optional[CancelToken] = None,
-        timeout: Optional[float] = None,
-    ) -> None:
-        await self.call("bind_scope", _wire.bind_scope(scope, parent), cancel=cancel, timeout=timeout)
-
-    async def dispose_scope(
-        self, scope: str, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
-    ) -> None:
-        await self.call("dispose_scope", {"scope": scope}, cancel=cancel, timeout=timeout)
-
-    async def scopes(self, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None) -> List[str]:
-        return list(await self.call("scopes", {}, cancel=cancel, timeout=timeout))
-
-    async def load_plugin(
-        self,
-        name: str,
-        wasm: PathLike,
-        *,
-        scope: Optional[str] = None,
-        config: Any = None,
-        limits: Optional[Mapping[str, int]] = None,
-        on_error: Optional[str] = None,
-        quarantine_after: Optional[int] = None,
-        sha256: Optional[str] = None,
-        cancel: Optional[CancelToken] = None,
-        timeout: Optional[float] = None,
-    ) -> int:
-        params = _wire.load_plugin(name, wasm, scope, config, limits, on_error, quarantine_after, sha256)
-        return int((await self.call("load_plugin", params, cancel=cancel, timeout=timeout))["id"])
-
-    async def reload_plugin(
-        self, id: int, wasm: PathLike, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
-    ) -> int:
-        """See `PromptHost.reload_plugin`."""
-        return int(
-            (await self.call("reload_plugin", {"id": id, "wasm": str(wasm)}, cancel=cancel, timeout=timeout))[
-                "declarations"
-            ]
-        )
-
-    async def dispose_plugin(
-        self, id: int, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
-    ) -> bool:
-        return bool((await self.call("dispose_plugin", {"id": id}, cancel=cancel, timeout=timeout))["disposed"])
-
-    async def plugins(
-        self, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
-    ) -> List[PluginInfo]:
-        return [PluginInfo.from_json(p) for p in await self.call("plugins", {}, cancel=cancel, timeout=timeout)]
-
-    async def assemble(
-        self,
-        scope: Optional[str] = None,
-        facts: Optional[Facts] = None,
-        *,
-        cancel: Optional[CancelToken] = None,
-        timeout: Optional[float] = None,
-    ) -> Assembly:
-        return Assembly.from_json(
-            await self.call("assemble", _wire.target(scope, facts), cancel=cancel, timeout=timeout)
-        )
-
-    async def render(
-        self,
-        scope: Optional[str] = None,
-        facts: Optional[Facts] = None,
-        *,
-        tokens: Union[bool, str, None] = None,
-        timings: Optional[bool] = None,
-        cancel: Optional[CancelToken] = None,
-        timeout: Optional[float] = None,
-    ) -> Rendered:
-        """The system prompt and the runtime-context snapshot. ``tokens=True`` adds their
-        token counts (`TokenReport`) with host.toml's ``[prompt] tokenizer``; a tokenizer's
-        name (``"o200k_base"``, ``"cl100k_base"`` or a ``tokenizer.json`` path) counts with
-        that one. ``timings=True`` adds where the time went (`TimingReport`): each plugin
-        call and the assemble and render phases."""
-        return Rendered.from_json(
-            await self.call("render", _wire.target(scope, facts, tokens, timings), cancel=cancel, timeout=timeout)
-        )
-
-    async def step(
-        self,
-        session: PathLike,
-        *,
-        scope: Optional[str] = None,
-        facts: Optional[Facts] = None,
-        user: Union[str, Iterable[str], None] = None,
-        in_history: Optional[bool] = None,
-        starts_series: Optional[bool] = None,
-        route: Union[str, RouteSpec, None] = None,
-        tokens: Union[bool, str, None] = None,
-        timings: Optional[bool] = None,
-        cancel: Optional[CancelToken] = None,
-        timeout: Optional[float] = None,
-    ) -> StepResult:
-        """Take a step: the prompt is assembled and committed to the log, ``user`` messages
-        are appended, and the request is derived for ``route`` (a route name or a
-        `RouteSpec`; without one, the route of the log's newest step, ``chat-completions``
-        for a new log). A route that cannot be prepared raises `RouteError`; nothing is
-        written then. ``tokens`` adds the rendering's token counts, and ``timings`` where the
-        time went (with the ``commit`` phase), as `render`'s do."""
-        params = _wire.step(session, scope, facts, user, in_history, starts_series, route, tokens, timings)
-        return StepResult.from_json(await self.call("step", params, cancel=cancel, timeout=timeout))
-
-    async def retry(
-        self,
-        session: PathLike,
-        *,
-        facts: Optional[Facts] = None,
-        in_history: Optional[bool] = None,
-        starts_series: Optional[bool] = None,
-        route: Union[str, RouteSpec, None] = None,
-        tokens: Union[bool, str, None] = None,
-        timings: Optional[bool] = None,
-        cancel: Optional[CancelToken] = None,
-        timeout: Optional[float] = None,
-    ) -> StepResult:
-        """Take the newest step again (after a provider failure), with the same assembly
-        (no plugin runs) re-rendered for ``facts``, and its request derived for ``route``
-        (the step's route when ``None``). ``tokens`` and ``timings`` as for `step`."""
-        params = _wire.retry(session, facts, in_history, starts_series, route, tokens, timings)
-        return StepResult.from_json(await self.call("retry", params, cancel=cancel, timeout=timeout))
-
-    async def append_assistant(
-        self,
-        session: PathLike,
-        *,
-        text: Optional[str] = None,
-        reasoning: Optional[str] = None,
-        tool_calls: Optional[Iterable[Union[ToolCall, Mapping[str, Any]]]] = None,
-        reply: Optional[Reply] = None,
-        route: Optional[str] = None,
-        usage: Union[Usage, Mapping[str, int], None] = None,
-        cancel: Optional[CancelToken] = None,
-        timeout: Optional[float] = None,
-    ) -> int:
-        """Append the model's reply; its ``seq`` in the log.
-
-        Either the provider's own ``reply`` — a chat completion or its
-        ``choices[0].message``, an Anthropic ``Message`` or its content blocks, a Responses
-        response or its ``output`` items, as plain JSON (the SDK's ``.to_dict()``) — read
-        for ``route`` (the route of the log's newest step when ``None``) and sent back as
-        the provider sent it; or the plain form: ``text``, ``reasoning`` and
-        ``tool_calls`` (`ToolCall`, arguments an object or the JSON text of one). ``usage``
-        gives the reply's token figures (else they are read from the reply). A reply the
-        route cannot read, tool-call arguments that are not a JSON object and a tool-call id
-        used before are refused (`PromptHostError`, kind ``conversation``), and nothing is
-        appended."""
-        params = _wire.append_assistant(session, text, reasoning, tool_calls, reply, route, usage)
-        return int((await self.call("append_assistant", params, cancel=cancel, timeout=timeout))["seq"])
-
-    async def append_tool_result(
-        self,
-        session: PathLike,
-        call_id: str,
-        content: str,
-        *,
-        is_error: Optional[bool] = None,
-        cancel: Optional[CancelToken] = None,
-        timeout: Optional[float] = None,
-    ) -> int:
-        params = _wire.append_tool_result(session, call_id, content, is_error)
-        return int((await self.call("append_tool_result", params, cancel=cancel, timeout=timeout))["seq"])
-
-    async def request(
-        self,
-        session: PathLike,
-        step: Optional[int] = None,
-        *,
-        cancel: Optional[CancelToken] = None,
-        timeout: Optional[float] = None,
-    ) -> Replay:
-        return Replay.from_json(
-            await self.call("request", _wire.request(session, step), cancel=cancel, timeout=timeout)
-        )
-
-    async def close_session(
-        self, session: PathLike, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
-    ) -> bool:
-        result = await self.call(
-            "close_session", {"session": _wire.path_param(session)}, cancel=cancel, timeout=timeout
-        )
-        return bool(result["closed"])
-
-    async def mcp_status(
-        self, wait_ms: Optional[int] = None, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
-    ) -> List[McpStatus]:
-        params: Dict[str, Any] = {} if wait_ms is None else {"wait_ms": wait_ms}
-        return [McpStatus.from_json(s) for s in await self.call("mcp_status", params, cancel=cancel, timeout=timeout)]
-
-    async def subscribe(
-        self,
-        *,
-        log: Optional[str] = None,
-        plugins: Optional[bool] = None,
-        registry: Optional[bool] = None,
-        mcp: Optional[bool] = None,
-        cancel: Optional[CancelToken] = None,
-        timeout: Optional[float] = None,
-    ) -> None:
-        await self.call("subscribe", _wire.subscribe(log, plugins, registry, mcp), cancel=cancel, timeout=timeout)
+    describe = _methods.asynchronous(_methods.describe)
+    bind_scope = _methods.asynchronous(_methods.bind_scope)
+    dispose_scope = _methods.asynchronous(_methods.dispose_scope)
+    scopes = _methods.asynchronous(_methods.scopes)
+    load_plugin = _methods.asynchronous(_methods.load_plugin)
+    reload_plugin = _methods.asynchronous(_methods.reload_plugin)
+    dispose_plugin = _methods.asynchronous(_methods.dispose_plugin)
+    plugins = _methods.asynchronous(_methods.plugins)
+    assemble = _methods.asynchronous(_methods.assemble)
+    render = _methods.asynchronous(_methods.render)
+    step = _methods.asynchronous(_methods.step)
+    retry = _methods.asynchronous(_methods.retry)
+    append_assistant = _methods.asynchronous(_methods.append_assistant)
+    append_tool_result = _methods.asynchronous(_methods.append_tool_result)
+    request = _methods.asynchronous(_methods.request)
+    close_session = _methods.asynchronous(_methods.close_session)
+    mcp_status = _methods.asynchronous(_methods.mcp_status)
+    subscribe = _methods.asynchronous(_methods.subscribe)
