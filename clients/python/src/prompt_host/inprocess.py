@@ -268,7 +268,7 @@ class InProcessHost(PromptHost):
             if request is not None and not isinstance(request, dict):
                 native_request = request
                 if not deferred:
-                    payload["request"] = native_request.to_python()
+                    payload["request"] = request.to_python()
         if self._trace is not None:
             traced = response
             if native_request is not None and deferred:

@@ -667,7 +667,7 @@ class _DeferredStepResult(StepResult):
         return cast(Request, value)
 
     @request.setter
-    def request(self, value: Request) -> None:
+    def request(self, value: Request) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
         # Only the dataclass's own __init__ gets here (dataclasses.replace); the frozen
         # __setattr__ refuses an assignment before that.
         self.__dict__["_request"] = value
