@@ -1,20 +1,23 @@
 // A step through the installed package, from a directory that holds nothing but it: the
-// check that a packed tarball works as a user gets it (`.ci/run` installs the tarball into
-// an empty directory, copies this file there and runs it with a PATH that has neither
-// prompt-host nor a Rust toolchain).
+// check that the packed tarballs work as a user gets them (`.ci/run` installs the two that
+// `npm run pack:bundled` packs, the client and its platform package, into an empty directory,
+// copies this file there and runs it with a PATH that has neither prompt-host nor a Rust
+// toolchain).
 //
 //   node installed-step.mjs
 //
-// Every plugin comes from the package, by name: the host.toml's persona and MCP instruction
-// provider, the `declare` plugin loaded at run time, and each other shipped plugin loaded
-// once. Exits non-zero, saying why, if anything differs from what a step must give.
+// The binary is the platform package's, which the client names as its optional dependency;
+// the client carries none. Every plugin comes from the platform package, by name: the
+// host.toml's persona and MCP instruction provider, the `declare` plugin loaded at run time,
+// and each other shipped plugin loaded once. Exits non-zero, saying why, if anything differs
+// from what a step must give.
 
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
-import { PromptHost, bundledBinary, findBinary } from "prompt-host";
+import { PromptHost, bundledBinary, findBinary, platformPackage } from "prompt-host";
 
 // What scripts/package ships (SHIPPED_PLUGINS there).
 const SHIPPED = [
@@ -30,11 +33,23 @@ const SHIPPED = [
 
 if (process.env.PROMPT_HOST_BIN) throw new Error("unset PROMPT_HOST_BIN: the package's own binary is what is checked");
 if (process.env.PROMPT_HOST_PLUGIN_PATH) throw new Error("unset PROMPT_HOST_PLUGIN_PATH: the package's own plugins are what is checked");
+const require = createRequire(import.meta.url);
 // CommonJS code requires the same module (require(esm), which the package's `engines` call for).
-const required = createRequire(import.meta.url)("prompt-host");
-if (required.PromptHost !== PromptHost) throw new Error("require(\"prompt-host\") is not the module import gives");
+if (require("prompt-host").PromptHost !== PromptHost) throw new Error("require(\"prompt-host\") is not the module import gives");
+// The client names the platform package at its own version and carries no binary itself.
+const client = dirname(dirname(require.resolve("prompt-host"))); // node_modules/prompt-host (dist/index.js)
+const manifest = JSON.parse(readFileSync(join(client, "package.json"), "utf8"));
+const platform = platformPackage();
+if (manifest.optionalDependencies?.[platform] !== manifest.version) {
+  throw new Error(`prompt-host ${manifest.version} names ${JSON.stringify(manifest.optionalDependencies ?? {})} as optional dependencies, not ${platform}@${manifest.version}`);
+}
+if (existsSync(join(client, "bin"))) throw new Error(`${client} carries bin/: the binary belongs in ${platform}`);
 const bundled = bundledBinary();
-if (!bundled || findBinary() !== bundled) throw new Error(`the package carries no binary for ${process.platform}-${process.arch}`);
+if (!bundled || findBinary() !== bundled) throw new Error(`${platform} is not installed, or carries no binary`);
+const from = JSON.parse(readFileSync(join(dirname(bundled), "package.json"), "utf8"));
+if (from.name !== platform || from.version !== manifest.version) {
+  throw new Error(`${bundled} is in ${from.name}@${from.version}, not ${platform}@${manifest.version}`);
+}
 const shipped = readdirSync(join(dirname(bundled), "plugins"))
   .filter((f) => f.endsWith(".wasm"))
   .map((f) => f.slice(0, -".wasm".length))
@@ -87,7 +102,7 @@ try {
   if (messages.at(-1).content !== "hi") throw new Error(`unexpected last message: ${JSON.stringify(messages.at(-1))}`);
   const logged = readFileSync(session, "utf8").trim().split("\n").length;
   console.log(
-    `step ${step.step} through ${bundled} with its plugins (${shipped.join(", ")}): ${messages.length} messages, ${logged} log lines`,
+    `step ${step.step} through ${bundled} (${platform}@${from.version}) with its plugins (${shipped.join(", ")}): ${messages.length} messages, ${logged} log lines`,
   );
 } finally {
   await host.close();

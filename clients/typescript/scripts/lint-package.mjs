@@ -5,8 +5,9 @@
 //
 //   node scripts/lint-package.mjs [TARBALL...]     (npm run lint:package [-- TARBALL...])
 //
-// Without arguments: the tarballs `npm pack` / `npm run pack:bundled` leave in this directory
-// (prompt-host-VERSION.tgz, and each platform package's that is there).
+// Without arguments: the tarballs `npm pack` / `npm run pack:bundled` leave in this directory:
+// prompt-host-VERSION.tgz, and the platform package each of its optionalDependencies names
+// (prompt-host-linux-x64-gnu-VERSION.tgz for @prompt-host/linux-x64-gnu).
 //
 // The one rule not applied is attw's `cjs-resolves-to-esm` ("ESM (dynamic import only)"
 // from a CommonJS `require`): the package is ESM only, and its `engines` are the Node.js
@@ -41,11 +42,15 @@ function run(label, args) {
   return status === 0;
 }
 
-/** Whether a tarball's package.json names types (only the main package has any). */
-function hasTypes(tarball) {
+/** A tarball's package.json. */
+function packed(tarball) {
   const out = spawnSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" });
   if (out.status !== 0) throw new Error(`cannot read package/package.json in ${tarball}: ${out.stderr}`);
-  const manifest = JSON.parse(out.stdout);
+  return JSON.parse(out.stdout);
+}
+
+/** Whether a packed package.json names types (the client's does; a platform package's not). */
+function hasTypes(manifest) {
   return Boolean(manifest.types || manifest.typings || manifest.exports);
 }
 
@@ -57,16 +62,21 @@ if (tarballs.length === 0) {
     process.exit(1);
   }
   tarballs = [main];
-  for (const [name, version] of Object.entries(pkg.optionalDependencies ?? {})) {
+  // The platform packages the packed client names (pack:bundled packs them beside it).
+  for (const [name, version] of Object.entries(packed(main).optionalDependencies ?? {})) {
     const platform = join(root, tarballName(name, version));
-    if (existsSync(platform)) tarballs.push(platform);
+    if (!existsSync(platform)) {
+      console.error(`error: ${main} names ${name}@${version}, but ${platform} is not here: npm run pack:bundled packs both`);
+      process.exit(1);
+    }
+    tarballs.push(platform);
   }
 }
 
 let ok = true;
 for (const tarball of tarballs) {
   ok = run("publint", [bin("publint", "publint"), "--strict", tarball]) && ok;
-  if (hasTypes(tarball)) {
+  if (hasTypes(packed(tarball))) {
     ok = run("attw", [bin("@arethetypeswrong/cli", "attw"), tarball, "--ignore-rules", "cjs-resolves-to-esm"]) && ok;
   }
 }

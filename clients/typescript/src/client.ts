@@ -8,8 +8,8 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { accessSync, constants } from "node:fs";
-import { delimiter, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+import { delimiter, dirname, join } from "node:path";
 
 import { INVALID_REQUEST, PromptHostError, ServerExited, type RpcErrorObject } from "./errors.js";
 import type {
@@ -40,7 +40,8 @@ export type Trace = (direction: "send" | "recv" | "recv-invalid", message: unkno
 export interface PromptHostOptions {
   /** A host.toml (`--config`). */
   config?: string;
-  /** The executable; else `PROMPT_HOST_BIN`, else `prompt-host` on PATH. */
+  /** The executable; else `PROMPT_HOST_BIN`, else the platform package's (`bundledBinary`),
+   * else `prompt-host` on PATH. */
   binary?: string;
   /** `--max-request-bytes`. */
   maxRequestBytes?: number;
@@ -66,12 +67,41 @@ interface Pending {
   timedOut: boolean;
 }
 
+/** The C library this Linux process runs on: `"gnu"` (glibc) or `"musl"`; asked once. */
+let linuxLibc: "gnu" | "musl" | undefined;
+
+function libc(): "gnu" | "musl" {
+  if (linuxLibc === undefined) {
+    const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
+    linuxLibc = report?.header?.glibcVersionRuntime ? "gnu" : "musl";
+  }
+  return linuxLibc;
+}
+
 /**
- * The executable a package packed with its binary carries (`npm run pack:bundled`):
- * `bin/<platform>-<arch>/prompt-host` beside `dist/`, for this platform only.
+ * The npm package that carries the `prompt-host` executable for this platform, which
+ * `npm run pack:bundled` packs beside this one and names as its optional dependency:
+ * `@prompt-host/<platform>-<arch>`, with `-gnu` or `-musl` on Linux (the C library the
+ * executable links), such as `@prompt-host/linux-x64-gnu`. npm installs it only where its
+ * `os`, `cpu` and `libc` match.
+ */
+export function platformPackage(): string {
+  const suffix = process.platform === "linux" ? `-${libc()}` : "";
+  return `@prompt-host/${process.platform}-${process.arch}${suffix}`;
+}
+
+/**
+ * The executable of the platform package installed beside this one (`platformPackage`):
+ * `prompt-host` at its top, with the plugins it ships in `plugins/` beside it.
  */
 export function bundledBinary(): string | undefined {
-  const candidate = fileURLToPath(new URL(`../bin/${process.platform}-${process.arch}/prompt-host`, import.meta.url));
+  let dir: string;
+  try {
+    dir = dirname(createRequire(import.meta.url).resolve(`${platformPackage()}/package.json`));
+  } catch {
+    return undefined;
+  }
+  const candidate = join(dir, process.platform === "win32" ? "prompt-host.exe" : "prompt-host");
   try {
     accessSync(candidate, constants.X_OK);
     return candidate;
@@ -82,7 +112,7 @@ export function bundledBinary(): string | undefined {
 
 /**
  * The `prompt-host` executable: `binary`, else `PROMPT_HOST_BIN`, else the one this package
- * carries for the platform (`bundledBinary`), else `prompt-host` on PATH.
+ * installs for the platform (`bundledBinary`), else `prompt-host` on PATH.
  */
 export function findBinary(binary?: string): string {
   if (binary) return binary;
@@ -101,7 +131,7 @@ export function findBinary(binary?: string): string {
     }
   }
   throw new Error(
-    "prompt-host executable not found: pass `binary`, set PROMPT_HOST_BIN, install a package packed with its binary (npm run pack:bundled), or put prompt-host on PATH",
+    "prompt-host executable not found: pass `binary`, set PROMPT_HOST_BIN, install the platform package packed beside this one (npm run pack:bundled packs both), or put prompt-host on PATH",
   );
 }
 

@@ -5,7 +5,7 @@
  * `prompt-host/routes` (`openaiChat`, `anthropicMessages`, `openaiResponses`).
  */
 
-export { DEFAULT_MAX_REQUEST_BYTES, PromptHost, bundledBinary, findBinary } from "./client.js";
+export { DEFAULT_MAX_REQUEST_BYTES, PromptHost, bundledBinary, findBinary, platformPackage } from "./client.js";
 export type { CallOptions, PromptHostOptions, Trace } from "./client.js";
 export {
   CANCELLED,
