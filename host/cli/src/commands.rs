@@ -49,7 +49,7 @@ pub fn load_host_with(config: &Path, runtime: RuntimeConfig) -> anyhow::Result<H
     WasmRuntime::warm_up(&runtime);
     let mut parsed = HostConfig::load(config)?;
     // The content store sits beside the compile cache this host will use.
-    let cache = prompt_host::oci::cache_dir_of(&parsed, runtime.cache_dir.as_deref());
+    let cache = parsed.oci_cache_dir(runtime.cache_dir.as_deref());
     super::oci::prepare_blocking(&mut parsed, &cache)?;
     let host = Host::from_config(&parsed, runtime)
         .with_context(|| format!("cannot start the host described by {}", config.display()))?;

@@ -23,7 +23,7 @@ impl RegistryArgs {
         let (mut settings, cache) = match &self.config {
             Some(path) => {
                 let config = HostConfig::load(path)?;
-                (oci::settings_of(&config), cache_dir(&config))
+                (config.registry_settings(), cache_dir(&config))
             }
             None => (
                 RegistrySettings::default(),
@@ -42,7 +42,7 @@ fn env_cache_dir() -> Option<PathBuf> {
 
 /// The compile cache (and content store) a command-line host built from `config` uses.
 fn cache_dir(config: &HostConfig) -> PathBuf {
-    oci::cache_dir_of(config, env_cache_dir().as_deref())
+    config.oci_cache_dir(env_cache_dir().as_deref())
 }
 
 fn parse_reference(text: &str) -> anyhow::Result<OciReference> {
@@ -160,7 +160,7 @@ pub async fn lock(config_path: &Path, update: bool) -> anyhow::Result<()> {
     let lock_path = oci::lock_path_for(config_path);
     if update {
         let cache = cache_dir(&config);
-        let resolutions = oci::prepare(&mut config, LockMode::Update, &cache).await?;
+        let resolutions = config.prepare_oci(LockMode::Update, &cache).await?;
         for r in &resolutions {
             let what = match (&r.was, r.added) {
                 (_, true) => "added".to_string(),
@@ -176,7 +176,7 @@ pub async fn lock(config_path: &Path, update: bool) -> anyhow::Result<()> {
         );
         return Ok(());
     }
-    let resolutions: Vec<Resolution> = oci::check_lock(&config).await?;
+    let resolutions: Vec<Resolution> = config.check_oci_lock().await?;
     let mut stale = 0;
     for r in &resolutions {
         let what = match (&r.was, r.added) {
@@ -217,7 +217,7 @@ pub fn prepare_blocking(config: &mut HostConfig, cache: &Path) -> anyhow::Result
                     .build()
                     .context("cannot start the runtime that fetches oci:// plugins")?;
                 runtime
-                    .block_on(oci::prepare(config, LockMode::Use, cache))
+                    .block_on(config.prepare_oci(LockMode::Use, cache))
                     .map(|_| ())
                     .map_err(anyhow::Error::from)
             })

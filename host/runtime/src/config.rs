@@ -16,6 +16,7 @@ pub use crate::policy::OnError;
 use crate::prompt::PromptConfig;
 
 mod mcp_entry;
+mod oci_plugins;
 mod parse_error;
 
 pub use mcp_entry::{McpConfig, McpLifecycleConfig, McpOAuthConfig};
@@ -116,7 +117,7 @@ pub struct PluginConfig {
     /// Path of the component (`.wasm`), resolved against the config file's directory; for
     /// a plugin name (`persona`), the file found on the search path
     /// ([`crate::plugin_path`]); for an `oci://` reference, the content-store file
-    /// [`crate::oci::prepare`] points it at.
+    /// [`HostConfig::pin`] points it at.
     pub wasm: PathBuf,
     /// The scope it is loaded into; absent = global.
     #[serde(default)]
@@ -155,8 +156,8 @@ pub struct PluginConfig {
     /// project of the user's builds it.
     #[serde(skip)]
     pub wasm_name: Option<String>,
-    /// For an `oci://` plugin, the component digest (hex) [`crate::oci::prepare`] verified
-    /// and pinned: the runtime checks the bytes it compiles against it.
+    /// For an `oci://` plugin, the component digest (hex) [`HostConfig::prepare_oci`]
+    /// verified and pinned: the runtime checks the bytes it compiles against it.
     #[serde(skip)]
     pub oci_component: Option<String>,
 }
@@ -411,7 +412,7 @@ impl HostConfig {
                         ));
                     }
                 }
-                // Fetched and verified by `oci::prepare`, which points `wasm` at the store.
+                // Fetched and verified by `prepare_oci`, which points `wasm` at the store.
                 plugin.oci = Some(reference);
                 continue;
             }

@@ -164,6 +164,8 @@ impl Host {
     /// (`provider`, else `[host] mcp_provider`). The compile cache is `[host] cache_dir`
     /// when set, else `runtime.cache_dir`; `[host.pooling]`, when present, replaces
     /// `runtime.pooling`. A wasm file several plugins share is read and compiled once.
+    /// An `oci://` plugin must have been fetched first ([`HostConfig::prepare_oci`], which
+    /// calls [`crate::oci::prepare`]); one that was not is refused.
     ///
     /// On a machine with several cores the files are fetched, and the plugins instantiated
     /// with their `init` run, side by side; each plugin's declarations are committed in file
@@ -196,12 +198,12 @@ impl Host {
                 ),
             }));
         }
-        let cache_dir = crate::oci::cache_dir_of(config, runtime.cache_dir.as_deref());
+        let cache_dir = config.oci_cache_dir(runtime.cache_dir.as_deref());
         let host = Self::new(config.prompt.clone(), runtime)?;
         host.set_oci_source(oci_source::OciSource {
-            settings: crate::oci::settings_of(config),
+            settings: config.registry_settings(),
             cache_dir,
-            lock: config.path.as_deref().map(crate::oci::lock_path_for),
+            lock: config.oci_lock_path(),
         });
         // Every key first: a parent may be declared after its children.
         for scope in &config.scopes {

@@ -6,6 +6,12 @@
 //! what it needs, so a locked deployment starts offline. A tag that moved is found by
 //! `prompt-host lock` (which compares each locked tag with the registry) and only taken by
 //! `prompt-host lock --update`; until then the locked bytes run.
+//!
+//! The module reads no configuration. It takes plain inputs (the references with the
+//! plugin each belongs to, [`PluginReference`]; the lock file's path; the
+//! [`RegistrySettings`]; the content store's directory) and returns [`Resolution`]s.
+//! `HostConfig` gathers the inputs from host.toml and applies the result to its plugins
+//! (`HostConfig::prepare_oci`, `HostConfig::pin`).
 
 mod auth;
 mod body;
@@ -23,7 +29,7 @@ mod store;
 mod transport;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
@@ -35,8 +41,6 @@ pub use registry::{
 };
 pub use registry_error::RegistryError;
 pub use store::{ContentStore, Stored};
-
-use crate::config::HostConfig;
 
 /// Why an OCI reference could not be used. Every message names the reference, the
 /// registry, the lock file or the store.
@@ -149,64 +153,68 @@ pub struct Resolution {
     pub added: bool,
 }
 
-/// The registry settings of `config` (`[host.registry]`, `[host] max_wasm_bytes`).
-pub fn settings_of(config: &HostConfig) -> RegistrySettings {
-    let r = &config.host.registry;
-    RegistrySettings {
-        plain_http: r.plain_http.clone(),
-        ca_file: r.ca_file.clone(),
-        timeout: r
-            .timeout_ms
-            .map_or(DEFAULT_TIMEOUT, std::time::Duration::from_millis),
-        total_timeout: r
-            .total_timeout_ms
-            .map_or(DEFAULT_TOTAL_TIMEOUT, std::time::Duration::from_millis),
-        max_bytes: config.host.max_wasm_bytes(),
+/// One `oci://` plugin for [`prepare`] and [`check_lock`]: its reference, the plugin it
+/// belongs to (named in errors) and the plugin's `sha256` pin, if it has one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginReference {
+    /// The plugin's name.
+    pub plugin: String,
+    /// The reference its `wasm` was written as.
+    pub reference: OciReference,
+    /// The plugin's `sha256` pin (hex, `sha256:` prefix allowed): the component must match.
+    pub sha256: Option<String>,
+}
+
+impl Resolution {
+    /// Refuses the component when `pin` (a plugin's `sha256`, hex with or without the
+    /// `sha256:` prefix) is not its digest, naming `plugin` and whether the component came
+    /// from the registry or the lock.
+    pub fn check_pin(&self, plugin: &str, pin: &str) -> Result<(), OciError> {
+        let component_hex = self.component.trim_start_matches("sha256:");
+        if crate::wasm::pin_matches(pin.trim_start_matches("sha256:"), component_hex) {
+            return Ok(());
+        }
+        Err(OciError::Plugin {
+            plugin: plugin.to_string(),
+            message: format!(
+                "{} resolves to component {} ({}), but its sha256 pins {pin}; refused",
+                self.reference,
+                self.component,
+                if self.added {
+                    "from the registry"
+                } else {
+                    "by the lock"
+                }
+            ),
+        })
     }
 }
 
-/// The compile cache directory a host built from `config` uses, where the content store
-/// lives: `[host] cache_dir`, else `runtime` (the embedder's [`crate::RuntimeConfig`]
-/// `cache_dir`), else the user's cache directory.
-pub fn cache_dir_of(config: &HostConfig, runtime: Option<&std::path::Path>) -> PathBuf {
-    config
-        .host
-        .cache_dir
-        .clone()
-        .or_else(|| runtime.map(std::path::Path::to_path_buf))
-        .unwrap_or_else(crate::wasm::default_cache_dir)
-}
-
-/// Make every `oci://` plugin of `config` loadable: each one's component verified in the
-/// content store (pulled when missing), its `wasm` pointed at it and its digest pinned, so
-/// the runtime checks the bytes it compiles once more. The lock beside host.toml is read,
-/// and written when a reference was added (or, under [`LockMode::Update`], changed).
-/// `cache_dir` is the compile cache the host will use (see [`cache_dir_of`]).
+/// Make every plugin of `plugins` loadable: each one's component verified in the content
+/// store under `cache_dir` (pulled when missing) and checked against the plugin's `sha256`
+/// pin. The lock at `lock` (`None`: a configuration not read from a file, which has none)
+/// is read, and written when a reference was added (or, under [`LockMode::Update`],
+/// changed); a refused pin leaves it as it was. Returns one [`Resolution`] per distinct
+/// reference, in the order of their text, for the caller to point its plugins at
+/// ([`Resolution::path`]). `HostConfig::prepare_oci` calls it with a configuration's
+/// plugins, lock and registry settings and applies the result.
 pub async fn prepare(
-    config: &mut HostConfig,
+    plugins: &[PluginReference],
+    lock: Option<&Path>,
+    settings: &RegistrySettings,
     mode: LockMode,
-    cache_dir: &std::path::Path,
+    cache_dir: &Path,
 ) -> Result<Vec<Resolution>, OciError> {
-    let references: Vec<(usize, OciReference)> = config
-        .plugins
-        .iter()
-        .enumerate()
-        .filter_map(|(i, p)| p.oci.clone().map(|r| (i, r)))
-        .collect();
-    if references.is_empty() && mode == LockMode::Use {
+    if plugins.is_empty() && mode == LockMode::Use {
         return Ok(Vec::new());
     }
-    let lock_path = config.path.as_deref().map(lock_path_for);
-    let mut lock = match &lock_path {
-        Some(path) => Some(LockFile::read(path)?),
-        None => None,
-    };
+    let mut lock = lock.map(LockFile::read).transpose()?;
     let store = ContentStore::open(cache_dir)?;
-    let settings = settings_of(config);
     let mut registry: Option<Registry> = None;
     let mut done: BTreeMap<String, Resolution> = BTreeMap::new();
     let mut lock_changed = false;
-    for (index, reference) in &references {
+    for wanted in plugins {
+        let reference = &wanted.reference;
         let text = reference.to_string();
         if !done.contains_key(&text) {
             let locked = lock.as_ref().and_then(|l| l.get(&text)).cloned();
@@ -219,14 +227,14 @@ pub async fn prepare(
             };
             if locked.is_none() && lock.is_none() && reference.digest().is_none() {
                 return Err(OciError::Plugin {
-                    plugin: config.plugins[*index].name.clone(),
+                    plugin: wanted.plugin.clone(),
                     message: format!(
                         "{text} is a tag, and a configuration that is not read from a file has no lock to record what it resolves to; reference it by digest (…@sha256:…)"
                     ),
                 });
             }
             let mut resolution =
-                obtain(reference, locked.as_ref(), &store, &settings, &mut registry).await?;
+                obtain(reference, locked.as_ref(), &store, settings, &mut registry).await?;
             if locked.is_none() {
                 if let Some(lock) = &mut lock {
                     let before = lock.get(&text).map(|e| e.manifest.clone());
@@ -243,30 +251,9 @@ pub async fn prepare(
             }
             done.insert(text.clone(), resolution);
         }
-        let resolution = &done[&text];
-        let plugin = &mut config.plugins[*index];
-        let component_hex = resolution
-            .component
-            .trim_start_matches("sha256:")
-            .to_string();
-        if let Some(pin) = &plugin.sha256 {
-            if !crate::wasm::pin_matches(pin.trim_start_matches("sha256:"), &component_hex) {
-                return Err(OciError::Plugin {
-                    plugin: plugin.name.clone(),
-                    message: format!(
-                        "{text} resolves to component {} ({}), but its sha256 pins {pin}; refused",
-                        resolution.component,
-                        if resolution.added {
-                            "from the registry"
-                        } else {
-                            "by the lock"
-                        }
-                    ),
-                });
-            }
+        if let Some(pin) = &wanted.sha256 {
+            done[&text].check_pin(&wanted.plugin, pin)?;
         }
-        plugin.wasm = store.path_of(&resolution.component);
-        plugin.oci_component = Some(component_hex);
     }
     if let Some(lock) = &mut lock {
         if mode == LockMode::Update {
@@ -279,27 +266,28 @@ pub async fn prepare(
     Ok(done.into_values().collect())
 }
 
-/// For `prompt-host lock` without `--update`: each tag of `config` that is in the lock,
-/// compared with what the registry names by it now (`was` set when it moved). Nothing is
-/// pulled or written.
-pub async fn check_lock(config: &HostConfig) -> Result<Vec<Resolution>, OciError> {
-    let Some(path) = config.path.as_deref().map(lock_path_for) else {
+/// For `prompt-host lock` without `--update`: each reference of `plugins`, compared with
+/// what the registry names by it now (`was` set when it moved from what the lock at `lock`
+/// has, `added` when the lock lacks it). Nothing is pulled or written; without a lock
+/// (`None`) there is nothing to compare.
+pub async fn check_lock(
+    plugins: &[PluginReference],
+    lock: Option<&Path>,
+    settings: &RegistrySettings,
+) -> Result<Vec<Resolution>, OciError> {
+    let Some(path) = lock else {
         return Ok(Vec::new());
     };
-    let lock = LockFile::read(&path)?;
-    let settings = settings_of(config);
+    let lock = LockFile::read(path)?;
     let mut registry = None;
     let mut seen = BTreeMap::new();
-    for plugin in &config.plugins {
-        let Some(reference) = &plugin.oci else {
-            continue;
-        };
+    for PluginReference { reference, .. } in plugins {
         let text = reference.to_string();
         if seen.contains_key(&text) {
             continue;
         }
         let locked = lock.get(&text).cloned();
-        let client = registry_for(&mut registry, &settings)?;
+        let client = registry_for(&mut registry, settings)?;
         let now = client.resolve(reference).await?;
         let resolution = Resolution {
             reference: text.clone(),
@@ -408,8 +396,8 @@ async fn obtain(
 pub async fn fetch(
     reference: &OciReference,
     settings: &RegistrySettings,
-    cache_dir: &std::path::Path,
-    lock: Option<&std::path::Path>,
+    cache_dir: &Path,
+    lock: Option<&Path>,
 ) -> Result<Resolution, OciError> {
     let locked = match lock {
         Some(path) => LockFile::read(path)?.get(&reference.to_string()).cloned(),

@@ -4,6 +4,9 @@
 //! name is an edge to the module that defines the item, following `pub use` re-exports (so a
 //! child that takes a name from its parent's facade depends on the module that defines it,
 //! not on the facade).
+//!
+//! The `oci` folder names neither `config` nor `host`: it takes plain inputs (references,
+//! a lock path, registry settings), so it could become a crate of its own.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -61,6 +64,11 @@ fn strip(text: &str) -> String {
         Some(at) => &text[..at],
         None => text,
     };
+    blank(text)
+}
+
+/// The code with comments and string literals blanked.
+fn blank(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
@@ -532,4 +540,151 @@ fn the_module_graph_reader_finds_edges_and_circles() {
     // Comments, strings and unit tests are not imports.
     let code = strip("// use super::x;\nlet s = \"super::y::Z\";\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n");
     assert!(!code.contains("super"), "{code}");
+}
+
+/// Each source file of the module `name` (its facade `name.rs` and every file under
+/// `name/`), keyed by module path.
+fn files_of(name: &str) -> BTreeMap<ModPath, PathBuf> {
+    let src = runtime_src();
+    let mut out = BTreeMap::from([(vec![name.to_string()], src.join(format!("{name}.rs")))]);
+    let mut stack = vec![src.join(name)];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let rel = path.strip_prefix(&src).unwrap().with_extension("");
+                let key: ModPath = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                out.insert(key, path);
+            }
+        }
+    }
+    out
+}
+
+/// The module path below the crate root that `path` (written in module `from`) starts
+/// with, for paths through `crate::`, `super::` or `self::`; `None` for any other.
+fn from_root(from: &ModPath, path: &[String]) -> Option<Vec<String>> {
+    let mut at: Vec<String>;
+    let mut segs = path;
+    match segs.first().map(String::as_str) {
+        Some("crate") => {
+            at = Vec::new();
+            segs = &segs[1..];
+        }
+        Some("super") => {
+            at = from.clone();
+            while segs.first().map(String::as_str) == Some("super") {
+                at.pop();
+                segs = &segs[1..];
+            }
+        }
+        Some("self") => {
+            at = from.clone();
+            segs = &segs[1..];
+        }
+        _ => return None,
+    }
+    at.extend(segs.iter().cloned());
+    Some(at)
+}
+
+/// Every path in `code` (module `from`, unit tests included) that names a module of
+/// `banned` at the crate root, or takes all of the root (`crate::*`).
+fn names_of(from: &ModPath, code: &str, banned: &[&str]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (inline, code) in inline_modules(&blank(code)) {
+        let mut here = from.clone();
+        here.extend(inline);
+        for path in paths(&code) {
+            let Some(target) = from_root(&here, &path) else {
+                continue;
+            };
+            let first = target.first().map(String::as_str).unwrap_or("");
+            if first == "*" || banned.contains(&first) {
+                out.insert(path.join("::"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_oci_folder_names_neither_config_nor_host() {
+    let files = files_of("oci");
+    assert!(files.len() > 10, "read {} files", files.len());
+    let mut found = Vec::new();
+    for (module, file) in &files {
+        let code = std::fs::read_to_string(file).unwrap();
+        for path in names_of(module, &code, &["config", "host"]) {
+            let shown = file.strip_prefix(runtime_src()).unwrap_or(file);
+            found.push(format!("{} uses {path}", shown.display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "oci takes plain inputs, not the configuration or the host:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The check sees every way of writing the import, and not a mention in a comment or a
+/// string, or a path that only ends in `config`.
+#[test]
+fn the_oci_check_finds_config_however_it_is_written() {
+    let m = |s: &str| -> ModPath { s.split("::").map(String::from).collect() };
+    let banned = ["config", "host"];
+    for (from, code, expected) in [
+        (
+            "oci",
+            "use crate::config::HostConfig;",
+            "crate::config::HostConfig",
+        ),
+        (
+            "oci",
+            "use crate::{wasm, config::{HostConfig}};",
+            "crate::config::HostConfig",
+        ),
+        (
+            "oci",
+            "fn f(c: &crate::config::HostConfig) {}",
+            "crate::config::HostConfig",
+        ),
+        (
+            "oci::lock",
+            "use super::super::config;",
+            "super::super::config",
+        ),
+        ("oci", "use super::host::Host;", "super::host::Host"),
+        ("oci", "use crate::*;", "crate::*"),
+        (
+            "oci",
+            "#[cfg(test)]\nmod tests {\n    use crate::config::HostConfig;\n}\n",
+            "crate::config::HostConfig",
+        ),
+    ] {
+        assert_eq!(
+            names_of(&m(from), code, &banned),
+            BTreeSet::from([expected.to_string()]),
+            "{code}"
+        );
+    }
+    for (from, code) in [
+        (
+            "oci",
+            "// use crate::config::HostConfig;\nlet s = \"crate::config\";",
+        ),
+        (
+            "oci",
+            "use crate::wasm::sha256_hex;\nuse super::RegistrySettings;",
+        ),
+        ("oci::lock", "use super::config::Lock;"),
+        ("oci", "use toml::config::X;"),
+    ] {
+        assert!(names_of(&m(from), code, &banned).is_empty(), "{code}");
+    }
 }

@@ -1,7 +1,8 @@
 //! Plugins from an OCI registry, end to end against a real one: CNCF distribution (Debian's
 //! `docker-registry`, installed by `.ci/run`) started on loopback by each test, driven
 //! through the `prompt-host` binary (`push`, `pull`, `lock`, `render`) and the library
-//! (`oci::prepare` in a multi-thread and a current-thread runtime).
+//! (`HostConfig::prepare_oci` in a multi-thread runtime, `oci::prepare` and
+//! `HostConfig::pin` in a current-thread one).
 //!
 //! They show a pushed plugin rendered by tag and by digest and recorded in host.lock; a tag
 //! moved to other bytes refused under the lock and taken after `lock --update`; a blob
@@ -610,11 +611,26 @@ fn the_library_prepares_oci_plugins_in_either_runtime_and_refuses_unprepared_one
         .unwrap();
         rt.block_on(async {
             let mut config = prompt_host::HostConfig::load(&site.path("host.toml")).unwrap();
-            let dir = prompt_host::oci::cache_dir_of(&config, Some(&cache));
-            let resolved =
-                prompt_host::oci::prepare(&mut config, prompt_host::oci::LockMode::Use, &dir)
+            let dir = config.oci_cache_dir(Some(&cache));
+            let resolved = if multi_thread {
+                config
+                    .prepare_oci(prompt_host::oci::LockMode::Use, &dir)
                     .await
-                    .unwrap();
+                    .unwrap()
+            } else {
+                // The plain-input entry point, applied by hand.
+                let resolved = prompt_host::oci::prepare(
+                    &config.oci_plugins(),
+                    config.oci_lock_path().as_deref(),
+                    &config.registry_settings(),
+                    prompt_host::oci::LockMode::Use,
+                    &dir,
+                )
+                .await
+                .unwrap();
+                config.pin(&resolved).unwrap();
+                resolved
+            };
             assert_eq!(resolved.len(), 1);
             let host = prompt_host::Host::from_config(&config, runtime()).unwrap();
             let rendered = host

@@ -183,3 +183,59 @@ fn pooling_table_overrides_only_the_keys_it_names() {
         "{e}"
     );
 }
+
+#[test]
+fn oci_plugins_are_gathered_and_pinned_from_plain_resolutions() {
+    let component = format!("sha256:{}", "a".repeat(64));
+    let reference = "oci://localhost:5000/plugins/greeter:1.0";
+    let mut c = parse(&format!(
+        "[host]\ncache_dir = \"cache\"\nmax_wasm_bytes = 1000\n\n[host.registry]\nplain_http = [\"localhost:5000\"]\ntimeout_ms = 5\n\n[[plugin]]\nname = \"greeter\"\nwasm = \"{reference}\"\nsha256 = \"{}\"\n\n[[plugin]]\nname = \"other\"\nwasm = \"{reference}\"\n",
+        "b".repeat(64)
+    ))
+    .unwrap();
+    let wanted = c.oci_plugins();
+    assert_eq!(wanted.len(), 2);
+    assert_eq!(wanted[0].plugin, "greeter");
+    assert_eq!(wanted[0].reference.to_string(), reference);
+    assert_eq!(wanted[0].sha256, Some("b".repeat(64)));
+    assert_eq!(wanted[1].sha256, None);
+    assert_eq!(c.oci_lock_path(), None);
+    let settings = c.registry_settings();
+    assert_eq!(settings.plain_http, ["localhost:5000"]);
+    assert_eq!(settings.timeout, std::time::Duration::from_millis(5));
+    assert_eq!(settings.total_timeout, crate::oci::DEFAULT_TOTAL_TIMEOUT);
+    assert_eq!(settings.max_bytes, 1000);
+    assert_eq!(
+        c.oci_cache_dir(Some(Path::new("elsewhere"))),
+        Path::new("./cache")
+    );
+
+    let resolution = crate::oci::Resolution {
+        reference: reference.to_string(),
+        manifest: format!("sha256:{}", "c".repeat(64)),
+        component: component.clone(),
+        size: 3,
+        path: PathBuf::from("store/blob"),
+        was: None,
+        pulled: false,
+        added: false,
+    };
+    // The first plugin's pin is not the component: refused, naming it and the lock.
+    let e = c
+        .pin(std::slice::from_ref(&resolution))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        format!(
+            "plugin \"greeter\": {reference} resolves to component {component} (by the lock), but its sha256 pins {}; refused",
+            "b".repeat(64)
+        )
+    );
+    c.plugins[0].sha256 = Some(component.clone());
+    c.pin(&[resolution]).unwrap();
+    for plugin in &c.plugins {
+        assert_eq!(plugin.wasm, Path::new("store/blob"));
+        assert_eq!(plugin.oci_component, Some("a".repeat(64)));
+    }
+}
