@@ -149,6 +149,71 @@ fn the_demo_deployment_caches_beside_its_file() {
     assert_eq!(config.host.cache_dir, Some(dir.path().join("cache")));
 }
 
+/// What `cargo tree` says a build of `package` (with `features`) compiles, as
+/// `name version features` lines: one per compiled unit of a crate.
+fn compiled_units(package: &str, features: &[&str]) -> std::collections::BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let out = Command::new(cargo)
+        .args([
+            "tree",
+            "--locked",
+            "--offline",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ])
+        .args(["-f", "{p} {f}", "-p", package])
+        .args(features)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        // A crate seen again is marked `(*)`; a path crate names its directory.
+        .map(|line| {
+            let line = line.trim_end_matches(" (*)");
+            match line.find(" (/") {
+                Some(at) => format!(
+                    "{}{}",
+                    &line[..at],
+                    &line[at..].split_once(')').map_or("", |(_, rest)| rest)
+                ),
+                None => line.to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// The README's next command after `cargo demo` builds the command line and compiles
+/// nothing the demo did not: the demo is a binary with the normal dependencies only. As an
+/// example it built with the dev-dependencies' features, and the next command compiled
+/// num-traits, zerocopy and the 13 crates above them again (tokenizers, rmcp, wasmtime's
+/// users), for minutes in silence. `either` is the one crate the command line compiles
+/// once more: a second unit, without its default feature, for a derive macro of the
+/// trace exporter; it compiles in under a second.
+#[test]
+fn the_command_line_after_the_demo_compiles_no_crate_again() {
+    let demo = compiled_units("prompt-host-tests", &["--features", "demo"]);
+    let cli = compiled_units("prompt-host-cli", &[]);
+    assert!(cli.len() > 100, "{cli:?}");
+    let again: Vec<&String> = cli
+        .difference(&demo)
+        .filter(|unit| !unit.starts_with("prompt-host-cli ") && !unit.starts_with("either "))
+        .collect();
+    assert!(
+        again.is_empty(),
+        "the command line compiles these again after the demo: {again:?}"
+    );
+}
+
 /// A test that cannot run must say so: `#[ignore = "why"]`, which the summary shows, or a
 /// failure; never an early `return` after a message nobody sees in a passing run.
 #[test]
