@@ -22,13 +22,13 @@ pub mod timings;
 pub mod tool_order;
 mod waterfall;
 
-pub use assembly::{Assembly, NamedText, ToolSchema};
+pub use assembly::{Assembly, NamedText, Rendered, ToolSchema};
 pub use cancel::{CancelOnDrop, CancelToken};
 pub use config::PromptConfig;
 pub use context::AssembleContext;
 pub use error::{ProviderError, ProviderErrorKind};
 pub use errors::{AssembleError, ConfigError, EntryKind, RegisterError, ScopeError};
-pub use names::{is_variable_name, utf16_cmp};
+pub use names::{is_variable_name, scope_label, utf16_cmp};
 pub use provider::{
     AssembleListener, ContextText, Next, SectionText, TextProvider, TextSource, ToolProvider,
     ToolSet, ToolSource, VariableProvider,

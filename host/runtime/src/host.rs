@@ -58,18 +58,7 @@ pub use scopes::UnknownScope;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PluginId(pub u64);
 
-/// The outcome of rendering one assembly.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Rendered {
-    /// The assembly that was rendered.
-    pub assembly: Assembly,
-    /// The system prompt text.
-    pub prompt: String,
-    /// The non-empty rendered runtime contexts.
-    pub context_sections: Vec<NamedText>,
-    /// The runtime-context snapshot text (`""` when none applies).
-    pub context: String,
-}
+pub use crate::prompt::Rendered;
 
 /// Per-step flags of [`Host::step`].
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -25,7 +25,8 @@
 //!   traits; [`policy`]: what a plugin may use (limits, failure policy, grants);
 //! - [`host`]: the embedding API; [`config`]: host.toml; [`mcp`]: MCP servers feeding
 //!   instruction-provider plugins; [`serve`]: the JSON-RPC server of `prompt-host serve`;
-//!   [`plugin_path`]: plugins found by name (`wasm = "persona"`).
+//!   [`plugin_path`]: plugins found by name (`wasm = "persona"`); [`tokens`]: token counts
+//!   and budgets (the `prompt-host-tokens` crate).
 
 pub mod config;
 pub mod host;
@@ -35,10 +36,10 @@ pub mod peer;
 pub mod plugin_path;
 pub mod policy;
 pub mod serve;
-pub mod tokens;
 pub mod wasm;
 
 pub use prompt_host_core::{projection, prompt, session};
+pub use prompt_host_tokens as tokens;
 
 // Child processes in a group of their own, ended with the host. Used by the command line
 // for plugin builds; not part of the embedding API.

@@ -7,6 +7,9 @@
 //!
 //! The `oci` folder names neither `config` nor `host`: it takes plain inputs (references,
 //! a lock path, registry settings), so it could become a crate of its own.
+//!
+//! The crates split out of the runtime stay off its dependency stacks: read from Cargo.lock,
+//! `prompt-host-tokens` reaches no wasmtime.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -687,4 +690,64 @@ fn the_oci_check_finds_config_however_it_is_written() {
     ] {
         assert!(names_of(&m(from), code, &banned).is_empty(), "{code}");
     }
+}
+
+/// Every crate `name` can reach in Cargo.lock: all features, targets and versions at once,
+/// so an upper bound of what `cargo tree -p name -e normal` shows (dev-dependencies of the
+/// workspace's own crates included, which only widens it).
+fn lock_closure(name: &str) -> BTreeSet<String> {
+    let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
+    let lock: toml::Value = toml::from_str(&std::fs::read_to_string(lock).unwrap()).unwrap();
+    let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for package in lock["package"].as_array().unwrap() {
+        let entry = deps
+            .entry(package["name"].as_str().unwrap().to_string())
+            .or_default();
+        for dep in package
+            .get("dependencies")
+            .and_then(|d| d.as_array())
+            .into_iter()
+            .flatten()
+        {
+            let dep = dep.as_str().unwrap();
+            entry.insert(dep.split(' ').next().unwrap().to_string());
+        }
+    }
+    assert!(deps.contains_key(name), "{name} is not in Cargo.lock");
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![name.to_string()];
+    while let Some(at) = stack.pop() {
+        if seen.insert(at.clone()) {
+            stack.extend(deps.get(&at).into_iter().flatten().cloned());
+        }
+    }
+    seen
+}
+
+/// The crates of `closure` whose names contain one of `banned`.
+fn banned_in(closure: &BTreeSet<String>, banned: &[&str]) -> Vec<String> {
+    closure
+        .iter()
+        .filter(|c| banned.iter().any(|b| c.contains(b)))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn the_tokens_crate_reaches_no_wasmtime() {
+    let found = banned_in(&lock_closure("prompt-host-tokens"), &["wasmtime"]);
+    assert!(
+        found.is_empty(),
+        "prompt-host-tokens depends on the runtime's stack: {}",
+        found.join(", ")
+    );
+}
+
+/// The reader sees the runtime's own stack, so an empty answer above means something.
+#[test]
+fn the_lock_reader_finds_the_runtime_stack() {
+    let runtime = lock_closure("prompt-host");
+    assert!(!banned_in(&runtime, &["wasmtime"]).is_empty());
+    assert!(runtime.contains("prompt-host-tokens"));
+    assert!(runtime.contains("tiktoken-rs"));
 }

@@ -131,3 +131,16 @@ impl Assembly {
         })
     }
 }
+
+/// The outcome of rendering one assembly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered {
+    /// The assembly that was rendered.
+    pub assembly: Assembly,
+    /// The system prompt text.
+    pub prompt: String,
+    /// The non-empty rendered runtime contexts.
+    pub context_sections: Vec<NamedText>,
+    /// The runtime-context snapshot text (`""` when none applies).
+    pub context: String,
+}

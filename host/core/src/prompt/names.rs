@@ -2,6 +2,14 @@
 
 use std::cmp::Ordering;
 
+/// `scope agent:1` or `global`, as used in every plugin error message.
+pub fn scope_label(scope: Option<&str>) -> String {
+    match scope {
+        Some(s) => format!("scope {s}"),
+        None => "global".to_string(),
+    }
+}
+
 /// Whether `name` matches `^[a-z][a-z0-9_]*$`. `$` anchors at the absolute end, so a
 /// trailing newline fails, as in the JavaScript regex of the TypeScript DeepSeek Harness.
 pub fn is_variable_name(name: &str) -> bool {

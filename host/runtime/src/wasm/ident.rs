@@ -27,13 +27,7 @@ impl Ident {
     }
 }
 
-/// `scope agent:1` or `global`, as used in every plugin error message.
-pub fn scope_label(scope: Option<&str>) -> String {
-    match scope {
-        Some(s) => format!("scope {s}"),
-        None => "global".to_string(),
-    }
-}
+pub use crate::prompt::scope_label;
 
 /// Where a plugin's output goes besides the `log` crate: its `log` calls and its
 /// stdout/stderr lines (within the per-instance byte cap).

@@ -5,7 +5,7 @@
 use thiserror::Error;
 
 use super::{Tokenizer, TokenizerError};
-use crate::prompt::{EntryKind, NamedText, Owner};
+use prompt_host_core::prompt::{scope_label, EntryKind, NamedText, Owner};
 
 /// How many of the largest parts a budget error names.
 pub const LARGEST_NAMED: usize = 3;
@@ -84,7 +84,7 @@ fn listed(budgeted: TokenBudgeted, largest: &[Contributor]) -> String {
                 Some(owner) => format!(
                     "from plugin \"{}\" ({})",
                     owner.plugin,
-                    crate::wasm::scope_label(owner.scope.as_deref())
+                    scope_label(owner.scope.as_deref())
                 ),
                 None => "made by a listener".to_string(),
             };

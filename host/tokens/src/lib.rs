@@ -17,6 +17,11 @@
 //! is the encoding's definition where it cannot. A `tokenizer.json` counts a text with a run
 //! of more than [`MAX_TOKENIZER_JSON_RUN`] characters (all whitespace, or all not) in parts
 //! cut inside that run (`hf`); any other text exactly as Hugging Face `tokenizers` does.
+//!
+//! A crate of its own, on `prompt-host-core` alone: the two tokenizers' crates are the
+//! heaviest part of the host's dependency tree after wasmtime, and nothing here needs a
+//! WebAssembly runtime, MCP or HTTP. The `prompt-host` crate re-exports it as
+//! `prompt_host::tokens`.
 
 use std::path::{Path, PathBuf};
 
@@ -35,10 +40,9 @@ pub use hf::MAX_RUN as MAX_TOKENIZER_JSON_RUN;
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::prompt::cache_prefix::section_spans;
-use crate::prompt::RenderError;
-use crate::session::route::RouteName;
-use crate::Rendered;
+use prompt_host_core::prompt::cache_prefix::section_spans;
+use prompt_host_core::prompt::{RenderError, Rendered};
+use prompt_host_core::session::route::RouteName;
 
 /// Why a tokenizer could not be loaded or could not count.
 #[derive(Debug, Error)]
@@ -130,12 +134,11 @@ impl Tokenizer {
                 };
                 // Opened once, non-blocking, and only if it is a regular file: a FIFO or a
                 // device given as a tokenizer is refused, never waited on or read forever.
-                let bytes = crate::fsutil::read_regular(&path, MAX_TOKENIZER_FILE_BYTES).map_err(
-                    |source| TokenizerError::File {
+                let bytes = prompt_host_core::fsutil::read_regular(&path, MAX_TOKENIZER_FILE_BYTES)
+                    .map_err(|source| TokenizerError::File {
                         path: path.clone(),
                         source: Box::new(source),
-                    },
-                )?;
+                    })?;
                 let tokenizer = tokenizers::Tokenizer::from_bytes(&bytes)
                     .map_err(|source| TokenizerError::File { path, source })?;
                 Ok(Tokenizer {
