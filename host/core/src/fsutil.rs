@@ -413,6 +413,31 @@ pub fn read_exact_size(file: &mut File, len: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Create `dir` (and missing parents) readable by this user only; an existing one is left
+/// as it is (and judged by whoever opens it).
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
+/// Open a new file at `path` for writing, private to this user, failing if one exists.
+pub fn create_private_file(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
+}
+
 #[cfg(test)]
 #[cfg(unix)]
 mod tests {

@@ -14,6 +14,8 @@
 //!   through.
 
 pub mod blocking;
+pub mod digest;
+pub mod escape;
 pub mod fsutil;
 pub mod projection;
 pub mod prompt;

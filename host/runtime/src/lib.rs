@@ -26,19 +26,21 @@
 //! - [`host`]: the embedding API; [`config`]: host.toml; [`mcp`]: MCP servers feeding
 //!   instruction-provider plugins; [`serve`]: the JSON-RPC server of `prompt-host serve`;
 //!   [`plugin_path`]: plugins found by name (`wasm = "persona"`); [`tokens`]: token counts
-//!   and budgets (the `prompt-host-tokens` crate).
+//!   and budgets (the `prompt-host-tokens` crate); [`oci`]: plugins from OCI registries (the
+//!   `prompt-host-oci` crate); [`peer`]: what the host takes from a network peer (the
+//!   `prompt-host-peer` crate).
 
 pub mod config;
 pub mod host;
 pub mod mcp;
-pub mod oci;
-pub mod peer;
 pub mod plugin_path;
 pub mod policy;
 pub mod serve;
 pub mod wasm;
 
 pub use prompt_host_core::{projection, prompt, session};
+pub use prompt_host_oci as oci;
+pub use prompt_host_peer as peer;
 pub use prompt_host_tokens as tokens;
 
 // Child processes in a group of their own, ended with the host. Used by the command line
@@ -66,3 +68,15 @@ pub use host::{Facts, Host, HostError, McpId, McpSpec, PluginId, Rendered, StepO
 pub use policy::PluginSpec;
 pub use prompt::PromptConfig;
 pub use wasm::{LoadedPlugin, PluginCode, PluginSource, RuntimeConfig, WasmRuntime};
+
+#[cfg(test)]
+mod tests {
+    /// A component pulled from a registry may be as large as one read from a file.
+    #[test]
+    fn the_registry_pulls_what_the_runtime_loads() {
+        assert_eq!(
+            crate::oci::RegistrySettings::default().max_bytes,
+            crate::wasm::DEFAULT_MAX_WASM_BYTES
+        );
+    }
+}

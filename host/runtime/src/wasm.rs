@@ -64,5 +64,4 @@ pub use progress::{CompileProgress, ProgressSink, DEFAULT_PROGRESS_AFTER};
 pub use runtime::{PluginSource, WasmRuntime};
 pub use settings::{Pooling, RuntimeConfig, DEFAULT_MAX_WASM_BYTES};
 
-pub(crate) use cache::{create_private_dir, create_private_file};
 pub(crate) use names::escape;

@@ -5,11 +5,12 @@
 //! child that takes a name from its parent's facade depends on the module that defines it,
 //! not on the facade).
 //!
-//! The `oci` folder names neither `config` nor `host`: it takes plain inputs (references,
-//! a lock path, registry settings), so it could become a crate of its own.
+//! The `oci` folder (now the `prompt-host-oci` crate) names neither `config` nor `host`: it
+//! takes plain inputs (references, a lock path, registry settings).
 //!
 //! The crates split out of the runtime stay off its dependency stacks: read from Cargo.lock,
-//! `prompt-host-tokens` reaches no wasmtime.
+//! `prompt-host-tokens` reaches no wasmtime; `prompt-host-oci` and `prompt-host-peer` reach
+//! neither wasmtime nor a tokenizer, and none of them reaches the runtime itself.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -545,23 +546,30 @@ fn the_module_graph_reader_finds_edges_and_circles() {
     assert!(!code.contains("super"), "{code}");
 }
 
-/// Each source file of the module `name` (its facade `name.rs` and every file under
-/// `name/`), keyed by module path.
-fn files_of(name: &str) -> BTreeMap<ModPath, PathBuf> {
-    let src = runtime_src();
-    let mut out = BTreeMap::from([(vec![name.to_string()], src.join(format!("{name}.rs")))]);
-    let mut stack = vec![src.join(name)];
+/// The OCI crate's source folder (`host/oci/src`, the runtime's `oci` module until it
+/// became a crate of its own).
+fn oci_src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/oci/src")
+}
+
+/// Each source file of the OCI crate, keyed by the module path it has as `prompt_host::oci`
+/// (`lib.rs` is `oci`, `lock.rs` is `oci::lock`).
+fn oci_files() -> BTreeMap<ModPath, PathBuf> {
+    let src = oci_src();
+    let mut out = BTreeMap::from([(vec!["oci".to_string()], src.join("lib.rs"))]);
+    let mut stack = vec![src.clone()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
+            } else if path.extension().is_some_and(|e| e == "rs") && path != src.join("lib.rs") {
                 let rel = path.strip_prefix(&src).unwrap().with_extension("");
-                let key: ModPath = rel
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect();
+                let mut key: ModPath = vec!["oci".to_string()];
+                key.extend(
+                    rel.components()
+                        .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+                );
                 out.insert(key, path);
             }
         }
@@ -618,13 +626,13 @@ fn names_of(from: &ModPath, code: &str, banned: &[&str]) -> BTreeSet<String> {
 
 #[test]
 fn the_oci_folder_names_neither_config_nor_host() {
-    let files = files_of("oci");
+    let files = oci_files();
     assert!(files.len() > 10, "read {} files", files.len());
     let mut found = Vec::new();
     for (module, file) in &files {
         let code = std::fs::read_to_string(file).unwrap();
         for path in names_of(module, &code, &["config", "host"]) {
-            let shown = file.strip_prefix(runtime_src()).unwrap_or(file);
+            let shown = file.strip_prefix(oci_src()).unwrap_or(file);
             found.push(format!("{} uses {path}", shown.display()));
         }
     }
@@ -734,13 +742,29 @@ fn banned_in(closure: &BTreeSet<String>, banned: &[&str]) -> Vec<String> {
 }
 
 #[test]
-fn the_tokens_crate_reaches_no_wasmtime() {
-    let found = banned_in(&lock_closure("prompt-host-tokens"), &["wasmtime"]);
-    assert!(
-        found.is_empty(),
-        "prompt-host-tokens depends on the runtime's stack: {}",
-        found.join(", ")
-    );
+fn the_split_crates_stay_off_the_runtime_stacks() {
+    for (name, banned) in [
+        ("prompt-host-tokens", &["wasmtime"][..]),
+        (
+            "prompt-host-peer",
+            &["wasmtime", "tiktoken", "tokenizers"][..],
+        ),
+        (
+            "prompt-host-oci",
+            &["wasmtime", "tiktoken", "tokenizers"][..],
+        ),
+    ] {
+        let closure = lock_closure(name);
+        let mut found = banned_in(&closure, banned);
+        if closure.contains("prompt-host") {
+            found.push("prompt-host".to_string());
+        }
+        assert!(
+            found.is_empty(),
+            "{name} depends on the runtime's stack: {}",
+            found.join(", ")
+        );
+    }
 }
 
 /// The reader sees the runtime's own stack, so an empty answer above means something.
@@ -749,5 +773,6 @@ fn the_lock_reader_finds_the_runtime_stack() {
     let runtime = lock_closure("prompt-host");
     assert!(!banned_in(&runtime, &["wasmtime"]).is_empty());
     assert!(runtime.contains("prompt-host-tokens"));
+    assert!(runtime.contains("prompt-host-oci"));
     assert!(runtime.contains("tiktoken-rs"));
 }

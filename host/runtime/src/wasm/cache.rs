@@ -29,8 +29,8 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::digest::{hex, sha256};
-pub(crate) use keyed::create_private_dir;
-pub(crate) use keyed::{create_private_file, hmac_sha256, hmac_verifies};
+pub(crate) use keyed::{hmac_sha256, hmac_verifies};
+use prompt_host_core::fsutil::create_private_dir;
 
 use super::error::WasmError;
 pub(crate) use identity::FileIdentity;

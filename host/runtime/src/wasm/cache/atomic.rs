@@ -13,7 +13,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::keyed::create_private_file;
+use prompt_host_core::fsutil::create_private_file;
 
 /// Whether the written file is synced to disk before it is renamed into place.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -1,8 +1,5 @@
-//! The cache's keyed primitives: HMAC-SHA256 under the cache directory's secret, and files
-//! and directories created private to this user.
-
-use std::fs;
-use std::path::Path;
+//! The cache's keyed primitives: HMAC-SHA256 under the cache directory's secret (files and
+//! directories private to this user are `prompt_host_core::fsutil`'s).
 
 use sha2::Sha256;
 
@@ -31,29 +28,4 @@ pub(crate) fn hmac_sha256(key: &[u8; 32], parts: &[&[u8]]) -> [u8; 32] {
 pub(crate) fn hmac_verifies(key: &[u8; 32], parts: &[&[u8]], tag: &[u8]) -> bool {
     use hmac::Mac;
     keyed_mac(key, parts).verify_slice(tag).is_ok()
-}
-
-/// Create `dir` (and missing parents) readable by this user only; an existing one is left
-/// as it is (and judged by [`DiskCache::open`]).
-pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir)
-}
-
-/// Open a new file at `path` for writing, private to this user, failing if one exists.
-pub(crate) fn create_private_file(path: &Path) -> std::io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(path)
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::OciError;
-use crate::wasm::sha256_hex;
+use prompt_host_core::digest::sha256_hex;
 
 /// The content store at `<cache_dir>/oci`.
 #[derive(Debug, Clone)]
@@ -43,15 +43,18 @@ impl ContentStore {
             message,
         };
         for d in [cache_dir.to_path_buf(), cache_dir.join("oci"), dir.clone()] {
-            crate::wasm::create_private_dir(&d)
+            prompt_host_core::fsutil::create_private_dir(&d)
                 .map_err(|e| refused(format!("cannot create it: {e}")))?;
-            let handle = crate::fsutil::open_dir(&d)
+            let handle = prompt_host_core::fsutil::open_dir(&d)
                 .map_err(|e| refused(format!("cannot open {}: {e}", d.display())))?;
             let metadata = handle.metadata().map_err(|e| {
                 refused(format!("cannot read the metadata of {}: {e}", d.display()))
             })?;
-            crate::fsutil::check_private(&metadata, crate::fsutil::Others::MayRead)
-                .map_err(|why| refused(format!("not used: {} : {why}", d.display())))?;
+            prompt_host_core::fsutil::check_private(
+                &metadata,
+                prompt_host_core::fsutil::Others::MayRead,
+            )
+            .map_err(|why| refused(format!("not used: {} : {why}", d.display())))?;
         }
         Ok(Self { dir })
     }
@@ -68,9 +71,11 @@ impl ContentStore {
         if std::fs::symlink_metadata(&path).is_err() {
             return Ok(Stored::Missing);
         }
-        let bytes = crate::fsutil::read_regular(&path, max_bytes).map_err(|e| OciError::Store {
-            path: path.clone(),
-            message: e.to_string(),
+        let bytes = prompt_host_core::fsutil::read_regular(&path, max_bytes).map_err(|e| {
+            OciError::Store {
+                path: path.clone(),
+                message: e.to_string(),
+            }
         })?;
         let actual = format!("sha256:{}", sha256_hex(&bytes));
         if actual != digest {
@@ -105,7 +110,7 @@ impl ContentStore {
         let written = (|| -> std::io::Result<()> {
             // A file of this name can only be left by a dead process that had this id.
             let _ = std::fs::remove_file(&temp);
-            let mut file = crate::wasm::create_private_file(&temp)?;
+            let mut file = prompt_host_core::fsutil::create_private_file(&temp)?;
             file.write_all(bytes)?;
             file.sync_all()?;
             std::fs::rename(&temp, &path)

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::peer::shown;
+use prompt_host_peer::shown;
 
 /// The OCI image manifest media type (the one manifest kind a plugin artifact uses).
 pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
@@ -150,7 +150,7 @@ pub(super) fn artifact(
         "os": "wasip2",
         "layerDigests": [component_digest],
     }))?;
-    let config_digest = format!("sha256:{}", crate::wasm::sha256_hex(&config));
+    let config_digest = format!("sha256:{}", prompt_host_core::digest::sha256_hex(&config));
     let manifest = serde_json::to_vec(&serde_json::json!({
         "schemaVersion": 2,
         "mediaType": MANIFEST_MEDIA_TYPE,

@@ -2,7 +2,7 @@
 //! briefly, shown escaped and capped) and a component blob (streamed into a buffer of the
 //! size its manifest declares, hashed as it arrives, refused past that size).
 //!
-//! The manifest and the token response are read with [`crate::peer::read_bounded`]: whole
+//! The manifest and the token response are read with [`prompt_host_peer::read_bounded`]: whole
 //! or refused. An error body is not worth refusing: what of it arrived is shown.
 
 use std::time::Duration;
@@ -10,7 +10,7 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 use super::RegistryError;
-use crate::peer::{shown, shown_bytes, BodyError, MAX_SHOWN_BYTES};
+use prompt_host_peer::{shown, shown_bytes, BodyError, MAX_SHOWN_BYTES};
 
 /// The most of an error body read (enough for any OCI error envelope worth reading).
 const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
@@ -144,7 +144,7 @@ pub(super) async fn download_blob(
             Err(e) => {
                 return Err(RegistryError::Body(BodyError::Read {
                     what: "the component".into(),
-                    cause: crate::peer::innermost(&e),
+                    cause: prompt_host_peer::innermost(&e),
                 }))
             }
         }

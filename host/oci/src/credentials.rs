@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use super::{OciError, OciReference};
-use crate::mcp::Secret;
+use prompt_host_peer::Secret;
 
 /// What the host may authenticate to a registry with.
 #[derive(Debug, Clone)]
@@ -42,7 +42,8 @@ pub(super) fn credentials(reference: &OciReference) -> Result<Credentials, OciEr
         registry: registry.to_string(),
         message,
     };
-    let bytes = crate::fsutil::read_regular(&path, 1 << 20).map_err(|e| failed(e.to_string()))?;
+    let bytes = prompt_host_core::fsutil::read_regular(&path, 1 << 20)
+        .map_err(|e| failed(e.to_string()))?;
     use docker_credential::{CredentialRetrievalError as C, DockerCredential};
     match docker_credential::get_credential_from_reader(bytes.as_slice(), registry) {
         Ok(DockerCredential::UsernamePassword(user, password)) => Ok(Credentials::Basic {

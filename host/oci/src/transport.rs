@@ -45,7 +45,7 @@ impl Transport {
             .http1_max_headers(MAX_RESPONSE_HEADERS)
             .user_agent(concat!("prompt-host/", env!("CARGO_PKG_VERSION")));
         if let Some(ca) = &settings.ca_file {
-            let pem = crate::fsutil::read_regular(ca, 1 << 20)
+            let pem = prompt_host_core::fsutil::read_regular(ca, 1 << 20)
                 .map_err(|e| OciError::Settings(format!("ca_file: {e}")))?;
             let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
                 OciError::Settings(format!(
@@ -144,7 +144,7 @@ impl Session {
             .join(path)
             .map_err(|_| RegistryError::Unreachable {
                 registry: self.registry.clone(),
-                cause: format!("cannot make a URL of {}", crate::peer::shown(path)),
+                cause: format!("cannot make a URL of {}", prompt_host_peer::shown(path)),
             })
     }
 
@@ -162,7 +162,7 @@ impl Session {
             .ok_or_else(|| RegistryError::Destination {
                 registry: self.registry.clone(),
                 role,
-                url: crate::peer::shown_bytes(location.as_bytes()),
+                url: prompt_host_peer::shown_bytes(location.as_bytes()),
                 why: "which is not a URL".into(),
             })?;
         self.transport

@@ -15,7 +15,7 @@
 use reqwest::Url;
 
 use super::RegistryError;
-use crate::peer::shown;
+use prompt_host_peer::shown;
 
 /// Scheme, host (lower case) and port: what decides where a request goes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 
 use super::{OciError, RegistryError};
-use crate::peer::shown;
+use prompt_host_peer::shown;
 
 /// What an exchange is, for its error: the operation, the reference, the registry.
 pub(super) struct Exchange<'a> {

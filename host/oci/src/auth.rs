@@ -12,7 +12,7 @@ use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, WWW_AUTHENTICATE};
 pub(super) use super::credentials::Credentials;
 use super::destination::PlainHttp;
 use super::RegistryError;
-use crate::peer::{read_bounded, shown, shown_bytes};
+use prompt_host_peer::{read_bounded, shown, shown_bytes};
 
 /// The largest token response read. Real ones are a few KiB (a JWT and its times).
 pub(super) const MAX_TOKEN_RESPONSE_BYTES: usize = 256 << 10;

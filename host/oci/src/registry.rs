@@ -23,13 +23,16 @@ use super::manifest::{self, MANIFEST_ACCEPT, MAX_MANIFEST_BYTES};
 use super::status::expect_ok;
 use super::transport::{Ask, Session, Transport};
 use super::{OciError, OciReference, RegistryError};
-use crate::peer::{read_bounded, shown_bytes, BodyError};
-use crate::wasm::sha256_hex;
+use prompt_host_core::digest::sha256_hex;
+use prompt_host_peer::{read_bounded, shown_bytes, BodyError};
 
 /// The default of `timeout_ms`: each connect and each read.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default of `total_timeout_ms`: one pull, tag resolution or push, whole.
 pub const DEFAULT_TOTAL_TIMEOUT: Duration = Duration::from_secs(300);
+/// The default of `max_bytes`: the largest component pulled, the same as the runtime's
+/// default largest component (`max_wasm_bytes`, 128 MiB).
+pub const DEFAULT_MAX_BYTES: u64 = 128 << 20;
 
 /// How the host talks to registries (`[host.registry]` in host.toml, flags on the command
 /// line).
@@ -55,7 +58,7 @@ impl Default for RegistrySettings {
             ca_file: None,
             timeout: DEFAULT_TIMEOUT,
             total_timeout: DEFAULT_TOTAL_TIMEOUT,
-            max_bytes: crate::wasm::DEFAULT_MAX_WASM_BYTES,
+            max_bytes: DEFAULT_MAX_BYTES,
         }
     }
 }

@@ -6,8 +6,17 @@
 //! A peer is untrusted (docs/threat-model.md, "Network peers"). Its error body can be 20 MB
 //! of ESC sequences and forged `error:` lines; its response can be endless or trickled one
 //! byte a second. These helpers are the one place that decides what of it the host keeps.
+//!
+//! A crate of its own, on `prompt-host-core` and reqwest alone, so that the clients of
+//! network peers (the OCI registry client, the MCP client) can be crates of their own
+//! without depending on each other or on the WebAssembly runtime. The `prompt-host` crate
+//! re-exports it as `prompt_host::peer`.
 
 use std::time::Duration;
+
+mod secret;
+
+pub use secret::Secret;
 
 /// The most bytes of a peer's text (an error body, a JSON-RPC error message, a child's
 /// stderr tail, a collector's message) shown in one message; the rest is counted, not shown.
@@ -28,7 +37,7 @@ pub fn shown_within(text: &str, max_bytes: usize) -> String {
     while !trimmed.is_char_boundary(cut) {
         cut -= 1;
     }
-    let mut out = crate::wasm::escape(&trimmed[..cut]).into_owned();
+    let mut out = prompt_host_core::escape::escape(&trimmed[..cut]).into_owned();
     if cut < trimmed.len() {
         out.push_str(&format!(" … ({} more bytes)", trimmed.len() - cut));
     }
@@ -40,7 +49,8 @@ pub fn shown_within(text: &str, max_bytes: usize) -> String {
 pub fn shown_bytes(bytes: &[u8]) -> String {
     // A character cut at the cap becomes U+FFFD, which is what it is: a cut.
     let head = &bytes[..bytes.len().min(MAX_SHOWN_BYTES)];
-    let mut out = crate::wasm::escape(String::from_utf8_lossy(head).trim()).into_owned();
+    let mut out =
+        prompt_host_core::escape::escape(String::from_utf8_lossy(head).trim()).into_owned();
     if bytes.len() > head.len() {
         out.push_str(&format!(" … ({} more bytes)", bytes.len() - head.len()));
     }

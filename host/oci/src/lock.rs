@@ -74,7 +74,7 @@ impl LockFile {
                 entries: BTreeMap::new(),
             });
         }
-        let text = crate::fsutil::read_regular_to_string(path, MAX_LOCK_BYTES)
+        let text = prompt_host_core::fsutil::read_regular_to_string(path, MAX_LOCK_BYTES)
             .map_err(|e| refused(e.to_string()))?;
         if !text.starts_with(HEADER) {
             return Err(refused(

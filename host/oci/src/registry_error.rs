@@ -1,13 +1,13 @@
 //! What went wrong in an exchange with a registry or its token service, typed.
 //!
 //! Every text a peer chose (a body, a header, a media type, a URL it named) is in here only
-//! as [`crate::peer::shown`] made it: escaped and capped. The causes are displayed in the
+//! as [`prompt_host_peer::shown`] made it: escaped and capped. The causes are displayed in the
 //! message rather than returned as sources, because the command line and `serve`'s answers
 //! print an error one way or the other, never both.
 
 use thiserror::Error;
 
-use crate::peer::BodyError;
+use prompt_host_peer::BodyError;
 
 /// Why an exchange with a registry failed. The reference it was about is named by the
 /// [`super::OciError::Registry`] that carries it.
@@ -212,7 +212,7 @@ impl RegistryError {
     pub(super) fn unreachable(registry: &str, error: &reqwest::Error) -> Self {
         Self::Unreachable {
             registry: registry.to_owned(),
-            cause: crate::peer::innermost(error),
+            cause: prompt_host_peer::innermost(error),
         }
     }
 
@@ -232,7 +232,7 @@ impl RegistryError {
     pub(super) fn token_unreachable(registry: &str, error: &reqwest::Error) -> Self {
         Self::TokenUnreachable {
             registry: registry.to_owned(),
-            cause: crate::peer::innermost(error),
+            cause: prompt_host_peer::innermost(error),
         }
     }
 }

@@ -12,6 +12,11 @@
 //! [`RegistrySettings`]; the content store's directory) and returns [`Resolution`]s.
 //! `HostConfig` gathers the inputs from host.toml and applies the result to its plugins
 //! (`HostConfig::prepare_oci`, `HostConfig::pin`).
+//!
+//! A crate of its own, on `prompt-host-core` and `prompt-host-peer`: the registry client
+//! needs HTTP and TLS but no WebAssembly runtime and no tokenizer, and it takes no
+//! configuration, so an embedder without OCI plugins need not build it. The `prompt-host`
+//! crate re-exports it as `prompt_host::oci`.
 
 mod auth;
 mod body;
@@ -37,7 +42,8 @@ pub use lock::{lock_path_for, LockFile, LockedArtifact, HEADER as LOCK_HEADER};
 pub use manifest::{MANIFEST_MEDIA_TYPE, WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE};
 pub use reference::{is_loopback_registry, is_oci, valid_digest, OciReference, SCHEME};
 pub use registry::{
-    Pulled, Pushed, Registry, RegistrySettings, DEFAULT_TIMEOUT, DEFAULT_TOTAL_TIMEOUT,
+    Pulled, Pushed, Registry, RegistrySettings, DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT,
+    DEFAULT_TOTAL_TIMEOUT,
 };
 pub use registry_error::RegistryError;
 pub use store::{ContentStore, Stored};
@@ -171,7 +177,7 @@ impl Resolution {
     /// from the registry or the lock.
     pub fn check_pin(&self, plugin: &str, pin: &str) -> Result<(), OciError> {
         let component_hex = self.component.trim_start_matches("sha256:");
-        if crate::wasm::pin_matches(pin.trim_start_matches("sha256:"), component_hex) {
+        if prompt_host_core::digest::pin_matches(pin.trim_start_matches("sha256:"), component_hex) {
             return Ok(());
         }
         Err(OciError::Plugin {
