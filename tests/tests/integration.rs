@@ -1,74 +1,39 @@
-//! The single integration-test binary. Each test area is a file under `integration/`; add it
-//! as a `mod` line inside the block below (the inline module makes `mod x;` resolve to
-//! `integration/x.rs`).
+//! The single integration-test binary. The tests sit in one folder per area under
+//! `integration/`, each area named by a file beside its folder (`integration/oci.rs` lists
+//! `integration/oci/*.rs`); a new test file is a `mod` line in its area's file, a new area a
+//! `mod` line in the block below (the inline module makes `mod x;` resolve to
+//! `integration/x.rs`). Helpers that several areas share are in `integration/support/`.
+//!
+//! A file is named for what it tests, without the area its folder already names
+//! (`oci/registry.rs`, not `oci/oci_registry.rs`). Two words name a kind of test the same way
+//! in every area:
+//!
+//! - `attacked`: a surface of the host attacked from outside, by someone on the same machine
+//!   or at its input: files and directories swapped or planted, processes killed or flooded,
+//!   the stdio or a log fed input at its limits (`wasm/attacked_cache.rs`,
+//!   `sessions/attacked.rs`, `serve/attacked.rs`).
+//! - `hostile`: a party the host runs or talks to turns against it: a plugin
+//!   (`wasm/hostile.rs`), a registry (`oci/hostile.rs`), an MCP server, a token endpoint or a
+//!   collector (`peers/hostile_*.rs`).
+//!
+//! One area's tests run with a filter on its module path, e.g.
+//! `cargo test -p prompt-host-tests --test integration -- oci::`.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
 
 mod integration {
-    mod attacked_cache;
-    mod attacked_grants;
-    mod attacked_logs;
-    mod attacked_processes;
-    mod attacked_routes;
-    mod attacked_serve;
-    mod boundaries;
-    mod cache_in_place;
-    mod capabilities;
     mod cli;
-    mod cli_details;
-    mod cli_support;
-    mod conformance_wasm;
-    mod containment_cli;
-    mod containment_defects;
-    mod containment_library;
-    mod containment_serve;
-    mod determinism;
-    mod dev_loop;
-    mod docs_match_code;
-    mod embedding;
-    mod guests_built;
-    mod hostile_matrix;
-    mod hostile_peer;
-    mod load_side_by_side;
-    mod mcp_budget;
-    mod mcp_client;
-    mod mcp_config;
-    mod mcp_prompt;
-    mod mcp_remote;
-    mod mcp_start;
-    mod module_graph;
-    mod oci_attacked;
-    mod oci_fake_registry;
-    mod oci_hostile;
-    mod oci_hostile_origins;
-    mod oci_hostile_serve;
-    mod oci_registry;
-    mod otlp_export;
-    mod outputs_unchanged;
-    mod peers_hostile;
-    mod peers_hostile_mcp;
-    mod peers_hostile_text;
-    mod peers_hostile_tokens;
-    mod plugin_names;
-    mod polyglot;
-    mod readme_tutorial;
-    mod routes;
-    mod scaffold;
-    mod serve_protocol;
-    mod serve_rules;
-    mod serve_support;
-    mod session_attack;
-    mod session_files;
-    mod spans;
-    mod stress;
-    mod timings;
-    mod token_budgets;
+    mod containment;
+    mod docs;
+    mod library;
+    mod mcp;
+    mod observability;
+    mod oci;
+    mod peers;
+    mod serve;
+    mod sessions;
+    mod support;
     mod tokens;
-    mod wasm_hostile;
-    mod wasm_hostile_extra;
-    mod wasm_load;
-    mod wasm_sandbox;
-    mod wasm_support;
-    mod wit_versions;
+    mod wasm;
 }

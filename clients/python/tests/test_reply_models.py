@@ -129,7 +129,7 @@ def test_the_fake_provider_and_its_builders_refuse_a_malformed_reply_before_serv
 
 
 def test_the_replies_the_rust_route_tests_feed_fit_the_sdks_models() -> None:
-    """``tests/tests/integration/routes.rs`` reads its provider replies from this file."""
+    """``tests/tests/integration/sessions/routes.rs`` reads its provider replies from this file."""
     replies = json.loads(RUST_REPLIES.read_text())["replies"]
     assert len(replies) == 9
     assert {entry["form"] for entry in replies.values()} <= set(FORMS)

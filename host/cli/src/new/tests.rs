@@ -1,5 +1,5 @@
 //! Unit tests of `prompt-host new`: names, the vendored files and the templates. Building,
-//! checking and rendering the written projects is `tests/integration/scaffold.rs`.
+//! checking and rendering the written projects is `tests/tests/integration/cli/scaffold.rs`.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -15,11 +15,12 @@ use prompt_host::tokens::{Tokenizer, MAX_TOKENIZER_JSON_RUN};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
-use super::{deepseek_tokenizer_json, fixture, python, ranks_dir};
+use super::reference::{deepseek_tokenizer_json, fixture, ranks_dir};
+use crate::integration::mcp::client::python;
 
 /// count.py's answers for `texts`: per text a count, or `None` where tiktoken panicked
 /// (`by` = "tiktoken"). Run on a thread of its own, so the host counts meanwhile.
-pub(super) fn reference(
+pub(crate) fn reference(
     encoding: Option<&str>,
     by: &str,
     texts: Vec<String>,

@@ -7,11 +7,11 @@
 
 use serde_json::{json, Value};
 
-use super::super::cli_support::Deployment;
-use super::super::mcp_client::{fixtures, python_mcp_available, serial_blocking};
-use super::super::serve_support::Served;
 use super::long_runs::reference;
-use super::python;
+use crate::integration::mcp::client::python;
+use crate::integration::mcp::client::{fixtures, python_mcp_available, serial_blocking};
+use crate::integration::support::cli::Deployment;
+use crate::integration::support::serve::Served;
 
 /// The defect's section, per encoding: o200k_base panicked on a million spaces alone (a
 /// section at the end of the prompt), cl100k_base on a million tabs before a word.

@@ -1,0 +1,9 @@
+//! MCP servers: the client against real servers (stdio and Streamable HTTP), host.toml's
+//! `[[mcp]]`, instructions in the prompt, budgets in tokens, and servers while the host starts.
+
+pub(crate) mod budget;
+pub(crate) mod client;
+pub(crate) mod config;
+pub(crate) mod prompt;
+pub(crate) mod remote;
+pub(crate) mod start;

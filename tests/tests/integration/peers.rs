@@ -1,0 +1,7 @@
+//! Hostile network peers other than registries: MCP servers and their token endpoints, and an
+//! OTLP collector.
+
+pub(crate) mod hostile_collector;
+pub(crate) mod hostile_mcp;
+pub(crate) mod hostile_text;
+pub(crate) mod hostile_tokens;
