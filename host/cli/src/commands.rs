@@ -45,6 +45,16 @@ pub fn load_host(config: &Path) -> anyhow::Result<Host> {
 
 /// [`load_host`] with the given runtime settings.
 pub fn load_host_with(config: &Path, runtime: RuntimeConfig) -> anyhow::Result<Host> {
+    Ok(load_host_and_config(config, runtime)?.0)
+}
+
+/// [`load_host_with`], and the configuration the host was built from (its `oci://` plugins
+/// pointed at the content store): host.toml read once, so what a caller derives from the
+/// configuration (`dev`'s watch list) is what the host runs.
+pub fn load_host_and_config(
+    config: &Path,
+    runtime: RuntimeConfig,
+) -> anyhow::Result<(Host, HostConfig)> {
     // The engine and linker are built on another core while host.toml is read.
     WasmRuntime::warm_up(&runtime);
     let mut parsed = HostConfig::load(config)?;
@@ -54,7 +64,7 @@ pub fn load_host_with(config: &Path, runtime: RuntimeConfig) -> anyhow::Result<H
     let host = Host::from_config(&parsed, runtime)
         .with_context(|| format!("cannot start the host described by {}", config.display()))?;
     host.record_prompt_in_spans(super::telemetry::capture_content());
-    Ok(host)
+    Ok((host, parsed))
 }
 
 /// Load host.toml, build the host, and give the `[[mcp]]` servers visible from `scope`
@@ -63,7 +73,12 @@ pub fn load_host_with(config: &Path, runtime: RuntimeConfig) -> anyhow::Result<H
 /// without it, or, when it is `required`, the command fails naming it. A server that failed
 /// after publishing is reported with the generation the command uses.
 pub async fn load_ready_host(config: &Path, scope: Option<&str>) -> anyhow::Result<Host> {
-    let host = load_host(config)?;
+    ready(load_host(config)?, scope).await
+}
+
+/// `host` once the `[[mcp]]` servers visible from `scope` had their start wait (see
+/// [`load_ready_host`]).
+pub async fn ready(host: Host, scope: Option<&str>) -> anyhow::Result<Host> {
     for status in host
         .wait_mcp_start(scope, None)
         .await?

@@ -17,7 +17,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use super::commands::{facts, load_ready_host};
+use super::commands::{facts, load_host_and_config, ready, runtime_config};
 use super::Target;
 use prompt_host::config::{HostConfig, PluginConfig};
 use prompt_host::host::{Host, PluginId};
@@ -49,9 +49,9 @@ struct Build {
 
 /// Run `dev` until interrupted (or `max_rounds`).
 pub async fn run(target: &Target, options: DevOptions) -> anyhow::Result<()> {
-    let config = HostConfig::load(&target.config)?;
     let mut config_seen = fingerprint(std::slice::from_ref(&target.config));
-    let mut host = load_ready_host(&target.config, target.scope.as_deref()).await?;
+    let (host, config) = load_host_and_config(&target.config, runtime_config())?;
+    let mut host = ready(host, target.scope.as_deref()).await?;
     let mut watched = watch_list(&host, &config);
     let mut out = std::io::stdout().lock();
     announce(&watched, &mut out)?;
@@ -190,8 +190,8 @@ fn announce(watched: &[Watched], out: &mut impl Write) -> std::io::Result<()> {
 /// start) and declaring the scope `dev` renders, with the configuration its watch list is
 /// made from.
 async fn load_deployment(target: &Target) -> anyhow::Result<(Host, HostConfig)> {
-    let config = HostConfig::load(&target.config)?;
-    let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
+    let (host, config) = load_host_and_config(&target.config, runtime_config())?;
+    let host = ready(host, target.scope.as_deref()).await?;
     host.check_scope(target.scope.as_deref())?;
     Ok((host, config))
 }
@@ -372,7 +372,9 @@ fn build_of(plugin: &PluginConfig, base: &Path) -> (Option<Build>, Vec<PathBuf>)
     }
     // A plugin given by name is an installed one: the directories above it belong to the
     // package that ships it (a `package.json`, a virtual environment), not to a project.
-    if plugin.wasm_name.is_some() {
+    // So is one from a registry: its file is in the content store, whose directories
+    // above (the user's cache, home) are no project either.
+    if plugin.wasm_name.is_some() || plugin.oci.is_some() {
         return (None, Vec::new());
     }
     for dir in plugin.wasm.ancestors().skip(1) {

@@ -776,3 +776,27 @@ fn a_plain_http_registry_reached_over_https_names_the_fix() {
     site.write_config(&registry, &plugin_entry(&reference, ""));
     assert_eq!(site.render().ok(), EXPECTED);
 }
+
+/// `dev` runs no build for a plugin from a registry: its file is in the content store, and
+/// neither the directories above it (the cache, here inside the deployment's directory) nor
+/// the directory `dev` runs in are its project. A `Cargo.toml` in both places would
+/// otherwise make `dev` run `cargo build` for it.
+#[test]
+fn dev_builds_nothing_for_a_plugin_from_a_registry() {
+    let registry = LocalRegistry::start(None);
+    let site = Site::new();
+    std::fs::write(site.path("Cargo.toml"), "this is not a manifest\n").unwrap();
+    let reference = registry.reference("plugins/greeter:1.0");
+    push(&site, &registry, env!("GUEST_DECLARE"), &reference);
+    site.write_config(&registry, &plugin_entry(&reference, ""));
+    let dev = site.run(&["dev", "--config", "host.toml", "--max-rounds", "0"]);
+    let first = dev.ok().lines().next().unwrap_or_default().to_string();
+    let store = site.path("cache").join("oci");
+    assert!(
+        first.starts_with(&format!(
+            "== watching plugin \"greeter\": {}",
+            store.display()
+        )) && first.ends_with(" (no build command)"),
+        "{first}"
+    );
+}
