@@ -174,6 +174,18 @@ pub fn find_in(name: &str, dirs: &[PathBuf]) -> Result<PathBuf, FindError> {
         };
         trusted_dir(dir).map_err(refused)?;
         trusted(&metadata, false).map_err(|why| refused(format!("it {why}")))?;
+        // A symbolic link is followed each time the file is opened, so the directories the
+        // file really is in must be as safe as the one the link is in: a link into a
+        // directory others may write would let them replace the code.
+        let real = std::fs::canonicalize(&path)
+            .map_err(|e| refused(format!("it cannot be resolved: {e}")))?;
+        if let Some(real_dir) = real.parent() {
+            if std::fs::canonicalize(dir).ok().as_deref() != Some(real_dir) {
+                trusted_dir(real_dir).map_err(|why| {
+                    refused(format!("it is a link to {}, and {why}", real.display()))
+                })?;
+            }
+        }
         return Ok(path);
     }
     Err(FindError::NotFound {

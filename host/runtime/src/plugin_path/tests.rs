@@ -185,6 +185,33 @@ fn a_directory_other_users_can_write_is_refused() {
 }
 
 #[test]
+fn a_link_into_a_directory_other_users_can_write_is_refused() {
+    let links = dir_with(&[]);
+    let open = dir_with(&["persona.wasm"]);
+    std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let target = open.path().join("persona.wasm");
+    std::os::unix::fs::symlink(&target, links.path().join("persona.wasm")).expect("symlink");
+    let real = std::fs::canonicalize(&target).expect("canonicalize");
+    assert_eq!(
+        find_in("persona", &[links.path().to_path_buf()])
+            .unwrap_err()
+            .to_string(),
+        format!(
+            "plugin \"persona\" was found at {}, which is refused: it is a link to {}, and its \
+             directory is writable by other users (mode 0777)",
+            links.path().join("persona.wasm").display(),
+            real.display()
+        )
+    );
+    // The same link into a directory only this user may write is taken.
+    std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    assert_eq!(
+        find_in("persona", &[links.path().to_path_buf()]).expect("found"),
+        links.path().join("persona.wasm")
+    );
+}
+
+#[test]
 fn a_fifo_or_directory_under_the_name_is_refused_without_blocking() {
     let dir = dir_with(&[]);
     let fifo = dir.path().join("persona.wasm");
