@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use prompt_host::serve::Server;
+use prompt_host_serve::Server;
 use prompt_host::{Host, PromptConfig, RuntimeConfig};
 
 struct Fixture {

@@ -1,4 +1,4 @@
-//! `prompt-host serve`: JSON-RPC 2.0 over stdio (see `prompt_host::serve` and docs/protocol.md).
+//! `prompt-host serve`: JSON-RPC 2.0 over stdio (see `prompt_host_serve` and docs/protocol.md).
 
 mod stdout;
 
@@ -12,10 +12,10 @@ use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, BufReader, ReadBuf};
 use tokio::sync::mpsc;
 
 use prompt_host::host::Host;
-use prompt_host::serve::{Notifier, Server};
 use prompt_host::RuntimeConfig;
+use prompt_host_serve::{Notifier, Server};
 
-pub use prompt_host::serve::{
+pub use prompt_host_serve::{
     ServeLimits, DEFAULT_MAX_INFLIGHT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_REQUEST_BYTES,
     DEFAULT_MAX_SESSIONS,
 };

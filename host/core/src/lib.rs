@@ -20,3 +20,4 @@ pub mod fsutil;
 pub mod projection;
 pub mod prompt;
 pub mod session;
+pub mod suggest;

@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
 use prompt_host::prompt::CancelToken;
-use prompt_host::serve::{Answer, RpcError, Server, StepResultView};
+use prompt_host_serve::{Answer, RpcError, Server, StepResultView};
 
 use crate::step_request::StepRequest;
 

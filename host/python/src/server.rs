@@ -19,10 +19,10 @@ use pyo3::types::PyBytes;
 use tokio::io::BufReader;
 use tokio::sync::{mpsc, oneshot};
 
-use prompt_host::serve::Server;
 use prompt_host::wasm::PluginLog;
 use prompt_host::RuntimeConfig;
 use prompt_host_cli::serve::{build_server, ChunkReader, ServeLimits};
+use prompt_host_serve::Server;
 
 use crate::call::Slot;
 use crate::lines::{LineWriter, LINES_AHEAD};

@@ -11,7 +11,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use prompt_host::serve::StepAnswer;
+use prompt_host_serve::StepAnswer;
 
 /// A step's model request, held by the host until it is read.
 #[pyclass(frozen, module = "prompt_host._native")]

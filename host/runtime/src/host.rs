@@ -51,7 +51,6 @@ pub use error::{Blame, HostError};
 pub use facts::Facts;
 pub use kept::{KeptMcp, KeptPlugin, ToolOwner};
 pub use mcp_servers::{provider_plugin_name, McpId, McpSpec};
-pub(crate) use scopes::closest;
 pub use scopes::UnknownScope;
 
 /// Identifies a plugin the host keeps alive (loaded from config or attached).

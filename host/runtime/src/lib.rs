@@ -24,8 +24,8 @@
 //! - [`wasm`]: the runtime that makes sandboxed components implement the core's provider
 //!   traits; [`policy`]: what a plugin may use (limits, failure policy, grants);
 //! - [`host`]: the embedding API; [`config`]: host.toml; [`mcp`]: MCP servers feeding
-//!   instruction-provider plugins; [`serve`]: the JSON-RPC server of `prompt-host serve`;
-//!   [`plugin_path`]: plugins found by name (`wasm = "persona"`); [`tokens`]: token counts
+//!   instruction-provider plugins (the JSON-RPC server of `prompt-host serve` is the
+//!   `prompt-host-serve` crate); [`plugin_path`]: plugins found by name (`wasm = "persona"`); [`tokens`]: token counts
 //!   and budgets (the `prompt-host-tokens` crate); [`oci`]: plugins from OCI registries (the
 //!   `prompt-host-oci` crate); [`peer`]: what the host takes from a network peer (the
 //!   `prompt-host-peer` crate).
@@ -35,7 +35,6 @@ pub mod host;
 pub mod mcp;
 pub mod plugin_path;
 pub mod policy;
-pub mod serve;
 pub mod wasm;
 
 pub use prompt_host_core::{projection, prompt, session};

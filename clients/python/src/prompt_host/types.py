@@ -228,16 +228,43 @@ class Describe:
         )
 
 
+class GrantDir(TypedDict):
+    """A directory a plugin may read: ``host`` (on the host) seen at ``guest`` (in its
+    sandbox)."""
+
+    host: str
+    guest: str
+
+
+class Grants(TypedDict, total=False):
+    """What a plugin reaches outside its sandbox (docs/host-toml.md, "Grants"): read-only
+    directories and environment variables. Either key may be absent on the wire: nothing of
+    that kind."""
+
+    dirs: List[GrantDir]
+    env: List[str]
+
+
+def _no_grants() -> Grants:
+    # The server's own spelling of "nothing granted", so that a plugin without grants is equal
+    # to one built without them.
+    return {"dirs": [], "env": []}
+
+
 @dataclass(frozen=True)
 class PluginInfo:
     id: int
     name: str
     #: ``None`` for the global scope.
     scope: Optional[str]
+    #: What the plugin was granted (``dirs`` and ``env`` always present here, empty when none).
+    grants: Grants = field(default_factory=_no_grants)
 
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> PluginInfo:
-        return cls(id=v["id"], name=v["name"], scope=v.get("scope"))
+        granted = v.get("grants") or {}
+        grants: Grants = {"dirs": list(granted.get("dirs") or []), "env": list(granted.get("env") or [])}
+        return cls(id=v["id"], name=v["name"], scope=v.get("scope"), grants=grants)
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,10 @@ use crate::session::AppendError;
 use crate::wasm::WasmError;
 
 /// A failure of a [`crate::Host`] operation.
+///
+/// Exhaustive on purpose: `prompt-host serve` maps every variant to an error kind and its
+/// fields (the protocol's `error.data`), and a new variant must not pass that by unnoticed.
 #[derive(Debug, Error)]
-#[non_exhaustive]
 pub enum HostError {
     /// host.toml was refused.
     #[error(transparent)]

@@ -9,8 +9,9 @@ use super::ident::scope_label;
 
 /// A failure to load, check or initialise a Wasm plugin. Each message is whole: a cause is
 /// part of it, not also returned as the error's source.
+///
+/// Exhaustive on purpose, like [`crate::HostError`]: `serve` names each variant's fields.
 #[derive(Debug, Error)]
-#[non_exhaustive]
 pub enum WasmError {
     /// The plugin file could not be read: missing, not a regular file (a FIFO, a device, a
     /// directory), or larger than `max_wasm_bytes`. The message names the file and why.

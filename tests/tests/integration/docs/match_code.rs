@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use prompt_host::policy::Limits;
-use prompt_host::serve::ServeLimits;
+use prompt_host_serve::ServeLimits;
 use serde_json::Value;
 
 use crate::integration::support::cli::bin;
@@ -142,7 +142,7 @@ fn the_compatibility_table_states_the_versions_the_code_declares() {
     assert!(row("prompt-host (").starts_with(host), "host {host}");
     let sdk = declared_version("guest-examples/sdk/Cargo.toml");
     assert!(row("Guest SDK").starts_with(&sdk), "SDK {sdk}");
-    let protocol = prompt_host::serve::PROTOCOL_VERSION;
+    let protocol = prompt_host_serve::PROTOCOL_VERSION;
     assert!(
         row("`serve` protocol").starts_with(protocol),
         "protocol {protocol}"

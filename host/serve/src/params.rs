@@ -7,11 +7,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::RpcError;
-use crate::host::Facts;
-use crate::host::HostError;
-use crate::policy::{Limits, OnError};
-use crate::session::route::{RouteName, RouteSpec};
-use crate::session::{ToolCall, Usage};
+use prompt_host::host::Facts;
+use prompt_host::host::HostError;
+use prompt_host::policy::{Limits, OnError};
+use prompt_host::session::route::{RouteName, RouteSpec};
+use prompt_host::session::{ToolCall, Usage};
 
 /// Deserialize `params` as `T`, or an `invalid params` error naming what is wrong.
 pub(super) fn parse<T: for<'de> Deserialize<'de>>(params: Value) -> Result<T, RpcError> {
@@ -52,7 +52,7 @@ pub(super) struct LoadPlugin {
     #[serde(default)]
     pub quarantine_after: Option<u32>,
     #[serde(default)]
-    pub grants: Option<crate::policy::Grants>,
+    pub grants: Option<prompt_host::policy::Grants>,
     #[serde(default)]
     pub sha256: Option<String>,
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{json, Value};
 
-use crate::wasm::{LogSink, PluginLog};
+use prompt_host::wasm::{LogSink, PluginLog};
 
 /// Where notifications go, and which the client asked for.
 #[derive(Default)]

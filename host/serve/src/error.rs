@@ -5,9 +5,9 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::host::HostError;
-use crate::prompt::{AssembleError, EntryKind, RenderError};
-use crate::wasm::WasmError;
+use prompt_host::host::HostError;
+use prompt_host::prompt::{AssembleError, EntryKind, RenderError};
+use prompt_host::wasm::WasmError;
 
 /// JSON-RPC error codes.
 pub mod code {
@@ -144,7 +144,7 @@ fn host_error_data(e: &HostError) -> Value {
         }
         HostError::Mcp(_) => "mcp",
         HostError::Oci(o) => {
-            if let crate::oci::OciError::Plugin { plugin, .. } = o {
+            if let prompt_host::oci::OciError::Plugin { plugin, .. } = o {
                 put("plugin", Some(plugin));
             }
             "oci"

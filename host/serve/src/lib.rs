@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
-use crate::host::Host;
+use prompt_host::host::Host;
 
 mod boundary;
 mod direct;
@@ -174,7 +174,7 @@ pub struct Server {
     sessions: Mutex<HashMap<PathBuf, SessionQueue>>,
     next_serial: AtomicU64,
     /// Requests in flight by id (see [`Id::key`]), for `$/cancelRequest`.
-    inflight: Mutex<HashMap<String, crate::prompt::CancelToken>>,
+    inflight: Mutex<HashMap<String, prompt_host::prompt::CancelToken>>,
     /// Whether the notification observers were started (by the first `subscribe`).
     pub(crate) watchers_started: std::sync::atomic::AtomicBool,
     /// Lines queued for the output so far (answers and notifications, in the order they are
@@ -443,7 +443,7 @@ impl Server {
             ..
         } = call;
         let ran = boundary::CatchUnwind::new(async {
-            crate::fault::inject(&method);
+            prompt_host::fault::inject(&method);
             methods::dispatch(self, state, &method, params, &signal).await
         })
         .await;
@@ -618,7 +618,7 @@ impl Server {
             // Answered from the blocking thread, and what the request leaves is freed after
             // its answer is on its way: neither waits for a hop back to this task.
             let ran = tokio::task::spawn_blocking(move || {
-                crate::blocking::allow_blocking(|| {
+                prompt_host::blocking::allow_blocking(|| {
                     let response = handle.block_on(me.run(call, Some(&mut state)));
                     idle.store(state.is_idle(), Ordering::Release);
                     let _ = done.send(response);
@@ -693,7 +693,7 @@ impl Server {
 
     fn lock_inflight(
         &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, crate::prompt::CancelToken>> {
+    ) -> std::sync::MutexGuard<'_, HashMap<String, prompt_host::prompt::CancelToken>> {
         self.inflight.lock().unwrap_or_else(PoisonError::into_inner)
     }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::{Host, PromptConfig, RuntimeConfig};
+use prompt_host::{Host, PromptConfig, RuntimeConfig};
 
 struct Fixture {
     rt: tokio::runtime::Runtime,
@@ -15,15 +15,12 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Self {
-        Self::with_limits(super::super::ServeLimits::default())
+        Self::with_limits(crate::ServeLimits::default())
     }
 
-    fn with_limits(limits: super::super::ServeLimits) -> Self {
+    fn with_limits(limits: crate::ServeLimits) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
-        let runtime = RuntimeConfig {
-            cache_dir: Some(dir.path().join("cache")),
-            ..RuntimeConfig::default()
-        };
+        let runtime = RuntimeConfig::with_cache_dir(dir.path().join("cache"));
         let host = Host::new(PromptConfig::default(), runtime).expect("host");
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -32,7 +29,7 @@ impl Fixture {
             .expect("runtime");
         let server = {
             let _in = rt.enter();
-            Server::with_limits(host, super::super::Notifier::new(), limits)
+            Server::with_limits(host, crate::Notifier::new(), limits)
         };
         Self { rt, server, dir }
     }
@@ -194,7 +191,7 @@ fn a_line_queued_while_a_caller_has_the_state_waits_for_it() {
 fn sessions_opened_and_closed_from_this_thread_neither_pile_up_nor_count_against_the_limit() {
     // One open session at a time: each closed session, closed from the caller's thread,
     // must leave its place (and its queue) before the next one opens.
-    let f = Fixture::with_limits(super::super::ServeLimits::default().max_sessions(1));
+    let f = Fixture::with_limits(crate::ServeLimits::default().max_sessions(1));
     for i in 0..50 {
         let log = f.dir.path().join(format!("s{i}.jsonl"));
         let session = log.to_string_lossy().to_string();

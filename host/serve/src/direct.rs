@@ -17,7 +17,7 @@ use std::sync::Arc;
 use super::envelope::{self, Call, Input};
 use super::methods::{self, Answer, SessionState};
 use super::{cancelled, code, session_of, Responder, RpcError, Server};
-use crate::prompt::CancelToken;
+use prompt_host::prompt::CancelToken;
 
 impl Server {
     /// Run the request `line` (one JSON-RPC request object) for a caller in this process, on
@@ -87,8 +87,9 @@ impl Server {
             idle,
         } = wait_for(&lent, signal, interrupted)?;
         // As on the blocking thread a line's session request runs on.
-        let mut answer =
-            crate::blocking::allow_blocking(|| handle.block_on(self.run_direct(call, &mut state)));
+        let mut answer = prompt_host::blocking::allow_blocking(|| {
+            handle.block_on(self.run_direct(call, &mut state))
+        });
         idle.store(state.is_idle(), std::sync::atomic::Ordering::Release);
         state.leave_with(&mut answer);
         let _ = give_back.send(state);
@@ -117,7 +118,7 @@ impl Server {
         };
         let state = borrowed.state();
         let mut answer =
-            crate::blocking::allow_blocking(|| handle.block_on(self.run_direct(call, state)));
+            prompt_host::blocking::allow_blocking(|| handle.block_on(self.run_direct(call, state)));
         let now_idle = state.is_idle();
         idle.store(now_idle, Ordering::Release);
         state.leave_with(&mut answer);

@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::{code, RpcError};
-use crate::prompt::CancelToken;
+use prompt_host::prompt::CancelToken;
 
 /// A request id exactly as sent: the JSON text of a string or a number.
 #[derive(Debug, Clone)]

@@ -54,7 +54,7 @@ pub(crate) fn panic_text(panic: &(dyn Any + Send)) -> String {
     } else {
         "(no message)".to_owned()
     };
-    crate::peer::shown(&text)
+    prompt_host::peer::shown(&text)
 }
 
 /// The answer to a request whose method panicked: code -32603, kind `internal`, naming the

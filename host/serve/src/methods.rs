@@ -11,15 +11,15 @@ use serde_json::{json, Value};
 
 use super::params::{self, parse};
 use super::{RpcError, Server, METHODS, PROTOCOL_VERSION};
-use crate::host::{Facts, Host, PluginId, Rendered, StepOptions};
-use crate::mcp::{InstructionsCut, McpState, McpStatus};
-use crate::policy::{PluginOptions, PluginSpec};
-use crate::projection::step::StepOutcome;
-use crate::prompt::{CancelToken, TimingReport, Timings};
-use crate::session::route::Breakpoint;
-use crate::session::route::RouteContext;
-use crate::session::{AssistantReply, ModelRequest, Session, ToolResult, Usage};
-use crate::tokens::Tokenizer;
+use prompt_host::host::{Facts, Host, PluginId, Rendered, StepOptions};
+use prompt_host::mcp::{InstructionsCut, McpState, McpStatus};
+use prompt_host::policy::{PluginOptions, PluginSpec};
+use prompt_host::projection::step::StepOutcome;
+use prompt_host::prompt::{CancelToken, TimingReport, Timings};
+use prompt_host::session::route::Breakpoint;
+use prompt_host::session::route::RouteContext;
+use prompt_host::session::{AssistantReply, ModelRequest, Session, ToolResult, Usage};
+use prompt_host::tokens::Tokenizer;
 
 /// What a session's queue keeps between its requests: the open log, and the newest step's
 /// rendering (what `retry` re-uses).
@@ -80,7 +80,7 @@ pub struct StepAnswer {
     /// What the step did, with the whole request.
     pub outcome: StepOutcome,
     /// The rendering's token counts (`tokens` in the params).
-    pub tokens: Option<crate::tokens::TokenReport>,
+    pub tokens: Option<prompt_host::tokens::TokenReport>,
     /// Why the token counts asked for are missing: the step was written, and a count that
     /// failed afterwards does not turn it into an error.
     pub tokens_error: Option<String>,
@@ -200,12 +200,11 @@ pub(super) async fn dispatch(
             let p: params::Step = parse(params)?;
             let facts = p.facts.into_facts()?.signal(signal.clone());
             let (measure, facts) = Measure::asked(host, &p.tokens, p.timings, facts)?;
-            let options = StepOptions {
-                route: params::route_spec(p.route)?,
-                in_history: p.in_history,
-                starts_series: p.starts_series,
-                user_texts: p.user,
-            };
+            let mut options = StepOptions::default();
+            options.route = params::route_spec(p.route)?;
+            options.in_history = p.in_history;
+            options.starts_series = p.starts_series;
+            options.user_texts = p.user;
             let session = state.open(&p.session)?;
             let (rendered, outcome) = host
                 .step(session, p.scope.as_deref(), facts, &options)
@@ -220,12 +219,10 @@ pub(super) async fn dispatch(
             let p: params::Retry = parse(params)?;
             let facts = p.facts.into_facts()?.signal(signal.clone());
             let (measure, facts) = Measure::asked(host, &p.tokens, p.timings, facts)?;
-            let options = StepOptions {
-                route: params::route_spec(p.route)?,
-                in_history: p.in_history,
-                starts_series: p.starts_series,
-                user_texts: Vec::new(),
-            };
+            let mut options = StepOptions::default();
+            options.route = params::route_spec(p.route)?;
+            options.in_history = p.in_history;
+            options.starts_series = p.starts_series;
             let Some((scope, previous)) = state.last.take() else {
                 return Err(session_error(
                     &p.session,
@@ -299,9 +296,9 @@ async fn small_result(
         "reload_plugin" => {
             let p: params::ReloadPlugin = parse(params)?;
             // An `oci://` reference is fetched and verified as `load_plugin` does it.
-            let declared = match p.wasm.to_str().filter(|t| crate::oci::is_oci(t)) {
+            let declared = match p.wasm.to_str().filter(|t| prompt_host::oci::is_oci(t)) {
                 Some(text) => {
-                    let reference = crate::oci::OciReference::parse(text)
+                    let reference = prompt_host::oci::OciReference::parse(text)
                         .map_err(|e| RpcError::params(format!("wasm: {e}")))?;
                     let fetched = fetch_oci(host, &reference, signal).await?;
                     let pin = fetched.component.trim_start_matches("sha256:");
@@ -438,7 +435,7 @@ async fn small_result(
             Ok(json!({}))
         }
         other => {
-            let suggestion = crate::host::closest(other, METHODS.iter().copied());
+            let suggestion = prompt_host_core::suggest::closest(other, METHODS.iter().copied());
             let hint = suggestion
                 .as_ref()
                 .map(|s| format!(" (did you mean \"{s}\"?)"))
@@ -465,9 +462,9 @@ async fn small_result(
 /// registry trickling its answer is not waited for).
 async fn fetch_oci(
     host: &Host,
-    reference: &crate::oci::OciReference,
+    reference: &prompt_host::oci::OciReference,
     signal: &CancelToken,
-) -> Result<crate::oci::Resolution, RpcError> {
+) -> Result<prompt_host::oci::Resolution, RpcError> {
     tokio::select! {
         fetched = host.fetch_oci(reference) => Ok(fetched?),
         () = signal.cancelled() => Err(super::cancelled()),
@@ -475,9 +472,9 @@ async fn fetch_oci(
 }
 
 /// A `wasm` parameter that is a plugin name (`"persona"`), found on the plugin search path
-/// ([`crate::plugin_path`]); any other text is a path, relative to serve's directory.
+/// ([`prompt_host::plugin_path`]); any other text is a path, relative to serve's directory.
 fn named_or_path(wasm: &Path) -> Result<std::path::PathBuf, RpcError> {
-    crate::plugin_path::resolve(wasm, Path::new(""))
+    prompt_host::plugin_path::resolve(wasm, Path::new(""))
         .map(|(path, _)| path)
         .map_err(|e| RpcError::params(format!("wasm: {e}")))
 }
@@ -499,47 +496,43 @@ async fn load_plugin(
         .unwrap_or_default()
         .resolve(std::path::Path::new("."))
         .map_err(|e| RpcError::params(format!("grants.{e}")))?;
-    let defaults = PluginOptions::default();
-    let spec = PluginSpec {
-        name: p.name,
-        scope: p.scope,
-        config: p.config.unwrap_or_else(|| json!({})),
-        options: PluginOptions {
-            limits,
-            on_error: p.on_error.unwrap_or_default(),
-            quarantine_after: p.quarantine_after.unwrap_or(defaults.quarantine_after),
-            grants,
-        },
-        sha256: p.sha256,
-    };
+    let mut options = PluginOptions::default();
+    options.limits = limits;
+    options.on_error = p.on_error.unwrap_or_default();
+    options.quarantine_after = p.quarantine_after.unwrap_or(options.quarantine_after);
+    options.grants = grants;
+    let mut spec = PluginSpec::new(p.name).options(options);
+    spec.scope = p.scope;
+    spec.config = p.config.unwrap_or_else(|| json!({}));
+    spec.sha256 = p.sha256;
     // An `oci://` reference is fetched (or found in the content store) and verified first;
     // the component digest becomes the pin the runtime checks the compiled bytes against.
-    let Some(text) = p.wasm.to_str().filter(|t| crate::oci::is_oci(t)) else {
+    let Some(text) = p.wasm.to_str().filter(|t| prompt_host::oci::is_oci(t)) else {
         let loaded = host.load_plugin(spec, &named_or_path(&p.wasm)?)?;
         let id = host.attach(loaded);
         return Ok(json!({ "id": id.0 }));
     };
-    let reference = crate::oci::OciReference::parse(text)
+    let reference = prompt_host::oci::OciReference::parse(text)
         .map_err(|e| RpcError::params(format!("wasm: {e}")))?;
     host.check_scope(spec.scope.as_deref())?;
     let fetched = fetch_oci(host, &reference, signal).await?;
     let component = fetched.component.trim_start_matches("sha256:").to_string();
     if let Some(pin) = &spec.sha256 {
-        if !crate::wasm::pin_matches(pin.trim_start_matches("sha256:"), &component) {
-            return Err(crate::HostError::Oci(crate::oci::OciError::Plugin {
-                plugin: spec.name.clone(),
-                message: format!(
-                    "{reference} resolves to component {}, but its sha256 pins {pin}; refused",
-                    fetched.component
-                ),
-            })
-            .into());
+        if !prompt_host_core::digest::pin_matches(pin.trim_start_matches("sha256:"), &component) {
+            return Err(
+                prompt_host::HostError::Oci(prompt_host::oci::OciError::Plugin {
+                    plugin: spec.name.clone(),
+                    message: format!(
+                        "{reference} resolves to component {}, but its sha256 pins {pin}; refused",
+                        fetched.component
+                    ),
+                })
+                .into(),
+            );
         }
     }
-    let spec = PluginSpec {
-        sha256: Some(component),
-        ..spec
-    };
+    let mut spec = spec;
+    spec.sha256 = Some(component);
     let loaded = host.load_plugin(spec, &fetched.path)?;
     let id = host.attach(loaded);
     Ok(json!({ "id": id.0, "manifest": fetched.manifest, "component": fetched.component }))
@@ -558,7 +551,7 @@ pub struct StepResultView<'a> {
     route: Value,
     cache: CacheView<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tokens: Option<&'a crate::tokens::TokenReport>,
+    tokens: Option<&'a prompt_host::tokens::TokenReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tokens_error: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
