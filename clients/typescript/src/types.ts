@@ -334,6 +334,21 @@ export interface PluginInfo {
   name: string;
   /** `null` for the global scope. */
   scope: string | null;
+  /** What the plugin was granted outside its sandbox. */
+  grants: Grants;
+}
+
+/** A directory a plugin may read: `host` (on the host) seen at `guest` (in its sandbox). */
+export interface GrantDir {
+  host: string;
+  guest: string;
+}
+
+/** What a plugin reaches outside its sandbox (docs/host-toml.md, "Grants"): read-only
+ * directories and environment variables. An absent key grants nothing of that kind. */
+export interface Grants {
+  dirs?: GrantDir[];
+  env?: string[];
 }
 
 export interface McpStatus {
@@ -414,6 +429,8 @@ export interface LoadPluginParams {
   on_error?: "fail" | "skip";
   quarantine_after?: number;
   sha256?: string;
+  /** Read-only directories and environment variables the plugin may reach. */
+  grants?: Grants;
 }
 
 export interface TargetParams {
