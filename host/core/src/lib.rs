@@ -19,5 +19,7 @@ pub mod escape;
 pub mod fsutil;
 pub mod projection;
 pub mod prompt;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod session;
 pub mod suggest;

@@ -161,15 +161,10 @@ pub fn call<'py>(
                 });
             let request = Bound::new(py, StepRequest::new(outcome))?;
             let objects = objects?;
-            // `request` where a line has it (after `step`), so that a result read as plain
-            // values has a line's key order.
-            let result = PyDict::new(py);
-            for (key, value) in objects.cast::<PyDict>().map_err(PyErr::from)?.iter() {
-                result.set_item(&key, value)?;
-                if key.eq("step")? {
-                    result.set_item("request", &request)?;
-                }
-            }
+            // `without_request` leaves the request's place (after `step`, as on a line) null;
+            // a dict keeps a key's place when its value is replaced.
+            let result = objects.cast_into::<PyDict>().map_err(PyErr::from)?;
+            result.set_item("request", &request)?;
             (RESULT_OBJECT, result.into_any())
         }
         Ok(Answer::Json(raw)) => (RESULT_JSON, PyString::new(py, raw.get()).into_any()),

@@ -35,6 +35,7 @@ impl PolicyError {
 /// Resource limits of one plugin instance. Every field has a default (docs/host-toml.md lists
 /// them); host.toml overrides them per plugin in a `limits` table.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Limits {
@@ -125,6 +126,7 @@ impl Limits {
 
 /// What a failing plugin does to an assembly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum OnError {
     /// Fail the assembly with an error naming plugin, export and scope, as a failing provider

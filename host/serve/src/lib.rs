@@ -1,7 +1,7 @@
 //! JSON-RPC 2.0 over lines: the embedding API for agents written in any language. One
 //! request (or batch) per line in; one response per line out, plus notifications the client
-//! subscribed to. docs/protocol.md specifies every method, and `protocol/prompt-host.schema.json`
-//! every message.
+//! subscribed to. docs/protocol.md specifies every method; [`protocol`] has the type of every
+//! message, from which `protocol/prompt-host.schema.json` is generated.
 //!
 //! Requests are served concurrently, so a slow assembly does not hold up the others and a
 //! request can be cancelled while it runs (`$/cancelRequest {id}`, the Language Server
@@ -31,44 +31,22 @@ mod methods;
 mod notify;
 mod output;
 mod params;
+pub mod protocol;
 mod shelf;
 
 pub use direct::TURN_POLL;
 pub use error::{code, RpcError};
 pub use lines::{Line, DEFAULT_MAX_REQUEST_BYTES};
-pub use methods::{Answer, StepAnswer, StepResultView};
+pub use methods::{Answer, StepAnswer};
 pub use notify::Notifier;
 pub use output::DEFAULT_MAX_OUTPUT_BYTES;
+pub use protocol::step_result::StepResultView;
 
 use envelope::{Call, Id, Input, Refused};
 use methods::SessionState;
 use output::Output;
 
-/// Every method, as `describe` and a `method not found` error list them.
-pub const METHODS: &[&str] = &[
-    "describe",
-    "bind_scope",
-    "dispose_scope",
-    "scopes",
-    "load_plugin",
-    "reload_plugin",
-    "dispose_plugin",
-    "plugins",
-    "assemble",
-    "render",
-    "step",
-    "retry",
-    "append_assistant",
-    "append_tool_result",
-    "request",
-    "close_session",
-    "mcp_status",
-    "subscribe",
-    "$/cancelRequest",
-];
-
-/// The version of this protocol (docs/protocol.md).
-pub const PROTOCOL_VERSION: &str = "1.1";
+pub use protocol::{METHODS, PROTOCOL_VERSION};
 
 /// Default of `serve --max-inflight`: requests taken in and not yet answered.
 pub const DEFAULT_MAX_INFLIGHT: usize = 64;

@@ -10,15 +10,19 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::params::{self, parse};
+use super::protocol::notifications::{RegistryChanged, NOTIFICATIONS};
+use super::protocol::results::{
+    Appended, AssemblyView, Closed, Described, Disposed, Done, Loaded, McpStatusView, PluginEntry,
+    Reloaded, RenderResult, Replayed,
+};
+use super::protocol::step_result::StepResultView;
 use super::{RpcError, Server, METHODS, PROTOCOL_VERSION};
 use prompt_host::host::{Facts, Host, PluginId, Rendered, StepOptions};
-use prompt_host::mcp::{InstructionsCut, McpState, McpStatus};
+use prompt_host::mcp::InstructionsCut;
 use prompt_host::policy::{PluginOptions, PluginSpec};
 use prompt_host::projection::step::StepOutcome;
 use prompt_host::prompt::{CancelToken, TimingReport, Timings};
-use prompt_host::session::route::Breakpoint;
-use prompt_host::session::route::RouteContext;
-use prompt_host::session::{AssistantReply, ModelRequest, Session, ToolResult, Usage};
+use prompt_host::session::{AssistantReply, Session, ToolResult};
 use prompt_host::tokens::Tokenizer;
 
 /// What a session's queue keeps between its requests: the open log, and the newest step's
@@ -153,12 +157,6 @@ impl Measure {
     }
 }
 
-/// `value` as a JSON value, for a result built as one.
-fn json_of(value: &impl Serialize) -> Result<Value, RpcError> {
-    serde_json::to_value(value)
-        .map_err(|e| RpcError::failed("internal", format!("cannot write the result: {e}")))
-}
-
 /// What a method answers: the JSON text of its result, or a step's outcome itself (the whole
 /// request, with every tool schema), which a line's answer writes straight from the host's
 /// values ([`StepResultView`]) and an in-process client turns into its own objects
@@ -247,7 +245,9 @@ pub(super) async fn dispatch(
                 }
             }
         }
-        _ => raw(&small_result(server, state, method, params, signal).await?).map(Answer::Json),
+        _ => small_result(server, state, method, params, signal)
+            .await
+            .map(Answer::Json),
     }
 }
 
@@ -257,40 +257,40 @@ pub(super) fn raw(value: &impl Serialize) -> Result<Box<RawValue>, RpcError> {
         .map_err(|e| RpcError::failed("internal", format!("cannot write the result: {e}")))
 }
 
-/// Run a method other than `step` and `retry`.
+/// Run a method other than `step` and `retry`: its result, as JSON text.
 async fn small_result(
     server: &Arc<Server>,
     state: &mut SessionState,
     method: &str,
     params: Value,
     signal: &CancelToken,
-) -> Result<Value, RpcError> {
+) -> Result<Box<RawValue>, RpcError> {
     let host = server.host();
     match method {
         "describe" => {
             let _: params::Empty = parse(params)?;
-            Ok(json!({
-                "name": "prompt-host",
-                "version": env!("CARGO_PKG_VERSION"),
-                "protocol": PROTOCOL_VERSION,
-                "methods": METHODS,
-                "notifications": ["log", "plugin/skipped", "plugin/quarantined", "registry/changed", "mcp/status", "mcp/instructions_cut"],
-            }))
+            raw(&Described {
+                name: "prompt-host",
+                version: env!("CARGO_PKG_VERSION"),
+                protocol: PROTOCOL_VERSION,
+                methods: METHODS,
+                notifications: NOTIFICATIONS,
+            })
         }
         "bind_scope" => {
             let p: params::BindScope = parse(params)?;
             host.bind_scope(&p.scope, p.parent.as_deref())?;
-            Ok(json!({}))
+            raw(&Done {})
         }
         "dispose_scope" => {
             let p: params::ScopeOnly = parse(params)?;
             host.check_scope(Some(&p.scope))?;
             host.dispose_scope(&p.scope);
-            Ok(json!({}))
+            raw(&Done {})
         }
         "scopes" => {
             let _: params::Empty = parse(params)?;
-            Ok(json!(host.scopes()))
+            raw(&host.scopes())
         }
         "load_plugin" => load_plugin(host, parse(params)?, signal).await,
         "reload_plugin" => {
@@ -306,47 +306,55 @@ async fn small_result(
                 }
                 None => host.reload_plugin(PluginId(p.id), &named_or_path(&p.wasm)?)?,
             };
-            Ok(json!({ "id": p.id, "declarations": declared.len() }))
+            raw(&Reloaded {
+                id: p.id,
+                declarations: declared.len(),
+            })
         }
         "dispose_plugin" => {
             let p: params::PluginRef = parse(params)?;
-            Ok(json!({ "disposed": host.dispose_plugin(PluginId(p.id)) }))
+            raw(&Disposed {
+                disposed: host.dispose_plugin(PluginId(p.id)),
+            })
         }
         "plugins" => {
             let _: params::Empty = parse(params)?;
-            Ok(Value::Array(
-                host.plugins()
-                    .into_iter()
-                    .map(|p| {
-                        json!({"id": p.id.0, "name": p.name, "scope": p.scope,
-                               "grants": p.grants})
-                    })
-                    .collect(),
-            ))
+            let kept = host.plugins();
+            let entries: Vec<PluginEntry<'_>> = kept
+                .iter()
+                .map(|p| PluginEntry {
+                    id: p.id.0,
+                    name: &p.name,
+                    scope: p.scope.as_deref(),
+                    grants: &p.grants,
+                })
+                .collect();
+            raw(&entries)
         }
         "assemble" => {
             let p: params::Target = parse(params)?;
             let facts = p.facts.into_facts()?.signal(signal.clone());
-            Ok(host.assemble(p.scope.as_deref(), facts).await?.to_json())
+            let assembly = host.assemble(p.scope.as_deref(), facts).await?;
+            raw(&AssemblyView::of(&assembly))
         }
         "render" => {
             let p: params::Render = parse(params)?;
             let facts = p.facts.into_facts()?.signal(signal.clone());
             let (measure, facts) = Measure::asked(host, &p.tokens, p.timings, facts)?;
             let rendered = host.render(p.scope.as_deref(), facts).await?;
-            let mut result = json!({"prompt": rendered.prompt, "context": rendered.context});
-            if let Some(tokenizer) = &measure.tokenizer {
-                let report = host.token_report(&rendered, p.scope.as_deref(), tokenizer)?;
-                result["tokens"] = json_of(&report)?;
-            }
-            if let Some(timings) = &measure.timings {
-                result["timings"] = json_of(&timings.report())?;
-            }
-            let cuts = host.instructions_cuts_for(p.scope.as_deref());
-            if !cuts.is_empty() {
-                result["mcp_cuts"] = json_of(&cuts)?;
-            }
-            Ok(result)
+            let tokens = match &measure.tokenizer {
+                Some(tokenizer) => {
+                    Some(host.token_report(&rendered, p.scope.as_deref(), tokenizer)?)
+                }
+                None => None,
+            };
+            raw(&RenderResult {
+                prompt: &rendered.prompt,
+                context: &rendered.context,
+                tokens,
+                timings: measure.timings.as_ref().map(|t| t.report()),
+                mcp_cuts: host.instructions_cuts_for(p.scope.as_deref()),
+            })
         }
         "append_assistant" => {
             let p: params::AppendAssistant = parse(params)?;
@@ -379,7 +387,7 @@ async fn small_result(
                     host.append_assistant(state.open(&p.session)?, &reply)?
                 }
             };
-            Ok(json!({ "seq": seq }))
+            raw(&Appended { seq })
         }
         "append_tool_result" => {
             let p: params::AppendToolResult = parse(params)?;
@@ -389,7 +397,7 @@ async fn small_result(
                 is_error: p.is_error,
             };
             let seq = host.append_tool_result(state.open(&p.session)?, &result)?;
-            Ok(json!({ "seq": seq }))
+            raw(&Appended { seq })
         }
         "request" => {
             let p: params::Request = parse(params)?;
@@ -400,14 +408,17 @@ async fn small_result(
                 state.session = None;
             }
             let (step, request) = replayed?;
-            Ok(json!({"step": step, "request": request}))
+            raw(&Replayed {
+                step,
+                request: &request,
+            })
         }
         "close_session" => {
             let p: params::SessionRef = parse(params)?;
             let closed = state.session.take().is_some();
             state.last = None;
             let _ = p.session;
-            Ok(json!({ "closed": closed }))
+            raw(&Closed { closed })
         }
         "mcp_status" => {
             let p: params::McpStatus = parse(params)?;
@@ -418,12 +429,11 @@ async fn small_result(
                 }
                 None => host.mcp_status(),
             };
-            Ok(Value::Array(
-                statuses
-                    .into_iter()
-                    .map(|kept| mcp_json(kept.id.0, &kept.status))
-                    .collect(),
-            ))
+            let views: Vec<McpStatusView<'_>> = statuses
+                .iter()
+                .map(|kept| McpStatusView::of(kept.id.0, &kept.status))
+                .collect();
+            raw(&views)
         }
         "subscribe" => {
             let p: params::Subscribe = parse(params)?;
@@ -432,7 +442,7 @@ async fn small_result(
                 .subscribe(p.log.as_deref(), p.plugins, p.registry, p.mcp)
                 .map_err(RpcError::params)?;
             start_watchers(server);
-            Ok(json!({}))
+            raw(&Done {})
         }
         other => {
             let suggestion = prompt_host_core::suggest::closest(other, METHODS.iter().copied());
@@ -483,7 +493,7 @@ async fn load_plugin(
     host: &Host,
     p: params::LoadPlugin,
     signal: &CancelToken,
-) -> Result<Value, RpcError> {
+) -> Result<Box<RawValue>, RpcError> {
     let limits = p.limits.unwrap_or_default();
     limits
         .validate()
@@ -510,7 +520,11 @@ async fn load_plugin(
     let Some(text) = p.wasm.to_str().filter(|t| prompt_host::oci::is_oci(t)) else {
         let loaded = host.load_plugin(spec, &named_or_path(&p.wasm)?)?;
         let id = host.attach(loaded);
-        return Ok(json!({ "id": id.0 }));
+        return raw(&Loaded {
+            id: id.0,
+            manifest: None,
+            component: None,
+        });
     };
     let reference = prompt_host::oci::OciReference::parse(text)
         .map_err(|e| RpcError::params(format!("wasm: {e}")))?;
@@ -535,115 +549,10 @@ async fn load_plugin(
     spec.sha256 = Some(component);
     let loaded = host.load_plugin(spec, &fetched.path)?;
     let id = host.attach(loaded);
-    Ok(json!({ "id": id.0, "manifest": fetched.manifest, "component": fetched.component }))
-}
-
-/// A step's result as the protocol gives it (`step` in docs/protocol.md), borrowing the
-/// outcome: serialised as a line's answer, or into an in-process client's own objects.
-#[derive(Serialize)]
-pub struct StepResultView<'a> {
-    step: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    request: Option<&'a ModelRequest>,
-    commits: usize,
-    starts_series: bool,
-    header: Option<&'static str>,
-    route: Value,
-    cache: CacheView<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tokens: Option<&'a prompt_host::tokens::TokenReport>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tokens_error: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    timings: Option<&'a TimingReport>,
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    mcp_cuts: &'a [InstructionsCut],
-}
-
-#[derive(Serialize)]
-struct CacheView<'a> {
-    breakpoints: &'a [Breakpoint],
-    last_usage: &'a Option<Usage>,
-}
-
-impl<'a> StepResultView<'a> {
-    /// The result of the step that answered `answer`.
-    pub fn of(answer: &'a StepAnswer) -> Self {
-        let outcome = &answer.outcome;
-        Self {
-            tokens: answer.tokens.as_ref(),
-            tokens_error: answer.tokens_error.as_deref(),
-            timings: answer.timings.as_ref(),
-            mcp_cuts: &answer.mcp_cuts,
-            step: outcome.step,
-            request: Some(&outcome.request),
-            commits: outcome.commits.len(),
-            starts_series: outcome.starts_series,
-            header: outcome.header.map(|h| h.as_str()),
-            route: route_json(&outcome.route),
-            cache: CacheView {
-                breakpoints: &outcome.request.cache_breakpoints,
-                last_usage: &outcome.last_usage,
-            },
-        }
-    }
-
-    /// The same result without its `request`: an in-process client hands the request over
-    /// on its own, converted only when it is read ([`ModelRequest`] is most of a result).
-    pub fn without_request(answer: &'a StepAnswer) -> Self {
-        Self {
-            request: None,
-            ..Self::of(answer)
-        }
-    }
-}
-
-/// What a step's request was prepared with: the route, its model, its modes and what the
-/// route takes.
-pub(super) fn route_json(route: &RouteContext) -> Value {
-    let c = route.capabilities();
-    json!({
-        "name": route.name.as_str(),
-        "model": route.model,
-        "system_updates": if route.in_history { "in-history" } else { "replace" },
-        "reasoning": route.reasoning.as_str(),
-        "options": route.options,
-        "capabilities": {
-            "in_history": c.in_history,
-            "system": c.system.as_str(),
-            "reasoning": c.reasoning.as_str(),
-            "tool_error": c.tool_error.as_str(),
-            "cache_breakpoints": c.cache_breakpoints,
-        },
-    })
-}
-
-fn mcp_json(id: u64, s: &McpStatus) -> Value {
-    json!({
-        "id": id,
-        "server": s.server,
-        "scope": s.scope,
-        "plugin": s.plugin,
-        "state": match s.state {
-            McpState::Starting => "starting",
-            McpState::Up => "up",
-            McpState::Down => "down",
-        },
-        "generations": s.generations,
-        "published": s.published,
-        "rejected": s.rejected,
-        "failures": s.failures,
-        "live_generation": s.live_generation,
-        "last_error": s.last_error,
-        "instructions_cut": s.instructions_cut,
-        "transport": s.transport,
-        "lifecycle": s.lifecycle.map(|l| l.as_str()),
-        "protocol_version": s.protocol_version,
-        "instructions": {
-            "enabled": s.instructions_enabled,
-            "bytes": s.instructions.len(),
-            "text": s.instructions,
-        },
+    raw(&Loaded {
+        id: id.0,
+        manifest: Some(fetched.manifest),
+        component: Some(fetched.component),
     })
 }
 
@@ -658,7 +567,7 @@ fn start_watchers(server: &Arc<Server>) {
     let registry_notifier = Arc::clone(&notifier);
     host.subscribe(Arc::new(move || {
         if registry_notifier.wants_registry() {
-            registry_notifier.send("registry/changed", json!({}));
+            registry_notifier.send("registry/changed", &RegistryChanged {});
         }
     }));
     for id in host.mcp_status().into_iter().map(|kept| kept.id) {
@@ -672,13 +581,13 @@ fn start_watchers(server: &Arc<Server>) {
             while watch.changed().await.is_ok() {
                 let status = watch.borrow().clone();
                 if notifier.wants_mcp() {
-                    notifier.send("mcp/status", mcp_json(id.0, &status));
+                    notifier.send("mcp/status", &McpStatusView::of(id.0, &status));
                 }
                 let cut = status.instructions_cut.as_ref();
                 if cut.map(|c| c.generation) != announced {
                     announced = cut.map(|c| c.generation);
                     if let (Some(cut), true) = (cut, notifier.wants_mcp()) {
-                        notifier.send("mcp/instructions_cut", json_of(cut).unwrap_or_default());
+                        notifier.send("mcp/instructions_cut", cut);
                     }
                 }
             }

@@ -6,7 +6,9 @@
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde_json::{json, Value};
+use serde::Serialize;
+
+use crate::protocol::notifications::{NotificationLine, PluginLine};
 
 use prompt_host::wasm::{LogSink, PluginLog};
 
@@ -78,11 +80,18 @@ impl Notifier {
     }
 
     /// Send notification `method` with `params`.
-    pub(crate) fn send(&self, method: &str, params: Value) {
+    pub(crate) fn send(&self, method: &str, params: &impl Serialize) {
         let guard = self.out.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(out) = guard.as_ref() {
-            let line = json!({"jsonrpc": "2.0", "method": method, "params": params});
-            out.notify(line.to_string());
+            let line = NotificationLine {
+                jsonrpc: "2.0",
+                method,
+                params,
+            };
+            // A notification's params are the host's own values: they always serialize.
+            if let Ok(text) = serde_json::to_string(&line) {
+                out.notify(text);
+            }
         }
     }
 
@@ -99,16 +108,11 @@ impl Notifier {
     }
 
     fn on_plugin_line(&self, line: &PluginLog) {
-        let params = json!({
-            "plugin": line.plugin,
-            "scope": line.scope,
-            "stream": line.stream,
-            "message": line.message,
-        });
+        let params = PluginLine::of(line);
         match line.stream {
             "skipped" | "quarantined" => {
                 if self.plugins.load(Ordering::Relaxed) {
-                    self.send(&format!("plugin/{}", line.stream), params);
+                    self.send(&format!("plugin/{}", line.stream), &params);
                 }
             }
             stream => {
@@ -121,7 +125,7 @@ impl Notifier {
                         .map_or(3, |i| i as u8 + 1),
                 };
                 if severity <= self.log_level.load(Ordering::Relaxed) {
-                    self.send("log", params);
+                    self.send("log", &params);
                 }
             }
         }

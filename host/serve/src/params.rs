@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -18,28 +19,37 @@ pub(super) fn parse<T: for<'de> Deserialize<'de>>(params: Value) -> Result<T, Rp
     serde_json::from_value(params).map_err(|e| RpcError::params(e.to_string()))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "EmptyParams")]
 pub(super) struct Empty {}
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "BindScopeParams")]
 pub(super) struct BindScope {
     pub scope: String,
     #[serde(default)]
     pub parent: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "ScopeOnlyParams")]
 pub(super) struct ScopeOnly {
     pub scope: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "LoadPluginParams")]
 pub(super) struct LoadPlugin {
+    /// The plugin's name, in every error about it.
     pub name: String,
+    /// A component file; the name of a plugin the server's package ships or
+    /// PROMPT_HOST_PLUGIN_PATH holds (^[a-z0-9][a-z0-9_-]{0,63}$: "persona"); or an
+    /// oci://REGISTRY/REPOSITORY:TAG or …@sha256:DIGEST reference (fetched into the content
+    /// store and verified; a tag host.toml's lock records is taken at its locked digest).
     pub wasm: PathBuf,
     #[serde(default)]
     pub scope: Option<String>,
@@ -49,7 +59,9 @@ pub(super) struct LoadPlugin {
     pub limits: Option<Limits>,
     #[serde(default)]
     pub on_error: Option<OnError>,
+    /// Consecutive failures after which a `skip` plugin is no longer called.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub quarantine_after: Option<u32>,
     #[serde(default)]
     pub grants: Option<prompt_host::policy::Grants>,
@@ -57,34 +69,40 @@ pub(super) struct LoadPlugin {
     pub sha256: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "McpStatusParams")]
 pub(super) struct McpStatus {
     #[serde(default)]
     pub wait_ms: Option<u64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "ReloadPluginParams")]
 pub(super) struct ReloadPlugin {
     pub id: u64,
     pub wasm: PathBuf,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "PluginRefParams")]
 pub(super) struct PluginRef {
     pub id: u64,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "SessionRefParams")]
 pub(super) struct SessionRef {
+    /// Path of the session log.
     pub session: PathBuf,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "TargetParams")]
 pub(super) struct Target {
     #[serde(default)]
     pub scope: Option<String>,
@@ -92,8 +110,9 @@ pub(super) struct Target {
     pub facts: FactsParam,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "RenderParams")]
 pub(super) struct Render {
     #[serde(default)]
     pub scope: Option<String>,
@@ -107,11 +126,13 @@ pub(super) struct Render {
 
 /// `tokens`: `true` counts with the `[prompt] tokenizer`, a name counts with that tokenizer
 /// (`o200k_base`, `cl100k_base` or a `tokenizer.json` path), `false` does not count.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub(super) enum TokensParam {
+    /// `true`: count with `[prompt] tokenizer`; `false`: do not count.
     Asked(bool),
-    Named(String),
+    /// Count with this tokenizer: `o200k_base`, `cl100k_base` or a `tokenizer.json` path.
+    Named(#[schemars(length(min = 1))] String),
 }
 
 /// Whether counts were asked for, and with which tokenizer (`None`: the configured one).
@@ -123,9 +144,11 @@ pub(super) fn tokens_asked(param: &Option<TokensParam>) -> Option<Option<&str>> 
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "StepParams")]
 pub(super) struct Step {
+    /// Path of the session log.
     pub session: PathBuf,
     #[serde(default)]
     pub scope: Option<String>,
@@ -135,7 +158,9 @@ pub(super) struct Step {
     pub tokens: Option<TokensParam>,
     #[serde(default)]
     pub timings: bool,
+    /// The provider API the request is prepared for.
     #[serde(default)]
+    #[schemars(with = "Option<RouteSpec>")]
     pub route: Option<Value>,
     #[serde(default)]
     pub in_history: bool,
@@ -145,9 +170,11 @@ pub(super) struct Step {
     pub user: Vec<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "RetryParams")]
 pub(super) struct Retry {
+    /// Path of the session log.
     pub session: PathBuf,
     #[serde(default)]
     pub facts: FactsParam,
@@ -155,7 +182,9 @@ pub(super) struct Retry {
     pub tokens: Option<TokensParam>,
     #[serde(default)]
     pub timings: bool,
+    /// The provider API the request is prepared for.
     #[serde(default)]
+    #[schemars(with = "Option<RouteSpec>")]
     pub route: Option<Value>,
     #[serde(default)]
     pub in_history: bool,
@@ -163,9 +192,11 @@ pub(super) struct Retry {
     pub starts_series: bool,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "AppendAssistantParams")]
 pub(super) struct AppendAssistant {
+    /// Path of the session log.
     pub session: PathBuf,
     #[serde(default)]
     pub text: Option<String>,
@@ -175,17 +206,23 @@ pub(super) struct AppendAssistant {
     pub tool_calls: Vec<ToolCall>,
     #[serde(default)]
     pub usage: Option<Usage>,
-    /// The provider's own reply (instead of text, reasoning and tool calls).
+    /// The provider's own reply: a chat completion or its choices[0].message, an Anthropic
+    /// Message or its content, a Responses response or its output. Not with text,
+    /// reasoning or tool_calls.
     #[serde(default)]
+    #[schemars(with = "Option<Reply>")]
     pub reply: Option<Value>,
     /// The route whose provider sent `reply`; the log's route when absent.
     #[serde(default)]
+    #[schemars(with = "Option<RouteName>")]
     pub route: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "AppendToolResultParams")]
 pub(super) struct AppendToolResult {
+    /// Path of the session log.
     pub session: PathBuf,
     pub call_id: String,
     pub content: String,
@@ -193,18 +230,23 @@ pub(super) struct AppendToolResult {
     pub is_error: bool,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "RequestParams")]
 pub(super) struct Request {
+    /// Path of the session log.
     pub session: PathBuf,
     #[serde(default)]
     pub step: Option<u64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "SubscribeParams")]
 pub(super) struct Subscribe {
+    /// Plugin log lines at this level or more severe.
     #[serde(default)]
+    #[schemars(with = "Option<LogLevel>")]
     pub log: Option<String>,
     #[serde(default)]
     pub plugins: bool,
@@ -218,6 +260,58 @@ pub(super) struct Subscribe {
 #[derive(Deserialize, Default)]
 #[serde(transparent)]
 pub(super) struct FactsParam(Option<Value>);
+
+/// Caller facts: an object of strings, or a list of [key, value] string pairs.
+impl JsonSchema for FactsParam {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Facts".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "Caller facts: an object of strings, or a list of [key, value] string pairs.",
+            "oneOf": [
+                { "type": "object", "additionalProperties": { "type": "string" } },
+                {
+                    "type": "array",
+                    "items": {
+                        "type": "array",
+                        "prefixItems": [{ "type": "string" }, { "type": "string" }],
+                        "minItems": 2,
+                        "maxItems": 2
+                    }
+                }
+            ]
+        })
+    }
+}
+
+/// A provider's own reply: an object, or a list (an Anthropic message's content, a
+/// Responses output).
+#[derive(JsonSchema)]
+#[schemars(untagged)]
+#[allow(dead_code)] // Described, never built: the reply is read as a JSON value.
+pub(super) enum Reply {
+    /// A reply object.
+    Object(serde_json::Map<String, Value>),
+    /// A list of content blocks or output items.
+    List(Vec<Value>),
+}
+
+/// The levels of `subscribe {log}` ([`super::notify::LOG_LEVELS`], and `off`).
+pub(super) struct LogLevel;
+
+impl JsonSchema for LogLevel {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogLevel".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut levels = vec!["off"];
+        levels.extend(super::notify::LOG_LEVELS);
+        schemars::json_schema!({ "type": "string", "enum": levels })
+    }
+}
 
 impl FactsParam {
     /// The facts, or an `invalid params` error saying which one is wrong.

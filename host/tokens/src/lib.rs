@@ -192,6 +192,7 @@ impl Tokenizer {
 
 /// The tokens of one named part of the prompt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PartTokens {
     /// The section, context or tool name.
     pub name: String,
@@ -203,6 +204,7 @@ pub struct PartTokens {
 
 /// What a rendering costs in tokens: the whole and every part.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TokenReport {
     /// The tokenizer's name.
     pub tokenizer: String,

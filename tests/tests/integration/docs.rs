@@ -3,4 +3,5 @@
 
 pub(crate) mod match_code;
 pub(crate) mod module_graph;
+pub(crate) mod protocol_schema;
 pub(crate) mod readme_tutorial;

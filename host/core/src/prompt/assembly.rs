@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// A resolved section or context: its name and its (not yet interpolated) text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NamedText {
     /// The section or context name.
     pub name: String,
@@ -26,6 +27,7 @@ impl NamedText {
 /// One tool schema as the model sees it. Only these three fields survive assembly: extra
 /// fields a provider returns are dropped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolSchema {
     /// The tool name the model calls.
     pub name: String,

@@ -21,8 +21,10 @@ use super::registry::state::Meta;
 
 /// One provider or listener call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CallTiming {
     /// `section`, `context`, `variable`, `tool provider` or `listener`.
+    #[cfg_attr(feature = "schema", schemars(with = "crate::schema::TimedKind"))]
     pub kind: &'static str,
     /// The entry's name (a keyed tool provider's or listener's key; `None` without one).
     pub name: Option<String>,
@@ -36,8 +38,10 @@ pub struct CallTiming {
 
 /// One phase of a step.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PhaseTiming {
     /// `assemble`, `render` or `commit`.
+    #[cfg_attr(feature = "schema", schemars(with = "crate::schema::PhaseName"))]
     pub phase: &'static str,
     /// How long it took, in microseconds.
     pub micros: f64,
@@ -45,6 +49,7 @@ pub struct PhaseTiming {
 
 /// What [`Timings`] measured, in the order it happened.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TimingReport {
     /// The phases.
     pub phases: Vec<PhaseTiming>,

@@ -31,6 +31,7 @@ pub const REASONING_BLOCK: &str = "reasoning";
 
 /// One tool call the model made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ToolCall {
     /// The call id, unique in the log; a tool result names it.
@@ -44,6 +45,8 @@ pub struct ToolCall {
     /// The arguments as the provider wrote them, when they came as JSON text: sent back as
     /// they are to the route that wrote them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    // The log's own record of the provider's text: not a key a client sends.
+    #[cfg_attr(feature = "schema", schemars(skip))]
     pub arguments_text: Option<String>,
 }
 
@@ -142,6 +145,7 @@ pub struct ProviderReply {
 
 /// Token counts of one turn, as the provider reported them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Usage {

@@ -259,6 +259,7 @@ impl ToolErrorForm {
 
 /// How system-prompt updates reach the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum SystemUpdates {
     /// Appended in history as new system messages (the first system text stays, so a
@@ -280,6 +281,7 @@ impl SystemUpdates {
 
 /// Whether recorded reasoning is sent back to the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Reasoning {
     /// Sent back, in the route's own form ([`ReasoningForm`]).
@@ -374,20 +376,47 @@ impl RouteSpec {
     }
 }
 
+/// A route as an object: its name and what is asked of it.
 #[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "RouteObject"))]
 #[serde(deny_unknown_fields)]
 struct SpecObject {
+    /// The route.
+    #[cfg_attr(feature = "schema", schemars(with = "RouteName"))]
     name: String,
+    /// The model; the `model` fact when absent.
     #[serde(default)]
     model: Option<String>,
+    /// Generation options, top-level keys of the request (`max_tokens`, `temperature`, …).
     #[serde(default)]
     options: Map<String, Value>,
+    /// How system-prompt updates reach the model; the route's capability when absent.
     #[serde(default)]
     system_updates: Option<SystemUpdates>,
+    /// Whether recorded reasoning is sent back; `send` except on `chat-completions`.
     #[serde(default)]
     reasoning: Option<Reasoning>,
+    /// `anthropic-messages`: place prompt-cache breakpoints (on by default).
     #[serde(default)]
     cache: Option<bool>,
+}
+
+/// A route name, or an object of the route's name and what is asked of it.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for RouteSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RouteSpec".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let name = generator.subschema_for::<RouteName>();
+        let object = generator.subschema_for::<SpecObject>();
+        schemars::json_schema!({
+            "description": "The provider API a step's request is prepared for: a route name, or an object.",
+            "oneOf": [name, object]
+        })
+    }
 }
 
 impl<'de> Deserialize<'de> for RouteSpec {
@@ -629,10 +658,12 @@ impl RouteContext {
 
 /// One prompt-cache breakpoint a request carries (`cache_control` on a block).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Breakpoint {
     /// `system` (the end of the system prompt), `tools` (the last tool, when there is no
     /// system text) or `message` (the latest user turn).
+    #[cfg_attr(feature = "schema", schemars(with = "crate::schema::BreakpointPlace"))]
     pub at: &'static str,
     /// The index of the message (`message`) or block (`system`) or tool (`tools`) it is on.
     pub index: usize,

@@ -51,6 +51,7 @@ impl Eq for InstructionBudget {}
 
 /// How one generation's instructions were cut.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InstructionsCut {
     /// The server.
     pub server: String,

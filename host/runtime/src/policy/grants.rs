@@ -23,6 +23,7 @@ use super::PolicyError;
 
 /// What a plugin is granted (host.toml: `grants = { dirs = [...], env = [...] }`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Grants {
@@ -34,6 +35,7 @@ pub struct Grants {
 
 /// One read-only directory grant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct DirGrant {
