@@ -234,7 +234,7 @@ METHODS: Dict[str, Tuple[Union[str, Reads], Union[type, Reads]]] = {
 
 #: The named objects inside results and params, beyond the methods' own (the paths `at` reads).
 TYPES: Dict[str, type] = {
-    "results.plugins[].grants": t.Grants,
+    "results.plugins[].grants": t.PluginGrants,
     "results.plugins[].grants.dirs[]": t.GrantDir,
     "results.assemble.sections[]": t.NamedText,
     "results.assemble.contexts[]": t.NamedText,
@@ -280,6 +280,7 @@ TYPES: Dict[str, type] = {
 #: Objects with properties that have no type of their own, each with why. A path here covers
 #: everything under it.
 SKIPPED: Dict[str, str] = {
+    "params.load_plugin.limits": "load_plugin(limits=...) takes a mapping of limit names to numbers",
     "results.render.timings.phases[]": "TimingReport.phases is a dict, phase -> micros, built from these",
     "results.step.timings.phases[]": "TimingReport.phases is a dict, phase -> micros, built from these",
     "results.step.request<AnthropicRequest>.system[]": "provider content blocks, passed on as dicts",

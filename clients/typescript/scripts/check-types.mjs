@@ -296,7 +296,7 @@ export const METHODS = {
 /** The named objects inside results and params, beyond the methods' own: schema path ->
  * types.ts path. */
 export const TYPES = {
-  "results.plugins[].grants": "Grants",
+  "results.plugins[].grants": "PluginGrants",
   "results.plugins[].grants.dirs[]": "GrantDir",
   "results.assemble.sections[]": "NamedText",
   "results.assemble.contexts[]": "NamedText",
@@ -346,7 +346,9 @@ export const TYPES = {
 
 /** Objects with properties that have no type of their own, each with why. A path here
  * covers everything under it. */
-export const SKIPPED = {};
+export const SKIPPED = {
+  "params.load_plugin.limits": "LoadPluginParams.limits is a Record of limit names to numbers",
+};
 
 // `retry` answers what `step` does, and `request`'s replay is a step's request: the same
 // types, checked at each place (the generated schema may spell each one out apart).

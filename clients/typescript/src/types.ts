@@ -335,7 +335,7 @@ export interface PluginInfo {
   /** `null` for the global scope. */
   scope: string | null;
   /** What the plugin was granted outside its sandbox. */
-  grants: Grants;
+  grants: PluginGrants;
 }
 
 /** A directory a plugin may read: `host` (on the host) seen at `guest` (in its sandbox). */
@@ -349,6 +349,12 @@ export interface GrantDir {
 export interface Grants {
   dirs?: GrantDir[];
   env?: string[];
+}
+
+/** What a loaded plugin was granted, as `plugins` lists it: both keys, always. */
+export interface PluginGrants {
+  dirs: GrantDir[];
+  env: string[];
 }
 
 export interface McpStatus {

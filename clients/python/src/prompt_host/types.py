@@ -29,6 +29,8 @@ __all__ = [
     "ChatRequest",
     "Describe",
     "Facts",
+    "GrantDir",
+    "Grants",
     "InstructionsCut",
     "LogLine",
     "McpInstructions",
@@ -37,6 +39,7 @@ __all__ = [
     "NamedText",
     "Notification",
     "PartTokens",
+    "PluginGrants",
     "PluginInfo",
     "ReasoningMode",
     "Rendered",
@@ -245,7 +248,14 @@ class Grants(TypedDict, total=False):
     env: List[str]
 
 
-def _no_grants() -> Grants:
+class PluginGrants(TypedDict):
+    """What a loaded plugin was granted, as ``plugins`` lists it: both keys, always."""
+
+    dirs: List[GrantDir]
+    env: List[str]
+
+
+def _no_grants() -> PluginGrants:
     # The server's own spelling of "nothing granted", so that a plugin without grants is equal
     # to one built without them.
     return {"dirs": [], "env": []}
@@ -258,12 +268,12 @@ class PluginInfo:
     #: ``None`` for the global scope.
     scope: Optional[str]
     #: What the plugin was granted (``dirs`` and ``env`` always present here, empty when none).
-    grants: Grants = field(default_factory=_no_grants)
+    grants: PluginGrants = field(default_factory=_no_grants)
 
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> PluginInfo:
         granted = v.get("grants") or {}
-        grants: Grants = {"dirs": list(granted.get("dirs") or []), "env": list(granted.get("env") or [])}
+        grants: PluginGrants = {"dirs": list(granted.get("dirs") or []), "env": list(granted.get("env") or [])}
         return cls(id=v["id"], name=v["name"], scope=v.get("scope"), grants=grants)
 
 
