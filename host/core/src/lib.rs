@@ -14,6 +14,7 @@
 //!   through.
 
 pub mod blocking;
+pub mod child;
 pub mod digest;
 pub mod escape;
 pub mod fsutil;

@@ -44,11 +44,11 @@ pub use prompt_host_tokens as tokens;
 
 // Child processes in a group of their own, ended with the host. Used by the command line
 // for plugin builds; not part of the embedding API.
-#[doc(hidden)]
-pub mod child;
-
 /// Opening paths that must be regular files, without blocking. Used by the command line;
 /// not part of the embedding API.
+#[doc(hidden)]
+pub use prompt_host_core::child;
+
 #[doc(hidden)]
 pub use prompt_host_core::fsutil;
 

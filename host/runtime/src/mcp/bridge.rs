@@ -24,7 +24,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::publish::{publish_events, Publisher};
-use super::status::{label, valid_server_name, McpBridgeError, McpStatus};
+use super::{server_label as label, valid_server_name, McpBridgeError, McpStatus};
 use super::{InstructionsCut, McpConnection, McpEvent, McpServerSpec, ReconnectPolicy, StartWait};
 use crate::wasm::LoadedPlugin;
 

@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::{mpsc, watch};
 
-use super::status::{label, McpState, McpStatus};
 use super::{
     cut_instructions, InstructionBudget, InstructionsCut, McpEvent, McpServerSpec, McpSnapshot,
 };
+use super::{server_label as label, McpState, McpStatus};
 use crate::wasm::{LoadedPlugin, ServerInstructions, ServerTool};
 
 /// What the instruction provider's `publish` receives for one generation; tool schemas

@@ -9,8 +9,9 @@
 //! takes plain inputs (references, a lock path, registry settings).
 //!
 //! The crates split out of the runtime stay off its dependency stacks: read from Cargo.lock,
-//! `prompt-host-tokens` reaches no wasmtime; `prompt-host-oci` and `prompt-host-peer` reach
-//! neither wasmtime nor a tokenizer, and none of them reaches the runtime itself.
+//! `prompt-host-tokens` and `prompt-host-mcp` reach no wasmtime; `prompt-host-oci` and
+//! `prompt-host-peer` reach neither wasmtime nor a tokenizer, and none of them reaches the
+//! runtime itself.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -745,6 +746,7 @@ fn banned_in(closure: &BTreeSet<String>, banned: &[&str]) -> Vec<String> {
 fn the_split_crates_stay_off_the_runtime_stacks() {
     for (name, banned) in [
         ("prompt-host-tokens", &["wasmtime"][..]),
+        ("prompt-host-mcp", &["wasmtime"][..]),
         (
             "prompt-host-peer",
             &["wasmtime", "tiktoken", "tokenizers"][..],

@@ -378,7 +378,7 @@ async fn silent_server_blocks_no_one() {
 /// `SHUTDOWN_GRACE` of the runtime's `mcp/connection.rs`, read from that source so that the
 /// test follows it.
 fn shutdown_grace() -> Duration {
-    let source = include_str!("../../../../host/runtime/src/mcp/connection.rs");
+    let source = include_str!("../../../../host/mcp/src/connection.rs");
     let prefix = "const SHUTDOWN_GRACE: Duration = Duration::from_";
     let line = source
         .lines()

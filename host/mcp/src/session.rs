@@ -413,7 +413,7 @@ impl Session {
             listener.abort();
         }
         if let Link::Process { child, .. } = &mut self.link {
-            crate::child::kill_group(child);
+            prompt_host_core::child::kill_group(child);
             let _ = tokio::time::timeout(EXIT_GRACE, child.wait()).await;
         }
         // `running` drops here and cancels rmcp's service task (and a remote transport's
@@ -432,8 +432,8 @@ impl Drop for Session {
             listener.abort();
         }
         if let Link::Process { child, .. } = &mut self.link {
-            crate::child::kill_group(child);
-            crate::child::reap_briefly(child, REAP_LIMIT);
+            prompt_host_core::child::kill_group(child);
+            prompt_host_core::child::reap_briefly(child, REAP_LIMIT);
         }
     }
 }

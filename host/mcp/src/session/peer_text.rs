@@ -2,9 +2,9 @@
 //! message, an HTTP error body rmcp quotes, a protocol version, a tool's name — reaches an
 //! error message, `mcp_status`, a warning on stderr or a `serve` notification only escaped
 //! (control and bidi characters as escapes: it cannot clear a screen, move the cursor or
-//! forge a line) and capped ([`crate::peer::shown`]).
+//! forge a line) and capped ([`prompt_host_peer::shown`]).
 
-use crate::peer::{shown, shown_within};
+use prompt_host_peer::{shown, shown_within};
 
 /// The most bytes of a server's protocol version shown (a version is ten).
 const MAX_VERSION_BYTES: usize = 32;

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use crate::tokens::{Tokenizer, TokenizerError};
+use prompt_host_tokens::{Tokenizer, TokenizerError};
 
 /// The most bytes a token is assumed to span when looking for the longest prefix that fits:
 /// the search never reads past `budget × this` bytes of an untrusted text. A tokenizer whose

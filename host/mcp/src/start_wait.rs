@@ -44,7 +44,7 @@ pub struct StartWait {
 impl StartWait {
     /// The start wait of a connection to `spec` started at `started`, whose own bound for
     /// a first generation or failure is `ready_by`.
-    pub(super) fn new(spec: &McpServerSpec, started: Instant, ready_by: Instant) -> Self {
+    pub fn new(spec: &McpServerSpec, started: Instant, ready_by: Instant) -> Self {
         let wait = spec
             .start_wait
             .unwrap_or_else(|| ready_by.saturating_duration_since(started))

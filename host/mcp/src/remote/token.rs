@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use crate::peer::{innermost, instant_after, read_bounded, shown};
+use prompt_host_peer::{innermost, instant_after, read_bounded, shown};
 
 use super::super::Secret;
 use super::{check_endpoint, shown_url, AccessToken, ClientCredentials};
@@ -77,7 +77,7 @@ pub(crate) async fn fetch_token(
         .add_scopes(grant.scopes.iter().cloned().map(Scope::new))
         .add_extra_param("resource", resource);
     let send = TokenHttp(http.clone());
-    let answer = crate::peer::within(timeout, request.request_async(&send))
+    let answer = prompt_host_peer::within(timeout, request.request_async(&send))
         .await
         .ok_or_else(|| {
             format!(

@@ -47,7 +47,7 @@ pub(super) async fn list_all_tools(
         let page = match answer.instrument(span).await {
             Ok(ServerResult::ListToolsResult(page)) => page,
             Ok(other) => {
-                let other = crate::peer::shown(&format!("{other:?}"));
+                let other = prompt_host_peer::shown(&format!("{other:?}"));
                 return Err(list_error(format!("unexpected answer {other}")));
             }
             Err(ServiceError::Timeout { .. }) => {
@@ -65,11 +65,11 @@ pub(super) async fn list_all_tools(
             let input_schema = Value::Object((*t.input_schema).clone());
             // An untrusted server's schema deeper than a session log can hold would fail
             // every step; that one tool is left out, loudly.
-            use crate::session::depth::{too_deep, MAX_TOOL_PARAMETERS_DEPTH};
+            use prompt_host_core::session::depth::{too_deep, MAX_TOOL_PARAMETERS_DEPTH};
             if let Some(at) = too_deep(&input_schema, MAX_TOOL_PARAMETERS_DEPTH) {
                 log::warn!(
                     "MCP server \"{server}\": tool \"{}\" left out: its inputSchema nests more than {MAX_TOOL_PARAMETERS_DEPTH} levels deep (at {at}), deeper than a session log can hold",
-                    crate::peer::shown(&t.name)
+                    prompt_host_peer::shown(&t.name)
                 );
                 continue;
             }

@@ -150,7 +150,7 @@ pub(super) fn check_endpoint(url: &str, what: &str) -> Result<(), String> {
         )),
         other => Err(format!(
             "{what} is not an http(s) URL (scheme \"{}\")",
-            crate::peer::shown(other)
+            prompt_host_peer::shown(other)
         )),
     }
 }
@@ -174,7 +174,7 @@ pub(super) fn http_client(remote: &RemoteServer) -> Result<reqwest::Client, Stri
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("prompt-host/", env!("CARGO_PKG_VERSION")));
     if let Some(ca) = &remote.ca_file {
-        let pem = crate::fsutil::read_regular(ca, 1 << 20)
+        let pem = prompt_host_core::fsutil::read_regular(ca, 1 << 20)
             .map_err(|e| format!("cannot read ca_file: {e}"))?;
         let certs = reqwest::Certificate::from_pem_bundle(&pem)
             .map_err(|e| format!("ca_file {}: not PEM certificates: {e}", ca.display()))?;

@@ -61,7 +61,7 @@ pub struct McpStatus {
 
 impl McpStatus {
     /// The status of a bridge that has just started.
-    pub(super) fn starting(
+    pub fn starting(
         server: &str,
         scope: Option<&str>,
         plugin: &str,
@@ -101,7 +101,7 @@ impl McpStatus {
 }
 
 /// `MCP server "<s>" (scope <k>)` or `(global)`.
-pub(super) fn label(server: &str, scope: Option<&str>) -> String {
+pub fn label(server: &str, scope: Option<&str>) -> String {
     match scope {
         Some(scope) => format!("MCP server \"{server}\" (scope {scope})"),
         None => format!("MCP server \"{server}\" (global)"),

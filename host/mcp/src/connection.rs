@@ -323,7 +323,7 @@ impl<F: std::future::Future> std::future::Future for CatchPanic<F> {
                     .map(|s| (*s).to_owned())
                     .or_else(|| payload.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "(no message)".to_owned());
-                std::task::Poll::Ready(Err(crate::peer::shown(&message)))
+                std::task::Poll::Ready(Err(prompt_host_peer::shown(&message)))
             }
         }
     }

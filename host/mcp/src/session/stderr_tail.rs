@@ -4,7 +4,7 @@
 //! What a server writes there is a peer's text: it reaches `mcp_status`'s `last_error`, the
 //! command line's warnings and `serve`'s notifications. It is shown escaped (ESC, CR, bidi
 //! controls and line breaks as escapes, so it cannot clear a screen or forge a line) and
-//! capped at [`crate::peer::MAX_SHOWN_BYTES`] — its end, where a crash says why.
+//! capped at [`prompt_host_peer::MAX_SHOWN_BYTES`] — its end, where a crash says why.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,7 +13,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::ChildStderr;
 use tokio::task::JoinHandle;
 
-use crate::peer::{shown_bytes, MAX_SHOWN_BYTES};
+use prompt_host_peer::{shown_bytes, MAX_SHOWN_BYTES};
 
 /// What was kept of a stream: its last bytes and how many came before them.
 #[derive(Debug, Default)]

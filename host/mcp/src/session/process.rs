@@ -1,5 +1,5 @@
 //! A stdio server's process: spawned contained (its own process group, killed with the
-//! host: [`crate::child`]), its stderr drained into a [`StderrTail`], and its end reported
+//! host: [`prompt_host_core::child`]), its stderr drained into a [`StderrTail`], and its end reported
 //! with its exit status and what it last wrote.
 
 use std::process::{ExitStatus, Stdio};
@@ -23,7 +23,7 @@ pub(super) fn spawn(
     McpError,
 > {
     let mut command = Command::new(&spec.command);
-    crate::child::contain(&mut command);
+    prompt_host_core::child::contain(&mut command);
     if let Some(dir) = &spec.dir {
         command.current_dir(dir);
     }
