@@ -45,7 +45,7 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(again.events(), events.as_slice());
             assert_eq!(again.surface(), &surface);
             let user = NewEvent::message(
-                prompt_host::session::event::USER_MESSAGE,
+                prompt_host::session::USER_MESSAGE,
                 MessageData::new(Message::user_text("after replay")),
                 SurfaceIntent::append(),
             );

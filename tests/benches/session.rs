@@ -7,10 +7,10 @@ mod support;
 use std::hint::black_box;
 use std::path::Path;
 
-use prompt_host::projection::step::{run_step, StepInput};
+use prompt_host::projection::{run_step, StepInput};
 use prompt_host::prompt::{join_context_sections, render_context_sections, render_prompt};
-use prompt_host::session::event::{ASSISTANT_MESSAGE, STEP_START, USER_MESSAGE};
 use prompt_host::session::{ContentBlock, Message, MessageData, NewEvent, Session, SurfaceIntent};
+use prompt_host::session::{ASSISTANT_MESSAGE, STEP_START, USER_MESSAGE};
 use prompt_host_tests::reference::{self, Reference};
 use serde_json::json;
 

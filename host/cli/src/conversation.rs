@@ -6,9 +6,9 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::commands::print_json;
-use prompt_host::session::conversation::{assistant_event, tool_result_event};
-use prompt_host::session::replay::context_in_force;
+use prompt_host::session::context_in_force;
 use prompt_host::session::route::{reply, RouteName};
+use prompt_host::session::{assistant_event, tool_result_event};
 use prompt_host::session::{request_at, AssistantReply, Session, ToolCall, ToolResult};
 
 fn open(path: &Path) -> anyhow::Result<Session> {

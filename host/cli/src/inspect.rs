@@ -367,12 +367,12 @@ const USAGE_SHOWN: usize = 5;
 
 /// The breakpoints of the log's newest request and the usage its providers reported.
 fn session_report(out: &mut impl Write, path: &Path) -> anyhow::Result<()> {
-    use prompt_host::session::event::ASSISTANT_MESSAGE;
+    use prompt_host::session::ASSISTANT_MESSAGE;
     use prompt_host::session::{EventData, Session, Usage};
     let (session, _) = Session::open(path)
         .with_context(|| format!("cannot open session log {}", path.display()))?;
     writeln!(out)?;
-    let route = prompt_host::session::replay::context_in_force(session.events());
+    let route = prompt_host::session::context_in_force(session.events());
     writeln!(
         out,
         "session {} (route {}, model {}):",

@@ -3,7 +3,7 @@
 //!
 //! - [`prompt`]: the registry of contributions (global and scoped layers, fibers), assembly,
 //!   strict `{{variable}}` rendering, tool order, the listener waterfall, the cache-prefix
-//!   report. Contributors implement the provider traits of [`prompt::provider`]; the
+//!   report. Contributors implement its provider traits ([`prompt::TextProvider`], …); the
 //!   `prompt-host` crate makes sandboxed WebAssembly components implement them.
 //! - [`session`]: the durable session log (events, the model-visible surface, appends that
 //!   read back, conversations, replay).

@@ -5,9 +5,9 @@
 //! changes only when a commit is observed as a session event. That keeps them deterministic
 //! over the log, so a retry can reuse one decision and a restart rebuilds the same state.
 
-pub mod runtime_context;
-pub mod step;
-pub mod system_prompt;
+pub(crate) mod runtime_context;
+pub(crate) mod step;
+pub(crate) mod system_prompt;
 
 #[cfg(test)]
 mod test_support;

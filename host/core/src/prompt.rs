@@ -6,25 +6,25 @@
 //! with native providers and the sandbox is glue on top.
 
 mod assemble;
-pub mod assembly;
+pub(crate) mod assembly;
 pub mod cache_prefix;
-pub mod cancel;
-pub mod config;
-pub mod context;
-pub mod error;
-pub mod errors;
+pub(crate) mod cancel;
+pub(crate) mod config;
+pub(crate) mod context;
+pub(crate) mod error;
+pub(crate) mod errors;
 mod invariant;
-pub mod names;
-pub mod provider;
-pub mod registry;
-pub mod render;
-pub mod timings;
-pub mod tool_order;
+pub(crate) mod names;
+pub(crate) mod provider;
+pub(crate) mod registry;
+pub(crate) mod render;
+pub(crate) mod timings;
+pub(crate) mod tool_order;
 mod waterfall;
 
 pub use assembly::{Assembly, NamedText, Rendered, ToolSchema};
 pub use cancel::{CancelOnDrop, CancelToken};
-pub use config::PromptConfig;
+pub use config::{PromptConfig, DEFAULT_MAX_CONTEXT_BYTES, DEFAULT_MAX_PROMPT_BYTES};
 pub use context::AssembleContext;
 pub use error::{ProviderError, ProviderErrorKind};
 pub use errors::{AssembleError, ConfigError, EntryKind, RegisterError, ScopeError};
@@ -38,11 +38,12 @@ pub use registry::{
     SectionDef, BUILT_IN_OWNER,
 };
 pub use render::{
-    join_context_sections, render_context_sections, render_context_sections_within,
-    render_context_snapshot, render_prompt, render_prompt_within, Budget, Budgeted, RenderError,
+    interpolate_into, join_context_sections, render_context_sections,
+    render_context_sections_within, render_context_snapshot, render_prompt, render_prompt_within,
+    Budget, Budgeted, RenderError,
 };
 pub use timings::{CallTiming, PhaseTiming, TimingReport, Timings};
-pub use tool_order::validate_tool_order;
+pub use tool_order::{order_tools, validate_tool_order, CollectedTool};
 
 /// Name of the built-in identity section (order -100).
 pub const IDENTITY_SECTION: &str = "harness:identity";

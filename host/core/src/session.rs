@@ -11,17 +11,17 @@
 //! Loaded events are not published to anybody: consumers such as the runtime-context
 //! projection restore their state from the log, then follow the events appended after.
 
-pub mod conversation;
-pub mod depth;
-pub mod derive;
-pub mod error;
-pub mod event;
-pub mod format;
-pub mod message;
-pub mod op;
-pub mod replay;
+pub(crate) mod conversation;
+pub(crate) mod depth;
+pub(crate) mod derive;
+pub(crate) mod error;
+pub(crate) mod event;
+pub(crate) mod format;
+pub(crate) mod message;
+pub(crate) mod op;
+pub(crate) mod replay;
 pub mod route;
-pub mod surface;
+pub(crate) mod surface;
 
 mod file;
 
@@ -33,15 +33,21 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use conversation::{
-    AssistantReply, ConversationError, ProviderReply, ToolCall, ToolResult, Usage,
+    assistant_event, open_calls, tool_calls, tool_result_event, AssistantReply, ConversationError,
+    ProviderReply, ToolCall, ToolResult, Usage,
 };
+pub use depth::{too_deep, MAX_TOOL_PARAMETERS_DEPTH};
 pub use derive::ModelRequest;
 pub use error::{AppendError, EventError, OpenError};
-pub use event::{Event, EventData, NewEvent};
+pub use event::{
+    is_known_type, is_surface_type, Event, EventData, NewEvent, ASSISTANT_MESSAGE, KNOWN_TYPES,
+    REQUEST_CONTEXT, REQUEST_HEADER, STEP_END, STEP_START, SURFACE_TYPES, SYSTEM_MESSAGE,
+    TOOL_RESULT, USER_MESSAGE,
+};
 pub use format::{FORMAT_VERSION, HEADER};
-pub use message::{ContentBlock, Message, MessageData, Source};
-pub use op::{SurfaceIntent, SurfaceOp};
-pub use replay::{request_at, ReplayError};
+pub use message::{new_message_id, text_content, ContentBlock, Message, MessageData, Source};
+pub use op::{SurfaceIntent, SurfaceOp, MAX_SAFE_SEQ};
+pub use replay::{context_in_force, last_step, request_at, ReplayError};
 pub use surface::Surface;
 
 use file::LogFile;
@@ -133,7 +139,7 @@ impl Session {
     /// syncs both, with the directory. Until then a missing log is not locked, and that
     /// append is refused ([`AppendError::CreatedMeanwhile`]) if another process created
     /// a file at the path in between. A non-empty
-    /// file is judged whole before anything is written (see [`mod@format`] for the rules): a
+    /// file is judged whole before anything is written (by the rules of the log format, [`FORMAT_VERSION`]): a
     /// file that is not a session log, a newer format or an invalid line is refused and
     /// left byte for byte as it was; a torn last line is cut off, a complete last event
     /// that only lacks its newline gets it, and a header cut short gets its rest — each

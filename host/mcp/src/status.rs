@@ -16,7 +16,7 @@ pub enum McpState {
     Down,
 }
 
-/// A snapshot of one bridge: see [`crate::Host::mcp_status`].
+/// A snapshot of one bridge: see the library's `Host::mcp_status`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct McpStatus {
@@ -89,7 +89,7 @@ impl McpStatus {
     }
 
     /// Whether the first generation or failure has been handled (what
-    /// [`crate::Host::wait_mcp_ready`] waits for).
+    /// `Host::wait_mcp_ready` waits for).
     pub fn settled(&self) -> bool {
         self.state != McpState::Starting
     }

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::config::HostConfig;
 use crate::policy::{OnError, PluginSpec};
-use crate::projection::step::{run_step, StepInput, StepOutcome};
+use crate::projection::{run_step, StepInput, StepOutcome};
 use crate::prompt::CancelToken;
 use crate::prompt::{
     join_context_sections, render_context_sections_within, render_prompt_within, AssembleContext,

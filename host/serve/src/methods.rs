@@ -20,7 +20,7 @@ use super::{RpcError, Server, METHODS, PROTOCOL_VERSION};
 use prompt_host::host::{Facts, Host, PluginId, Rendered, StepOptions};
 use prompt_host::mcp::InstructionsCut;
 use prompt_host::policy::{PluginOptions, PluginSpec};
-use prompt_host::projection::step::StepOutcome;
+use prompt_host::projection::StepOutcome;
 use prompt_host::prompt::{CancelToken, TimingReport, Timings};
 use prompt_host::session::{AssistantReply, Session, ToolResult};
 use prompt_host::tokens::Tokenizer;

@@ -65,7 +65,7 @@ pub(super) async fn list_all_tools(
             let input_schema = Value::Object((*t.input_schema).clone());
             // An untrusted server's schema deeper than a session log can hold would fail
             // every step; that one tool is left out, loudly.
-            use prompt_host_core::session::depth::{too_deep, MAX_TOOL_PARAMETERS_DEPTH};
+            use prompt_host_core::session::{too_deep, MAX_TOOL_PARAMETERS_DEPTH};
             if let Some(at) = too_deep(&input_schema, MAX_TOOL_PARAMETERS_DEPTH) {
                 log::warn!(
                     "MCP server \"{server}\": tool \"{}\" left out: its inputSchema nests more than {MAX_TOOL_PARAMETERS_DEPTH} levels deep (at {at}), deeper than a session log can hold",

@@ -9,7 +9,7 @@
 use tracing::field::Empty;
 use tracing::Span;
 
-use crate::projection::step::StepOutcome;
+use crate::projection::StepOutcome;
 use crate::session::route::RouteContext;
 use crate::Rendered;
 

@@ -7,7 +7,7 @@ use std::time::Instant;
 use tracing::Instrument;
 
 use super::*;
-use crate::session::replay::context_in_force;
+use crate::session::context_in_force;
 use crate::session::route::{RouteContext, RouteName, RouteSpec};
 
 impl Host {
@@ -194,7 +194,7 @@ impl Host {
     ) -> Result<(Rendered, StepOutcome), HostError> {
         check_no_open_calls(session)?;
         let route = route_of(options, &facts, session)?;
-        let retried = crate::session::replay::last_step(session).ok_or_else(|| {
+        let retried = crate::session::last_step(session).ok_or_else(|| {
             HostError::Replay(crate::session::ReplayError::NoSteps {
                 path: session.path().display().to_string(),
             })
@@ -278,7 +278,7 @@ impl Host {
         session: &mut Session,
         reply: &AssistantReply,
     ) -> Result<u64, HostError> {
-        let event = crate::session::conversation::assistant_event(session, reply)
+        let event = crate::session::assistant_event(session, reply)
             .map_err(|source| conversation_error(session, source))?;
         append(session, event)
     }
@@ -319,7 +319,7 @@ impl Host {
         session: &mut Session,
         result: &ToolResult,
     ) -> Result<u64, HostError> {
-        let event = crate::session::conversation::tool_result_event(session, result)
+        let event = crate::session::tool_result_event(session, result)
             .map_err(|source| conversation_error(session, source))?;
         append(session, event)
     }
@@ -369,11 +369,11 @@ fn has_context(session: &Session) -> bool {
     session
         .events()
         .iter()
-        .any(|e| e.kind == crate::session::event::REQUEST_CONTEXT)
+        .any(|e| e.kind == crate::session::REQUEST_CONTEXT)
 }
 
 fn check_no_open_calls(session: &Session) -> Result<(), HostError> {
-    let open = crate::session::conversation::open_calls(session);
+    let open = crate::session::open_calls(session);
     if open.is_empty() {
         return Ok(());
     }

@@ -32,7 +32,7 @@ pub(crate) fn wit_named_text(t: &NamedText) -> wit::NamedText {
 
 /// Parse a tool's parameters: JSON text of an object.
 pub(crate) fn parameters(tool: &str, text: &str) -> Result<serde_json::Value, String> {
-    use crate::session::depth::{too_deep, MAX_TOOL_PARAMETERS_DEPTH};
+    use crate::session::{too_deep, MAX_TOOL_PARAMETERS_DEPTH};
     match serde_json::from_str::<serde_json::Value>(text) {
         // Deeper parameters could not be written to a session log and read back.
         Ok(v @ serde_json::Value::Object(_)) => match too_deep(&v, MAX_TOOL_PARAMETERS_DEPTH) {

@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 
-use crate::prompt::errors::{EntryKind, RegisterError};
 use crate::prompt::{AssembleListener, Fiber, TextProvider, ToolProvider, VariableProvider};
+use crate::prompt::{EntryKind, RegisterError};
 
 /// What a plugin declared, for reports (`check`, `inspect`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

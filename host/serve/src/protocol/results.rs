@@ -249,7 +249,7 @@ pub struct McpStatusView<'a> {
     pub lifecycle: Option<&'static str>,
     /// The protocol revision the last connection agreed; null before a connection was made.
     pub protocol_version: Option<&'a str>,
-    /// What the server injects: whether its instructions are on ([[mcp]] instructions), and
+    /// What the server injects: whether its instructions are on (`[[mcp]] instructions`), and
     /// the text the live generation handed to the provider plugin (after any cut, with its
     /// note) with its size in bytes.
     pub instructions: InstructionsView<'a>,

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::methods::StepAnswer;
 use prompt_host::mcp::InstructionsCut;
-use prompt_host::projection::step::HeaderReason;
+use prompt_host::projection::HeaderReason;
 use prompt_host::prompt::TimingReport;
 use prompt_host::session::route::{
     Breakpoint, Reasoning, ReasoningForm, RouteContext, RouteName, SystemPlacement, SystemUpdates,

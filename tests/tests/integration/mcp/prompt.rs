@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use prompt_host::mcp::{public_tool_name, McpServerSpec, McpState, McpStatus, ReconnectPolicy};
-use prompt_host::prompt::render::interpolate_into;
+use prompt_host::prompt::interpolate_into;
 use prompt_host::prompt::{EntryKind, Fiber, PromptConfig, SectionDef, TextSource};
 use prompt_host::{Facts, Host, McpId, McpSpec, Rendered, RuntimeConfig};
 use serde_json::json;

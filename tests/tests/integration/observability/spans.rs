@@ -153,10 +153,7 @@ fn field<'a>(span: &'a Recorded, name: &str) -> &'a str {
 fn step_once(
     d: &Deployment,
     config: &prompt_host::config::HostConfig,
-) -> (
-    prompt_host::Rendered,
-    prompt_host::projection::step::StepOutcome,
-) {
+) -> (prompt_host::Rendered, prompt_host::projection::StepOutcome) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let mut options = prompt_host::wasm::RuntimeConfig::default();

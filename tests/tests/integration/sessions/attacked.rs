@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use prompt_host::session::event::USER_MESSAGE;
+use prompt_host::session::USER_MESSAGE;
 use prompt_host::session::{
     AppendError, Message, MessageData, NewEvent, OpenError, Session, SurfaceIntent,
 };

@@ -237,7 +237,7 @@ proptest! {
         let log = dir.path().join("log.jsonl");
         let (mut session, _) = Session::open(&log).unwrap();
         let reply = AssistantReply::default().with_tool_calls(vec![ToolCall::new("c", "n", arguments.clone())]);
-        let event = prompt_host::session::conversation::assistant_event(&session, &reply).unwrap();
+        let event = prompt_host::session::assistant_event(&session, &reply).unwrap();
         let appended = session.append(event).is_ok();
         let events = session.events().len();
         drop(session);
@@ -281,7 +281,7 @@ fn tool_parameters_of_any_depth_are_refused_or_read_back() {
             runtime.block_on(host.step(&mut session, None, prompt_host::Facts::new(), &options));
         drop(session);
         // The parameters are `{"type":"object","default":<depth arrays>}`: depth + 1 levels.
-        if depth + 1 > prompt_host::session::depth::MAX_TOOL_PARAMETERS_DEPTH {
+        if depth + 1 > prompt_host::session::MAX_TOOL_PARAMETERS_DEPTH {
             let e = stepped.expect_err("too deep");
             assert!(
                 e.to_string().contains("tool \"hostile\": parameters"),

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use prompt_host::session::event::USER_MESSAGE;
+use prompt_host::session::USER_MESSAGE;
 use prompt_host::session::{Message, MessageData, NewEvent, Session, SurfaceIntent, HEADER};
 
 use crate::integration::support::cli::{bin, Deployment};

@@ -8,11 +8,11 @@ use super::super::convert;
 use super::super::declare::{Declaration, EntryFactory, Refusal, TextKind};
 use super::super::names::declared_name;
 use super::super::store::StoreData;
-use crate::prompt::errors::{EntryKind, RegisterError};
 use crate::prompt::{
     AssembleListener, ListenerOptions, Registration, SectionDef, TextSource, ToolSource,
     VariableProvider,
 };
+use crate::prompt::{EntryKind, RegisterError};
 
 type RegResult = wasmtime::Result<Result<(), wit::RegistryError>>;
 
