@@ -18,6 +18,23 @@ pub fn is_bidi_control(c: char) -> bool {
     )
 }
 
+/// `text` trimmed and escaped ([`escape`]), at most `max_bytes` of it, cut at a character
+/// boundary and followed by how much was left out. Here rather than in `prompt-host-peer`
+/// because host.toml's parse errors show the file's text the same way, and a build of
+/// `prompt-host` without a network client has no peer crate.
+pub fn shown_within(text: &str, max_bytes: usize) -> String {
+    let trimmed = text.trim();
+    let mut cut = trimmed.len().min(max_bytes);
+    while !trimmed.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let mut out = escape(&trimmed[..cut]).into_owned();
+    if cut < trimmed.len() {
+        out.push_str(&format!(" … ({} more bytes)", trimmed.len() - cut));
+    }
+    out
+}
+
 /// `text` with every control and bidi character written as an escape: `\n`, `\r`, `\t`,
 /// else `\u{1b}`; one line, shown as it was written. Borrowed when nothing needed escaping.
 pub fn escape(text: &str) -> Cow<'_, str> {

@@ -32,16 +32,7 @@ pub fn shown(text: &str) -> String {
 
 /// [`shown`] with another cap, in bytes of the original text.
 pub fn shown_within(text: &str, max_bytes: usize) -> String {
-    let trimmed = text.trim();
-    let mut cut = trimmed.len().min(max_bytes);
-    while !trimmed.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let mut out = prompt_host_core::escape::escape(&trimmed[..cut]).into_owned();
-    if cut < trimmed.len() {
-        out.push_str(&format!(" … ({} more bytes)", trimmed.len() - cut));
-    }
-    out
+    prompt_host_core::escape::shown_within(text, max_bytes)
 }
 
 /// [`shown`] for bytes that may not be UTF-8 (an HTTP body): invalid sequences become

@@ -15,11 +15,18 @@ use thiserror::Error;
 pub use crate::policy::OnError;
 use crate::prompt::PromptConfig;
 
+#[cfg(feature = "mcp")]
 mod mcp_entry;
+#[cfg(not(all(feature = "mcp", feature = "oci", feature = "tokens")))]
+mod missing;
+#[cfg(feature = "oci")]
 mod oci_plugins;
 mod parse_error;
 
+#[cfg(feature = "mcp")]
 pub use mcp_entry::{McpConfig, McpLifecycleConfig, McpOAuthConfig};
+#[cfg(not(feature = "tokens"))]
+pub(crate) use missing::token_setting;
 
 /// A parsed and validated host.toml.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,6 +42,7 @@ pub struct HostConfig {
     /// Plugins in load order.
     pub plugins: Vec<PluginConfig>,
     /// MCP servers.
+    #[cfg(feature = "mcp")]
     pub mcp: Vec<McpConfig>,
 }
 
@@ -150,6 +158,7 @@ pub struct PluginConfig {
     #[serde(skip)]
     pub options: crate::policy::PluginOptions,
     /// The `oci://` reference `wasm` was written as, if it was one.
+    #[cfg(feature = "oci")]
     #[serde(skip)]
     pub oci: Option<crate::oci::OciReference>,
     /// The plugin name `wasm` was written as (found on the search path), if it was one: no
@@ -251,8 +260,13 @@ struct RawConfig {
     scope: Vec<ScopeConfig>,
     #[serde(default)]
     plugin: Vec<PluginConfig>,
+    #[cfg(feature = "mcp")]
     #[serde(default)]
     mcp: Vec<McpConfig>,
+    // Read only to be refused by name: this build has no MCP client.
+    #[cfg(not(feature = "mcp"))]
+    #[serde(default)]
+    mcp: Vec<toml::Table>,
 }
 
 impl HostConfig {
@@ -288,23 +302,37 @@ impl HostConfig {
             key,
             message,
         };
+        #[cfg(not(feature = "mcp"))]
+        missing::mcp(&raw.mcp, &raw.host).map_err(|(k, m)| invalid(k, m))?;
+        #[cfg(not(feature = "oci"))]
+        missing::registry(&raw.host.registry).map_err(|(k, m)| invalid(k, m))?;
+        #[cfg(not(feature = "tokens"))]
+        if let Some((key, value)) = token_setting(&raw.prompt) {
+            return Err(invalid(
+                format!("{key} = {value}"),
+                crate::feature::Feature::Tokens.to_string(),
+            ));
+        }
         let mut config = HostConfig {
             path: None,
             prompt: raw.prompt,
             host: raw.host,
             scopes: raw.scope,
             plugins: raw.plugin,
+            #[cfg(feature = "mcp")]
             mcp: raw.mcp,
         };
         if let Some(dir) = &config.host.cache_dir {
             config.host.cache_dir = Some(base.join(dir));
         }
         // A tokenizer file is the deployment's, like its plugins: found beside host.toml.
+        #[cfg(feature = "tokens")]
         if let Some(spec) = &config.prompt.tokenizer {
             if crate::tokens::is_file_spec(spec) {
                 config.prompt.tokenizer = Some(base.join(spec).display().to_string());
             }
         }
+        #[cfg(feature = "mcp")]
         if let Some(p) = &config.host.mcp_provider {
             let (p, _) = crate::plugin_path::resolve(p, base).map_err(|e| {
                 invalid(
@@ -321,28 +349,9 @@ impl HostConfig {
             config.host.mcp_provider = Some(p);
         }
         validate_settings(&config).map_err(|(k, m)| invalid(k, m))?;
-        if let Some(ca) = &config.host.registry.ca_file {
-            config.host.registry.ca_file = Some(base.join(ca));
-        }
-        for (i, registry) in config.host.registry.plain_http.iter().enumerate() {
-            if !crate::oci::is_loopback_registry(registry) {
-                return Err(invalid(
-                    format!("host.registry.plain_http[{i}]"),
-                    format!("{registry} is not a loopback registry; plain HTTP is allowed only for localhost, 127.0.0.0/8 and [::1]"),
-                ));
-            }
-        }
-        for (key, value) in [
-            ("timeout_ms", config.host.registry.timeout_ms),
-            ("total_timeout_ms", config.host.registry.total_timeout_ms),
-        ] {
-            if value == Some(0) {
-                return Err(invalid(
-                    format!("host.registry.{key}"),
-                    "must be at least 1 (0 would fail every request)".into(),
-                ));
-            }
-        }
+        #[cfg(feature = "oci")]
+        oci_plugins::check_registry(&mut config.host.registry, base)
+            .map_err(|(k, m)| invalid(k, m))?;
         let max_wasm = config.host.max_wasm_bytes();
         validate_scopes(&config.scopes).map_err(|(k, m)| invalid(k, m))?;
         let declared: HashMap<&str, ()> = config
@@ -393,6 +402,9 @@ impl HostConfig {
                     ),
                 ));
             }
+            #[cfg(not(feature = "oci"))]
+            missing::oci_plugin(i, plugin).map_err(|(k, m)| invalid(k, m))?;
+            #[cfg(feature = "oci")]
             if let Some(text) = plugin.wasm.to_str().filter(|t| crate::oci::is_oci(t)) {
                 let reference = crate::oci::OciReference::parse(text).map_err(|message| {
                     invalid(
@@ -452,7 +464,9 @@ impl HostConfig {
                 }
             }
         }
+        #[cfg(feature = "mcp")]
         let mut names = HashMap::new();
+        #[cfg(feature = "mcp")]
         for (i, mcp) in config.mcp.iter_mut().enumerate() {
             check_scope(format!("mcp[{i}].scope"), &mcp.scope)?;
             if !crate::mcp::valid_server_name(&mcp.name) {
@@ -501,6 +515,7 @@ impl HostConfig {
 
     /// The instruction-provider plugin of `[[mcp]]` entry `index`: its own `provider`, else
     /// `[host] mcp_provider`. `None` only for a config built in memory without either.
+    #[cfg(feature = "mcp")]
     pub fn mcp_provider(&self, index: usize) -> Option<&Path> {
         let entry = self.mcp.get(index)?;
         entry
@@ -572,6 +587,7 @@ fn validate_settings(config: &HostConfig) -> Result<(), (String, String)> {
             }
         }
     }
+    #[cfg(feature = "mcp")]
     for (i, mcp) in config.mcp.iter().enumerate() {
         if let Some(value) = mcp.max_instruction_tokens {
             let key = format!("mcp[{i}].max_instruction_tokens");

@@ -28,8 +28,7 @@ use crate::projection::{run_step, StepInput, StepOutcome};
 use crate::prompt::CancelToken;
 use crate::prompt::{
     join_context_sections, render_context_sections_within, render_prompt_within, AssembleContext,
-    Assembly, EntryKind, Fiber, NamedText, ObserverId, PromptConfig, Registry, RenderError,
-    BUILT_IN_OWNER,
+    Assembly, EntryKind, Fiber, ObserverId, PromptConfig, Registry, RenderError, BUILT_IN_OWNER,
 };
 use crate::session::{AssistantReply, ModelRequest, Session, ToolResult};
 use crate::wasm::{LoadedPlugin, PluginCode, PluginSource, RuntimeConfig, WasmRuntime};
@@ -38,18 +37,31 @@ mod error;
 mod facts;
 mod gen_ai_provider;
 mod kept;
+#[cfg(feature = "mcp")]
+mod mcp_entries;
+#[cfg(feature = "mcp")]
 mod mcp_servers;
+#[cfg(feature = "mcp")]
 mod mcp_start;
+#[cfg(feature = "oci")]
 mod oci_source;
 mod scopes;
 mod side_by_side;
 mod spans;
 mod steps;
+#[cfg(feature = "tokens")]
 mod token_counts;
+#[cfg(not(feature = "mcp"))]
+mod without_mcp;
+#[cfg(not(feature = "tokens"))]
+mod without_tokens;
 
 pub use error::{Blame, HostError};
 pub use facts::Facts;
-pub use kept::{KeptMcp, KeptPlugin, ToolOwner};
+#[cfg(feature = "mcp")]
+pub use kept::KeptMcp;
+pub use kept::{KeptPlugin, ToolOwner};
+#[cfg(feature = "mcp")]
 pub use mcp_servers::{provider_plugin_name, McpId, McpSpec};
 pub use scopes::UnknownScope;
 
@@ -81,6 +93,7 @@ pub struct Host {
     runtime: WasmRuntime,
     plugins: Mutex<BTreeMap<PluginId, LoadedPlugin>>,
     /// MCP servers, each feeding its instruction-provider plugin (see `mcp_servers`).
+    #[cfg(feature = "mcp")]
     mcp: Mutex<BTreeMap<McpId, crate::mcp::McpBridge>>,
     next_id: AtomicU64,
     /// The declared scope keys: every other key is refused.
@@ -88,11 +101,13 @@ pub struct Host {
     /// The host's own global variables (`model`, `cwd`, `provider`); never disposed.
     _host_variables: Fiber,
     /// The tokenizers: `[prompt] tokenizer` and those named per call.
+    #[cfg(feature = "tokens")]
     tokenizers: token_counts::Tokenizers,
     /// Whether the rendered prompt and context are span attributes (off unless asked:
     /// [`Host::record_prompt_in_spans`]).
     prompt_in_spans: AtomicBool,
     /// Where `oci://` plugins loaded at run time come from.
+    #[cfg(feature = "oci")]
     oci_source: Mutex<oci_source::OciSource>,
 }
 
@@ -104,19 +119,13 @@ pub const HOST_VARIABLES: [&str; 3] = ["provider", "model", "cwd"];
 impl Host {
     /// A host with no plugins.
     pub fn new(prompt: PromptConfig, runtime: RuntimeConfig) -> Result<Self, HostError> {
+        #[cfg(feature = "tokens")]
         let tokenizers = token_counts::Tokenizers::configured(&prompt)?;
+        #[cfg(not(feature = "tokens"))]
+        without_tokens::refuse_token_settings(&prompt)?;
         let registry = Registry::new(prompt).map_err(HostError::Prompt)?;
-        let oci_source = oci_source::OciSource {
-            settings: crate::oci::RegistrySettings {
-                max_bytes: runtime.max_wasm_bytes,
-                ..crate::oci::RegistrySettings::default()
-            },
-            cache_dir: runtime
-                .cache_dir
-                .clone()
-                .unwrap_or_else(crate::wasm::default_cache_dir),
-            lock: None,
-        };
+        #[cfg(feature = "oci")]
+        let oci_source = oci_source::OciSource::for_runtime(&runtime);
         let runtime = WasmRuntime::new(runtime).map_err(HostError::Wasm)?;
         let fiber = registry.fiber(BUILT_IN_OWNER, None);
         for name in HOST_VARIABLES {
@@ -129,12 +138,15 @@ impl Host {
             registry,
             runtime,
             plugins: Mutex::new(BTreeMap::new()),
+            #[cfg(feature = "mcp")]
             mcp: Mutex::new(BTreeMap::new()),
             next_id: AtomicU64::new(1),
             scopes: scopes::Scopes::default(),
             _host_variables: fiber,
+            #[cfg(feature = "tokens")]
             tokenizers,
             prompt_in_spans: AtomicBool::new(false),
+            #[cfg(feature = "oci")]
             oci_source: Mutex::new(oci_source),
         })
     }
@@ -173,26 +185,11 @@ impl Host {
             runtime.pooling = Some(pooling.pooling());
         }
         runtime.max_wasm_bytes = config.host.max_wasm_bytes();
-        if let Some(plugin) = config
-            .plugins
-            .iter()
-            .find(|p| p.oci.is_some() && p.oci_component.is_none())
-        {
-            return Err(HostError::Oci(crate::oci::OciError::Plugin {
-                plugin: plugin.name.clone(),
-                message: format!(
-                    "{} is not fetched yet: call prompt_host::oci::prepare on the configuration first (the command line does)",
-                    plugin.wasm.display()
-                ),
-            }));
-        }
-        let cache_dir = config.oci_cache_dir(runtime.cache_dir.as_deref());
+        #[cfg(feature = "oci")]
+        let oci_source = oci_source::OciSource::configured(config, &runtime)?;
         let host = Self::new(config.prompt.clone(), runtime)?;
-        host.set_oci_source(oci_source::OciSource {
-            settings: config.registry_settings(),
-            cache_dir,
-            lock: config.oci_lock_path(),
-        });
+        #[cfg(feature = "oci")]
+        host.set_oci_source(oci_source);
         // Every key first: a parent may be declared after its children.
         for scope in &config.scopes {
             host.scopes.declare(&scope.name);
@@ -270,8 +267,9 @@ impl Host {
                 Err(error) => return Err(error),
             }
         }
+        #[cfg(feature = "mcp")]
         for index in 0..config.mcp.len() {
-            host.connect_mcp(mcp_spec(config, index, host.tokenizer())?)?;
+            host.connect_mcp(mcp_entries::mcp_spec(config, index, host.tokenizer())?)?;
         }
         Ok(host)
     }
@@ -520,148 +518,6 @@ impl Host {
 
 fn scope_label(scope: Option<&str>) -> String {
     scope.unwrap_or("global").to_string()
-}
-
-/// The connection of `[[mcp]]` entry `index`, its instruction budget counted with
-/// `tokenizer` (`[prompt] tokenizer`); a missing provider or tokenizer is a config error.
-fn mcp_spec(
-    config: &HostConfig,
-    index: usize,
-    tokenizer: Option<&Arc<crate::tokens::Tokenizer>>,
-) -> Result<McpSpec, HostError> {
-    let entry = &config.mcp[index];
-    let provider = config.mcp_provider(index).ok_or_else(|| {
-        HostError::Config(crate::config::ConfigFileError::Invalid {
-            path: shown_path(config),
-            key: format!("mcp[{index}].provider"),
-            message: format!(
-                "MCP server \"{}\" has no instruction-provider plugin; set mcp[{index}].provider or [host] mcp_provider",
-                entry.name
-            ),
-        })
-    })?;
-    // Relative paths in the entry mean "next to host.toml", like every other path there:
-    // the server runs in that directory, and a relative command path is resolved against it.
-    let dir = config
-        .path
-        .as_deref()
-        .and_then(Path::parent)
-        .map(|d| {
-            if d.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                d
-            }
-        })
-        .map(Path::to_path_buf);
-    let invalid = |key: String, message: String| {
-        HostError::Config(crate::config::ConfigFileError::Invalid {
-            path: shown_path(config),
-            key,
-            message,
-        })
-    };
-    let server = match (&entry.command, &entry.url) {
-        (Some(command), _) => {
-            let command = match &dir {
-                Some(dir) if command.contains('/') && Path::new(command).is_relative() => {
-                    dir.join(command).display().to_string()
-                }
-                _ => command.clone(),
-            };
-            let mut server = crate::mcp::McpServerSpec::new(entry.name.clone(), command)
-                .args(entry.args.clone())
-                .env(entry.env.clone());
-            server.dir = dir;
-            server
-        }
-        (None, Some(url)) => {
-            let remote = remote_server(entry, url, index, |name| std::env::var(name).ok())
-                .map_err(|(key, message)| invalid(key, message))?;
-            crate::mcp::McpServerSpec::remote(entry.name.clone(), remote)
-        }
-        (None, None) => {
-            return Err(invalid(
-                format!("mcp[{index}].command"),
-                "expected `command` or `url`".into(),
-            ))
-        }
-    };
-    let lifecycle = match entry.lifecycle {
-        crate::config::McpLifecycleConfig::Auto => crate::mcp::McpLifecycle::Auto,
-        crate::config::McpLifecycleConfig::Discover => crate::mcp::McpLifecycle::Discover,
-        crate::config::McpLifecycleConfig::Initialize => crate::mcp::McpLifecycle::Initialize,
-    };
-    let server = server
-        .timeout(std::time::Duration::from_millis(entry.timeout_ms))
-        .lifecycle(lifecycle)
-        .instructions(entry.instructions)
-        .required(entry.required);
-    let server = match entry.start_wait_ms {
-        Some(ms) => server.start_wait(std::time::Duration::from_millis(ms)),
-        None => server,
-    };
-    let server = match (entry.max_instruction_tokens, tokenizer) {
-        (None, _) => server,
-        (Some(max), Some(tokenizer)) => server.instruction_budget(
-            crate::mcp::InstructionBudget::new(max, Arc::clone(tokenizer)),
-        ),
-        (Some(_), None) => {
-            return Err(HostError::BudgetNeedsTokenizer {
-                budget: format!("mcp[{index}].max_instruction_tokens"),
-            })
-        }
-    };
-    let mut spec = McpSpec::new(server, provider)
-        .config(serde_json::to_value(&entry.config).unwrap_or_default());
-    spec.scope = entry.scope.clone();
-    Ok(spec)
-}
-
-/// The remote server of `[[mcp]]` entry `index` at `url`: its secrets resolved with
-/// `lookup` (the environment), its timeouts and CA file; `(key, message)` naming the entry's
-/// key when a secret cannot be resolved (the message names the variable, never a value).
-fn remote_server(
-    entry: &crate::config::McpConfig,
-    url: &str,
-    index: usize,
-    lookup: impl Fn(&str) -> Option<String>,
-) -> Result<crate::mcp::RemoteServer, (String, String)> {
-    use crate::mcp::{resolve_secret, ClientCredentials, RemoteServer, Secret};
-    let mut remote = RemoteServer::new(url).timeouts(
-        std::time::Duration::from_millis(entry.connect_timeout_ms),
-        std::time::Duration::from_millis(entry.idle_timeout_ms),
-    );
-    for (name, value) in &entry.headers {
-        let value = resolve_secret(value, &lookup)
-            .map_err(|m| (format!("mcp[{index}].headers.{name}"), m))?;
-        remote = remote.header(name.clone(), Secret::new(value));
-    }
-    if let Some(ca) = &entry.ca_file {
-        remote = remote.ca_file(ca.clone());
-    }
-    if let Some(oauth) = &entry.oauth {
-        let secret = resolve_secret(&oauth.client_secret, &lookup)
-            .map_err(|m| (format!("mcp[{index}].oauth.client_secret"), m))?;
-        let mut grant =
-            ClientCredentials::new(&oauth.token_url, &oauth.client_id, Secret::new(secret));
-        grant.scopes = oauth
-            .scope
-            .as_deref()
-            .map(|s| s.split_whitespace().map(str::to_owned).collect())
-            .unwrap_or_default();
-        grant.resource = oauth.resource.clone();
-        remote = remote.oauth(grant);
-    }
-    Ok(remote)
-}
-
-fn shown_path(config: &HostConfig) -> String {
-    config
-        .path
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "host.toml".into())
 }
 
 impl StepOptions {

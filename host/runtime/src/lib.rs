@@ -29,17 +29,44 @@
 //!   and budgets (the `prompt-host-tokens` crate); [`oci`]: plugins from OCI registries (the
 //!   `prompt-host-oci` crate); [`peer`]: what the host takes from a network peer (the
 //!   `prompt-host-peer` crate).
+//!
+//! # Features
+//!
+//! All on by default; an embedder that runs Wasm plugins alone turns them off
+//! (`default-features = false`) and compiles no MCP client, OCI client, tokenizer or
+//! HTTP/TLS stack. Plugins, scopes, sessions, policy, host.toml and the [`Host`] API work
+//! in every build. A host.toml or a call that asks for what a build lacks is refused with
+//! an error naming the entry and the feature, never ignored.
+//!
+//! - `mcp`: MCP servers (`[[mcp]]`, [`Host::connect_mcp`], the `mcp` module), with rmcp,
+//!   reqwest, rustls and oauth2; turns on `tokens` (instruction budgets are counted in
+//!   tokens).
+//! - `oci`: plugins from OCI registries (`wasm = "oci://…"`, `[host.registry]`,
+//!   [`Host::fetch_oci`], the `oci` module).
+//! - `tokens`: token counts and budgets (`[prompt] tokenizer`, `max_prompt_tokens`,
+//!   `max_context_tokens`, [`Host::token_report`], the `tokens` module), with tiktoken-rs
+//!   and Hugging Face tokenizers.
+//!
+//! The `peer` module comes with `mcp` or `oci`.
 
 pub mod config;
+// Only in a build without one of the default features (the public API of a default build
+// stays as it was): the type its refusals name the missing feature with.
+#[cfg(not(all(feature = "mcp", feature = "oci", feature = "tokens")))]
+pub mod feature;
 pub mod host;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod plugin_path;
 pub mod policy;
 pub mod wasm;
 
 pub use prompt_host_core::{projection, prompt, session};
+#[cfg(feature = "oci")]
 pub use prompt_host_oci as oci;
+#[cfg(any(feature = "mcp", feature = "oci"))]
 pub use prompt_host_peer as peer;
+#[cfg(feature = "tokens")]
 pub use prompt_host_tokens as tokens;
 
 // Child processes in a group of their own, ended with the host. Used by the command line
@@ -63,12 +90,14 @@ pub mod fault;
 pub use prompt_host_core::blocking;
 
 pub use config::HostConfig;
-pub use host::{Facts, Host, HostError, McpId, McpSpec, PluginId, Rendered, StepOptions};
+pub use host::{Facts, Host, HostError, PluginId, Rendered, StepOptions};
+#[cfg(feature = "mcp")]
+pub use host::{McpId, McpSpec};
 pub use policy::PluginSpec;
 pub use prompt::PromptConfig;
 pub use wasm::{LoadedPlugin, PluginCode, PluginSource, RuntimeConfig, WasmRuntime};
 
-#[cfg(test)]
+#[cfg(all(test, feature = "oci"))]
 mod tests {
     /// A component pulled from a registry may be as large as one read from a file.
     #[test]

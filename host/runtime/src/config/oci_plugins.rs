@@ -118,3 +118,34 @@ impl HostConfig {
         Ok(())
     }
 }
+
+/// `[host.registry]` checked and its `ca_file` resolved against the file's directory `base`;
+/// `(key, message)` names what is wrong.
+pub(super) fn check_registry(
+    registry: &mut super::RegistryConfig,
+    base: &Path,
+) -> Result<(), (String, String)> {
+    if let Some(ca) = &registry.ca_file {
+        registry.ca_file = Some(base.join(ca));
+    }
+    for (i, host) in registry.plain_http.iter().enumerate() {
+        if !oci::is_loopback_registry(host) {
+            return Err((
+                format!("host.registry.plain_http[{i}]"),
+                format!("{host} is not a loopback registry; plain HTTP is allowed only for localhost, 127.0.0.0/8 and [::1]"),
+            ));
+        }
+    }
+    for (key, value) in [
+        ("timeout_ms", registry.timeout_ms),
+        ("total_timeout_ms", registry.total_timeout_ms),
+    ] {
+        if value == Some(0) {
+            return Err((
+                format!("host.registry.{key}"),
+                "must be at least 1 (0 would fail every request)".into(),
+            ));
+        }
+    }
+    Ok(())
+}

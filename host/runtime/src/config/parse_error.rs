@@ -17,7 +17,8 @@ const MAX_MESSAGE_BYTES: usize = 1024;
 /// unknown field …`), and the snippet to show below it (empty without a place).
 pub(super) fn describe(error: &toml::de::Error, text: &str) -> (String, String) {
     // toml's message can take lines of its own (`invalid string` / `expected …`): one line.
-    let said = crate::peer::shown_within(&one_line(error.message()), MAX_MESSAGE_BYTES);
+    let said =
+        prompt_host_core::escape::shown_within(&one_line(error.message()), MAX_MESSAGE_BYTES);
     match error.span().and_then(|span| place(text, span)) {
         Some(place) => (
             format!("line {}, column {}: {said}", place.line, place.column),
@@ -25,7 +26,10 @@ pub(super) fn describe(error: &toml::de::Error, text: &str) -> (String, String) 
         ),
         // No place: toml's text names the key instead (`missing field … in `plugin``).
         None => (
-            crate::peer::shown_within(&one_line(&error.to_string()), MAX_MESSAGE_BYTES),
+            prompt_host_core::escape::shown_within(
+                &one_line(&error.to_string()),
+                MAX_MESSAGE_BYTES,
+            ),
             String::new(),
         ),
     }

@@ -8,7 +8,9 @@ fn parse(text: &str) -> Result<HostConfig, ConfigFileError> {
 fn empty_file_gives_defaults() {
     let c = parse("").unwrap();
     assert_eq!(c.prompt, PromptConfig::default());
-    assert!(c.scopes.is_empty() && c.plugins.is_empty() && c.mcp.is_empty());
+    assert!(c.scopes.is_empty() && c.plugins.is_empty());
+    #[cfg(feature = "mcp")]
+    assert!(c.mcp.is_empty());
 }
 
 #[test]
@@ -106,6 +108,7 @@ fn plugin_scope_must_be_declared() {
     );
 }
 
+#[cfg(feature = "mcp")]
 #[test]
 fn mcp_name_is_checked() {
     let e = parse("[[mcp]]\nname = \"bad name\"\ncommand = \"x\"\n")
@@ -126,6 +129,7 @@ fn plugin_config_becomes_json() {
     assert_eq!(v["n"], 2);
 }
 
+#[cfg(feature = "mcp")]
 #[test]
 fn mcp_needs_a_provider() {
     let e = parse("[[mcp]]\nname = \"fx\"\ncommand = \"x\"\n")
@@ -137,6 +141,7 @@ fn mcp_needs_a_provider() {
     );
 }
 
+#[cfg(feature = "mcp")]
 #[test]
 fn mcp_provider_defaults_to_the_host_one_resolved_against_the_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -184,6 +189,7 @@ fn pooling_table_overrides_only_the_keys_it_names() {
     );
 }
 
+#[cfg(feature = "oci")]
 #[test]
 fn oci_plugins_are_gathered_and_pinned_from_plain_resolutions() {
     let component = format!("sha256:{}", "a".repeat(64));
@@ -238,4 +244,62 @@ fn oci_plugins_are_gathered_and_pinned_from_plain_resolutions() {
         assert_eq!(plugin.wasm, Path::new("store/blob"));
         assert_eq!(plugin.oci_component, Some("a".repeat(64)));
     }
+}
+
+/// The refusal a build without `feature` gives for what host.toml asks of it.
+#[cfg(not(all(feature = "mcp", feature = "oci", feature = "tokens")))]
+fn refusal(text: &str) -> String {
+    parse(text).expect_err("refused").to_string()
+}
+
+#[cfg(not(feature = "mcp"))]
+#[test]
+fn without_mcp_an_mcp_entry_is_refused_by_name() {
+    let e = refusal("[[mcp]]\nname = \"docs\"\ncommand = \"x\"\n");
+    assert_eq!(
+        e,
+        "host.toml: [[mcp]] \"docs\": this build of prompt-host has no MCP support (the crate feature \"mcp\")"
+    );
+    // An entry without a name is named by its place.
+    let e = refusal("[[mcp]]\ncommand = \"x\"\n");
+    assert!(e.contains("mcp[0]") && e.contains("feature \"mcp\""), "{e}");
+    let e = refusal("[host]\nmcp_provider = \"mcp-instructions\"\n");
+    assert!(
+        e.contains("host.mcp_provider") && e.contains("feature \"mcp\""),
+        "{e}"
+    );
+}
+
+#[cfg(not(feature = "oci"))]
+#[test]
+fn without_oci_an_oci_plugin_and_registry_settings_are_refused() {
+    let e = refusal(
+        "[[plugin]]\nname = \"greeter\"\nwasm = \"oci://localhost:5000/plugins/greeter:1.0\"\n",
+    );
+    assert_eq!(
+        e,
+        "host.toml: plugin[0].wasm: plugin \"greeter\" (\"oci://localhost:5000/plugins/greeter:1.0\"): \
+         this build of prompt-host has no OCI registry support (the crate feature \"oci\")"
+    );
+    let e = refusal("[host.registry]\nplain_http = [\"localhost:5000\"]\n");
+    assert!(
+        e.contains("host.registry") && e.contains("feature \"oci\""),
+        "{e}"
+    );
+}
+
+#[cfg(not(feature = "tokens"))]
+#[test]
+fn without_tokens_a_tokenizer_or_budget_is_refused() {
+    let e = refusal("[prompt]\ntokenizer = \"o200k_base\"\n");
+    assert_eq!(
+        e,
+        "host.toml: prompt.tokenizer = \"o200k_base\": this build of prompt-host has no tokenizer support (the crate feature \"tokens\")"
+    );
+    // A budget is refused for the feature, not for the missing tokenizer it would need.
+    let e = refusal("[prompt]\nmax_context_tokens = 100\n");
+    assert!(
+        e.contains("prompt.max_context_tokens = 100") && e.contains("feature \"tokens\""),
+        "{e}"
+    );
 }

@@ -3,6 +3,7 @@
 use thiserror::Error;
 
 use crate::config::ConfigFileError;
+#[cfg(feature = "mcp")]
 use crate::mcp::McpBridgeError;
 use crate::prompt::{AssembleError, ConfigError, RegisterError, RenderError, ScopeError};
 use crate::session::AppendError;
@@ -61,9 +62,11 @@ pub enum HostError {
     #[error(transparent)]
     Wasm(WasmError),
     /// An `oci://` plugin that could not be fetched, verified or locked.
+    #[cfg(feature = "oci")]
     #[error(transparent)]
     Oci(crate::oci::OciError),
     /// An MCP server could not be connected (the message names server and scope).
+    #[cfg(feature = "mcp")]
     #[error(transparent)]
     Mcp(#[from] McpBridgeError),
     /// The route a step asked for cannot be prepared (unknown, no model, an option its API
@@ -92,6 +95,7 @@ pub enum HostError {
     },
     /// A rendering is over a token budget (`[prompt] max_prompt_tokens` or
     /// `max_context_tokens`); the error names its largest parts and who registered them.
+    #[cfg(feature = "tokens")]
     #[error("rendering for scope \"{scope}\" failed: {error}")]
     OverTokenBudget {
         /// The scope rendered for.
@@ -100,22 +104,38 @@ pub enum HostError {
         error: Box<crate::tokens::OverTokenBudget>,
     },
     /// The `[prompt] tokenizer` of the configuration could not be loaded.
+    #[cfg(feature = "tokens")]
     #[error("[prompt] tokenizer")]
     ConfiguredTokenizer(#[source] crate::tokens::TokenizerError),
     /// A tokenizer named for one call could not be loaded, or a tokenizer could not count.
+    #[cfg(feature = "tokens")]
     #[error(transparent)]
     Tokenizer(crate::tokens::TokenizerError),
     /// Token counts were asked for with no tokenizer to count them.
+    #[cfg(feature = "tokens")]
     #[error(
         "no tokenizer to count tokens with: set [prompt] tokenizer in host.toml or name one \
          (o200k_base, cl100k_base or a path to a tokenizer.json file)"
     )]
     NoTokenizer,
     /// A token budget was set with no `[prompt] tokenizer` to count it.
+    #[cfg(feature = "tokens")]
     #[error("{budget}: a token budget needs prompt.tokenizer, the tokenizer that counts it")]
     BudgetNeedsTokenizer {
         /// The budget's key (`prompt.max_prompt_tokens`, `mcp[0].max_instruction_tokens`, …).
         budget: String,
+    },
+    /// The configuration or a call asked for what this build of prompt-host was compiled
+    /// without (an MCP server, an `oci://` plugin, a tokenizer or token budget). Only in a
+    /// build without one of the default features, so a server matching every variant of a
+    /// default build is not affected.
+    #[cfg(not(all(feature = "mcp", feature = "oci", feature = "tokens")))]
+    #[error("{entry}: {feature}")]
+    MissingFeature {
+        /// What asked for it: `[prompt] tokenizer "o200k_base"`, ….
+        entry: String,
+        /// The feature the build lacks.
+        feature: crate::feature::Feature,
     },
     /// An assistant reply or tool result was refused, or a step was taken while tool calls
     /// were open. Nothing was written.

@@ -1,10 +1,13 @@
 //! What the host reports about what it keeps: its plugins, the owners of fixed tools, its
 //! MCP servers. Named structs, so a new field is not a breaking change.
 
+#[cfg(feature = "mcp")]
 use crate::mcp::McpStatus;
 use crate::policy::Grants;
 
-use super::{McpId, PluginId};
+#[cfg(feature = "mcp")]
+use super::McpId;
+use super::PluginId;
 
 /// A plugin the host keeps (see [`crate::Host::plugins`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +36,7 @@ pub struct ToolOwner {
 }
 
 /// An MCP server the host keeps, and where it stands (see [`crate::Host::mcp_status`]).
+#[cfg(feature = "mcp")]
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct KeptMcp {

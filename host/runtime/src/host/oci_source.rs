@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 
 use super::{Host, HostError};
+use crate::config::HostConfig;
 use crate::oci::{OciReference, RegistrySettings, Resolution};
+use crate::wasm::RuntimeConfig;
 
 /// The registry settings, content store and lock a host fetches run-time plugins with.
 #[derive(Debug, Clone)]
@@ -13,6 +15,50 @@ pub(crate) struct OciSource {
     pub(crate) settings: RegistrySettings,
     pub(crate) cache_dir: PathBuf,
     pub(crate) lock: Option<PathBuf>,
+}
+
+impl OciSource {
+    /// A host's own, without a host.toml: the default registry settings with the
+    /// runtime's size cap, the store beside the compile cache, no lock.
+    pub(super) fn for_runtime(runtime: &RuntimeConfig) -> Self {
+        Self {
+            settings: RegistrySettings {
+                max_bytes: runtime.max_wasm_bytes,
+                ..RegistrySettings::default()
+            },
+            cache_dir: runtime
+                .cache_dir
+                .clone()
+                .unwrap_or_else(crate::wasm::default_cache_dir),
+            lock: None,
+        }
+    }
+
+    /// The source of a host built from `config` with `runtime`: `[host.registry]`, the lock
+    /// beside host.toml. Refused when an `oci://` plugin of `config` was not fetched yet.
+    pub(super) fn configured(
+        config: &HostConfig,
+        runtime: &RuntimeConfig,
+    ) -> Result<Self, HostError> {
+        if let Some(plugin) = config
+            .plugins
+            .iter()
+            .find(|p| p.oci.is_some() && p.oci_component.is_none())
+        {
+            return Err(HostError::Oci(crate::oci::OciError::Plugin {
+                plugin: plugin.name.clone(),
+                message: format!(
+                    "{} is not fetched yet: call prompt_host::oci::prepare on the configuration first (the command line does)",
+                    plugin.wasm.display()
+                ),
+            }));
+        }
+        Ok(Self {
+            settings: config.registry_settings(),
+            cache_dir: config.oci_cache_dir(runtime.cache_dir.as_deref()),
+            lock: config.oci_lock_path(),
+        })
+    }
 }
 
 impl Host {

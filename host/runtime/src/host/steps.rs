@@ -55,15 +55,7 @@ impl Host {
             // Counted only while a subscriber records the span, with `[prompt] tokenizer`;
             // the counts are remembered by text, so an unchanged prompt is not counted again
             // (a token budget has usually counted it already). A count that fails is left out.
-            let tokenizer = self.tokenizer();
-            let tokens = tokenizer.and_then(|t| {
-                Some(spans::SpanTokens {
-                    tokenizer: t.name(),
-                    prompt: t.count(&rendered.prompt).ok()?,
-                    context: t.count(&rendered.context).ok()?,
-                })
-            });
-            spans::record_render(&span, &rendered, tokens, content);
+            spans::record_render(&span, &rendered, self.span_tokens(&rendered), content);
         }
         Ok(rendered)
     }

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::prompt::cache_prefix::section_spans;
+use crate::prompt::NamedText;
 use crate::session::route::RouteName;
 use crate::tokens::{self, BudgetError, TokenBudgeted, TokenReport, Tokenizer};
 
@@ -115,6 +116,17 @@ impl Host {
         tokens::token_report(tokenizer, rendered, max_bytes, route).map_err(|e| match e {
             tokens::TokenReportError::Render(source) => self.render_error(scope, source),
             tokens::TokenReportError::Tokenizer(source) => HostError::Tokenizer(source),
+        })
+    }
+
+    /// The token counts of `rendered` for its span, with `[prompt] tokenizer`; `None`
+    /// without one, or when a count fails.
+    pub(super) fn span_tokens<'a>(&'a self, rendered: &Rendered) -> Option<spans::SpanTokens<'a>> {
+        let tokenizer = self.tokenizer()?;
+        Some(spans::SpanTokens {
+            tokenizer: tokenizer.name(),
+            prompt: tokenizer.count(&rendered.prompt).ok()?,
+            context: tokenizer.count(&rendered.context).ok()?,
         })
     }
 

@@ -11,7 +11,8 @@
 //! The crates split out of the runtime stay off its dependency stacks: read from Cargo.lock,
 //! `prompt-host-tokens` and `prompt-host-mcp` reach no wasmtime; `prompt-host-oci` and
 //! `prompt-host-peer` reach neither wasmtime nor a tokenizer, and none of them reaches the
-//! runtime itself.
+//! runtime itself. Read from `cargo tree`: `prompt-host` without its default features
+//! compiles no MCP, OCI, tokenizer or HTTP/TLS crate, and `prompt-host-core` no wasmtime.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -777,4 +778,76 @@ fn the_lock_reader_finds_the_runtime_stack() {
     assert!(runtime.contains("prompt-host-tokens"));
     assert!(runtime.contains("prompt-host-oci"));
     assert!(runtime.contains("tiktoken-rs"));
+}
+
+/// The crates `cargo tree -e normal` lists with `args` (one package and its features), by
+/// name: the dependencies this platform would compile, features resolved. `--offline`: the
+/// lock and the local registry cache answer, never the network.
+fn cargo_tree(args: &[&str]) -> BTreeSet<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let output = std::process::Command::new(env!("CARGO"))
+        .current_dir(&root)
+        .args(["tree", "-e", "normal", "--prefix", "none", "--offline"])
+        .args(args)
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        output.status.success(),
+        "cargo tree {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // Each line is `name vX.Y.Z [(path)] [(*)]`.
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(String::from)
+        .collect()
+}
+
+/// The crates an embedder of Wasm plugins alone compiles without: those of the `mcp`, `oci`
+/// and `tokens` features.
+const FEATURE_CRATES: [&str; 11] = [
+    "rmcp",
+    "oci-client",
+    "tokenizers",
+    "tiktoken-rs",
+    "reqwest",
+    "rustls",
+    "oauth2",
+    "prompt-host-mcp",
+    "prompt-host-oci",
+    "prompt-host-peer",
+    "prompt-host-tokens",
+];
+
+#[test]
+fn the_runtime_without_default_features_compiles_no_network_or_tokenizer_stack() {
+    let tree = cargo_tree(&["-p", "prompt-host", "--no-default-features"]);
+    // The runtime itself is there: an empty answer would pass the check below for nothing.
+    assert!(tree.contains("wasmtime"), "no wasmtime in {tree:?}");
+    let found: Vec<&str> = FEATURE_CRATES
+        .into_iter()
+        .filter(|c| tree.contains(*c))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "prompt-host --no-default-features compiles {}",
+        found.join(", ")
+    );
+    // …and the default build has them, so the names above are the crates' real names.
+    let default = cargo_tree(&["-p", "prompt-host"]);
+    let missing: Vec<&str> = FEATURE_CRATES
+        .into_iter()
+        .filter(|c| *c != "oci-client" && !default.contains(*c))
+        .collect();
+    assert!(missing.is_empty(), "the default build lacks {missing:?}");
+}
+
+#[test]
+fn the_core_compiles_no_wasmtime() {
+    let tree = cargo_tree(&["-p", "prompt-host-core"]);
+    assert!(tree.contains("prompt-host-core"), "{tree:?}");
+    let found = banned_in(&tree, &["wasmtime"]);
+    assert!(found.is_empty(), "prompt-host-core compiles {found:?}");
 }
