@@ -55,84 +55,53 @@ string_set! {
     BreakpointPlace = ["system", "tools", "message"]
 }
 
-/// Written as [`RouteName::as_str`].
-impl JsonSchema for RouteName {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RouteName".into()
-    }
+/// Declares the schema of an enum written as its `as_str`: the strings of `$all`, which lists
+/// every variant.
+macro_rules! as_str_schema {
+    ($ty:ident, $all:expr) => {
+        #[doc = concat!("Written as [`", stringify!($ty), "::as_str`].")]
+        impl JsonSchema for $ty {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($ty).into()
+            }
 
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        strings(RouteName::ALL.map(RouteName::as_str))
-    }
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                strings($all.map($ty::as_str))
+            }
+        }
+    };
 }
 
-/// Written as [`HeaderReason::as_str`].
-impl JsonSchema for HeaderReason {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "HeaderReason".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        strings(
-            [
-                HeaderReason::Initial,
-                HeaderReason::Resume,
-                HeaderReason::Change,
-                HeaderReason::Series,
-            ]
-            .map(HeaderReason::as_str),
-        )
-    }
-}
-
-/// Written as [`SystemPlacement::as_str`].
-impl JsonSchema for SystemPlacement {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SystemPlacement".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        strings(
-            [
-                SystemPlacement::FirstMessage,
-                SystemPlacement::TopLevelSystem,
-                SystemPlacement::Instructions,
-            ]
-            .map(SystemPlacement::as_str),
-        )
-    }
-}
-
-/// Written as [`ReasoningForm::as_str`].
-impl JsonSchema for ReasoningForm {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ReasoningForm".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        strings(
-            [
-                ReasoningForm::ReasoningContent,
-                ReasoningForm::ThinkingBlocks,
-                ReasoningForm::ReasoningItems,
-            ]
-            .map(ReasoningForm::as_str),
-        )
-    }
-}
-
-/// Written as [`ToolErrorForm::as_str`].
-impl JsonSchema for ToolErrorForm {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ToolErrorForm".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        strings(
-            [ToolErrorForm::StatedInContent, ToolErrorForm::IsErrorFlag].map(ToolErrorForm::as_str),
-        )
-    }
-}
+as_str_schema!(RouteName, RouteName::ALL);
+as_str_schema!(
+    HeaderReason,
+    [
+        HeaderReason::Initial,
+        HeaderReason::Resume,
+        HeaderReason::Change,
+        HeaderReason::Series,
+    ]
+);
+as_str_schema!(
+    SystemPlacement,
+    [
+        SystemPlacement::FirstMessage,
+        SystemPlacement::TopLevelSystem,
+        SystemPlacement::Instructions,
+    ]
+);
+as_str_schema!(
+    ReasoningForm,
+    [
+        ReasoningForm::ReasoningContent,
+        ReasoningForm::ThinkingBlocks,
+        ReasoningForm::ReasoningItems,
+    ]
+);
+as_str_schema!(
+    ToolErrorForm,
+    [ToolErrorForm::StatedInContent, ToolErrorForm::IsErrorFlag]
+);
 
 /// The body as it is sent: one of the three routes' bodies.
 impl JsonSchema for ModelRequest {

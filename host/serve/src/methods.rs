@@ -198,11 +198,7 @@ pub(super) async fn dispatch(
             let p: params::Step = parse(params)?;
             let facts = p.facts.into_facts()?.signal(signal.clone());
             let (measure, facts) = Measure::asked(host, &p.tokens, p.timings, facts)?;
-            let mut options = StepOptions::default();
-            options.route = params::route_spec(p.route)?;
-            options.in_history = p.in_history;
-            options.starts_series = p.starts_series;
-            options.user_texts = p.user;
+            let options = step_options(p.route, p.in_history, p.starts_series, p.user)?;
             let session = state.open(&p.session)?;
             let (rendered, outcome) = host
                 .step(session, p.scope.as_deref(), facts, &options)
@@ -217,10 +213,7 @@ pub(super) async fn dispatch(
             let p: params::Retry = parse(params)?;
             let facts = p.facts.into_facts()?.signal(signal.clone());
             let (measure, facts) = Measure::asked(host, &p.tokens, p.timings, facts)?;
-            let mut options = StepOptions::default();
-            options.route = params::route_spec(p.route)?;
-            options.in_history = p.in_history;
-            options.starts_series = p.starts_series;
+            let options = step_options(p.route, p.in_history, p.starts_series, Vec::new())?;
             let Some((scope, previous)) = state.last.take() else {
                 return Err(session_error(
                     &p.session,
@@ -249,6 +242,21 @@ pub(super) async fn dispatch(
             .await
             .map(Answer::Json),
     }
+}
+
+/// A step's (or retry's) flags from its params.
+fn step_options(
+    route: Option<Value>,
+    in_history: bool,
+    starts_series: bool,
+    user_texts: Vec<String>,
+) -> Result<StepOptions, RpcError> {
+    let mut options = StepOptions::default();
+    options.route = params::route_spec(route)?;
+    options.in_history = in_history;
+    options.starts_series = starts_series;
+    options.user_texts = user_texts;
+    Ok(options)
 }
 
 /// The JSON text of `value`.
