@@ -86,13 +86,15 @@ fn generator(settings: SchemaSettings) -> SchemaGenerator {
         .into_generator()
 }
 
-/// Two changes to what schemars writes. An object whose keys are all known refuses others,
-/// as the server does (params) and as a client may rely on (results); an open object says so
-/// (`additionalProperties: true`). And a number's Rust width (`"format": "uint64"`) is left
+/// Two changes to what schemars writes. An object whose keys are all known (none, for `{}`)
+/// refuses others, as the server does (params) and as a client may rely on (results); an
+/// open object says so (`additionalProperties: true`). And a number's Rust width (`"format": "uint64"`) is left
 /// out: it is no format JSON Schema defines, and validators in strict mode refuse unknown
 /// formats (`minimum: 0` says what a client needs).
 fn tidy(schema: &mut Schema) {
-    if schema.get("properties").is_some() && schema.get("additionalProperties").is_none() {
+    let object = schema.get("properties").is_some()
+        || schema.get("type").and_then(serde_json::Value::as_str) == Some("object");
+    if object && schema.get("additionalProperties").is_none() {
         schema.insert("additionalProperties".into(), false.into());
     }
     let rust_width = schema
