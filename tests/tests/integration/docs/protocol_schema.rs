@@ -143,3 +143,19 @@ fn a_key_missing_from_a_heading_is_found() {
     );
     assert_ne!(listed("{session}"), listed_keys);
 }
+
+/// `describe` lists the notifications the schema describes, no more and no fewer.
+#[test]
+fn the_schema_describes_every_notification_describe_lists() {
+    let doc = schema::document();
+    let described: Vec<&str> = doc["$defs"]["Notification"]["oneOf"]
+        .as_array()
+        .expect("Notification is a oneOf")
+        .iter()
+        .filter_map(|v| v["properties"]["method"]["const"].as_str())
+        .collect();
+    assert_eq!(
+        described,
+        prompt_host_serve::protocol::notifications::NOTIFICATIONS
+    );
+}
