@@ -20,6 +20,7 @@ export type ErrorKind =
   | "scope"
   | "unknown-scope"
   | "session"
+  | "conflict"
   | "conversation"
   | "replay"
   | "unknown-plugin"
@@ -59,6 +60,10 @@ export interface ErrorData {
   tokenizer?: string;
   /** `token-budget`: the rendering's tokens (`limit` is the budget). */
   tokens?: number;
+  /** `conflict`: the seq this server would have written. */
+  expected?: number;
+  /** `conflict`: the session's next seq in the store (another writer appended first). */
+  actual?: number;
 }
 
 /** The `error` object of a response. */

@@ -22,6 +22,7 @@ mod panics;
 mod prefix;
 mod route_args;
 pub mod serve;
+mod sessions;
 mod telemetry;
 
 /// prompt-host: assemble an agent's system prompt from sandboxed Wasm plugins.
@@ -83,8 +84,9 @@ pub enum Command {
         /// Where and for whom.
         #[command(flatten)]
         target: Target,
-        /// The session log (JSON lines); created by the step's first write when missing.
-        #[arg(long)]
+        /// The session: a log file (JSON lines; created by the step's first write when
+        /// missing) or `sqlite:PATH#ID`.
+        #[arg(long, env = "PROMPT_HOST_SESSION")]
         session: PathBuf,
         /// Which provider API the request is prepared for, and how.
         #[command(flatten)]
@@ -101,8 +103,8 @@ pub enum Command {
     },
     /// Append the model's reply to a session log: text, reasoning, tool calls.
     Assistant {
-        /// The session log.
-        #[arg(long)]
+        /// The session: a log file or `sqlite:PATH#ID`.
+        #[arg(long, env = "PROMPT_HOST_SESSION")]
         session: PathBuf,
         /// The reply's text.
         #[arg(long)]
@@ -125,8 +127,8 @@ pub enum Command {
     },
     /// Append a tool's result to a session log; it must answer an open tool call.
     ToolResult {
-        /// The session log.
-        #[arg(long)]
+        /// The session: a log file or `sqlite:PATH#ID`.
+        #[arg(long, env = "PROMPT_HOST_SESSION")]
         session: PathBuf,
         /// The id of the tool call it answers.
         #[arg(long = "call-id")]
@@ -138,10 +140,16 @@ pub enum Command {
         #[arg(long)]
         error: bool,
     },
+    /// Operate session stores: list, export, import, copy, prune, migrate.
+    Sessions {
+        /// What to do.
+        #[command(subcommand)]
+        command: sessions::SessionsCommand,
+    },
     /// Print the request a past step returned, rebuilt from the session log alone.
     Replay {
-        /// The session log.
-        #[arg(long)]
+        /// The session: a log file or `sqlite:PATH#ID`.
+        #[arg(long, env = "PROMPT_HOST_SESSION")]
         session: PathBuf,
         /// The step (default: the newest completed one).
         #[arg(long)]
@@ -563,6 +571,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             error,
         } => conversation::tool_result(&session, call_id, content, error),
         Command::Replay { session, step } => conversation::replay(&session, step),
+        Command::Sessions { command } => sessions::run(command),
         Command::Serve {
             config,
             max_request_bytes,

@@ -130,6 +130,7 @@ pub fn command_span(command: &super::Command) -> tracing::Span {
         Command::Pull { .. } => ("pull", "prompt-host pull"),
         Command::Push { .. } => ("push", "prompt-host push"),
         Command::Lock { .. } => ("lock", "prompt-host lock"),
+        Command::Sessions { .. } => ("sessions", "prompt-host sessions"),
     };
     tracing::info_span!(
         target: "prompt_host::command",

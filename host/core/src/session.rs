@@ -11,6 +11,7 @@
 //! Loaded events are not published to anybody: consumers such as the runtime-context
 //! projection restore their state from the log, then follow the events appended after.
 
+pub(crate) mod admin;
 pub(crate) mod conversation;
 pub(crate) mod depth;
 pub(crate) mod derive;
@@ -21,9 +22,12 @@ pub(crate) mod message;
 pub(crate) mod op;
 pub(crate) mod replay;
 pub mod route;
+pub(crate) mod store;
 pub(crate) mod surface;
 
 mod file;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 
 #[cfg(test)]
 mod tests;
@@ -32,6 +36,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+pub use admin::{
+    delete_session, list_sessions, migrate_store, StoreError, StoreName, StoredSession,
+};
 pub use conversation::{
     assistant_event, open_calls, tool_calls, tool_result_event, AssistantReply, ConversationError,
     ProviderReply, ToolCall, ToolResult, Usage,
@@ -48,6 +55,7 @@ pub use format::{FORMAT_VERSION, HEADER};
 pub use message::{new_message_id, text_content, ContentBlock, Message, MessageData, Source};
 pub use op::{SurfaceIntent, SurfaceOp, MAX_SAFE_SEQ};
 pub use replay::{context_in_force, last_step, request_at, ReplayError};
+pub use store::{check_id, NameError, SessionName, MAX_SESSION_ID, SQLITE_SCHEME};
 pub use surface::Surface;
 
 use file::LogFile;
@@ -113,11 +121,24 @@ impl OpenReport {
     }
 }
 
-/// An open session log. Holds an exclusive lock on the file until dropped.
+/// Where an open session's events are written.
+#[derive(Debug)]
+enum Log {
+    /// A JSON-lines file, locked until the session is dropped.
+    File(LogFile),
+    /// A session of a SQLite database: appends conditional on the next seq.
+    #[cfg(feature = "sqlite")]
+    Sqlite(sqlite::SqliteLog),
+}
+
+/// An open session log: a log file (locked until dropped), or a session of a store whose
+/// appends are conditional on the seq this session last saw (see [`SessionName`]).
 #[derive(Debug)]
 pub struct Session {
     id: SessionId,
-    file: LogFile,
+    log: Log,
+    /// The session's name as errors show it: the file's path, or `sqlite:DB#ID`.
+    name: PathBuf,
     events: Vec<Event>,
     surface: Surface,
     poisoned: bool,
@@ -144,8 +165,135 @@ impl Session {
     /// left byte for byte as it was; a torn last line is cut off, a complete last event
     /// that only lacks its newline gets it, and a header cut short gets its rest — each
     /// durably, and each reported in the [`OpenReport`].
+    ///
+    /// A name `sqlite:PATH#ID` opens session `ID` of a SQLite database instead
+    /// ([`SessionName`]; [`Session::open_sqlite`]).
     pub fn open(path: impl AsRef<Path>) -> Result<(Self, OpenReport), OpenError> {
-        let path = path.as_ref();
+        match SessionName::parse(path.as_ref())? {
+            SessionName::File(path) => Self::open_file(&path),
+            SessionName::Sqlite { db, id } => Self::open_sqlite(db, &id),
+        }
+    }
+
+    /// Open session `id` of the SQLite database at `db` (created when missing), replaying
+    /// its rows by the log's rules. Appends through it are written only when no other
+    /// writer appended since it read the session ([`AppendError::Conflict`]).
+    #[cfg(feature = "sqlite")]
+    pub fn open_sqlite(db: impl AsRef<Path>, id: &str) -> Result<(Self, OpenReport), OpenError> {
+        let db = db.as_ref();
+        check_id(id)?;
+        let name = PathBuf::from(
+            SessionName::Sqlite {
+                db: db.to_path_buf(),
+                id: id.to_owned(),
+            }
+            .to_string(),
+        );
+        let (log, rows) = sqlite::SqliteLog::open(db, id).map_err(|e| OpenError::Store {
+            path: name.clone(),
+            error: Box::new(e),
+        })?;
+        let (events, surface) = replay_rows(&name, rows)?;
+        let report = OpenReport {
+            events: events.len(),
+            ..OpenReport::default()
+        };
+        let loaded = events.len();
+        let session = Self {
+            id: SessionId::fresh(),
+            log: Log::Sqlite(log),
+            name,
+            events,
+            surface,
+            poisoned: false,
+            loaded,
+            header_pending: false,
+            syncs: 0,
+        };
+        Ok((session, report))
+    }
+
+    /// Without the `sqlite` feature: refused, naming the feature.
+    #[cfg(not(feature = "sqlite"))]
+    pub fn open_sqlite(db: impl AsRef<Path>, id: &str) -> Result<(Self, OpenReport), OpenError> {
+        Err(OpenError::NoStore {
+            path: PathBuf::from(
+                SessionName::Sqlite {
+                    db: db.as_ref().to_path_buf(),
+                    id: id.to_owned(),
+                }
+                .to_string(),
+            ),
+            store: "SQLite",
+            feature: "sqlite",
+        })
+    }
+
+    /// The events of the session `name` (a log file or `sqlite:DB#ID`), read and validated
+    /// without opening it for appends: nothing is locked, created, repaired or written. A
+    /// log file's torn last line is left out (and counted in the report), as opening would
+    /// cut it. What `prompt-host sessions export` and `copy` read.
+    pub fn read(name: impl AsRef<Path>) -> Result<(Vec<Event>, OpenReport), OpenError> {
+        match SessionName::parse(name.as_ref())? {
+            SessionName::File(path) => {
+                let io_err = |error| OpenError::Io {
+                    path: path.clone(),
+                    error,
+                };
+                let (mut file, meta) =
+                    crate::fsutil::open_regular(&path, std::fs::OpenOptions::new().read(true))
+                        .map_err(|e| match crate::fsutil::not_regular(&e) {
+                            Some(not) => OpenError::NotRegular {
+                                path: path.clone(),
+                                kind: not.kind,
+                            },
+                            None => io_err(e),
+                        })?;
+                let bytes =
+                    crate::fsutil::read_exact_size(&mut file, meta.len()).map_err(io_err)?;
+                let replay = format::replay(&path, &bytes)?;
+                let mut report = OpenReport {
+                    events: replay.events.len(),
+                    legacy: replay.legacy,
+                    ..OpenReport::default()
+                };
+                if let Repair::Cut { keep } = replay.repair {
+                    report.recovered_torn_bytes = bytes.len() - keep;
+                }
+                Ok((replay.events, report))
+            }
+            SessionName::Sqlite { db, id } => Self::read_sqlite(&db, &id),
+        }
+    }
+
+    #[cfg(feature = "sqlite")]
+    fn read_sqlite(db: &Path, id: &str) -> Result<(Vec<Event>, OpenReport), OpenError> {
+        let name = PathBuf::from(
+            SessionName::Sqlite {
+                db: db.to_path_buf(),
+                id: id.to_owned(),
+            }
+            .to_string(),
+        );
+        let rows = sqlite::read(db, id).map_err(|e| OpenError::Store {
+            path: name.clone(),
+            error: Box::new(e),
+        })?;
+        let (events, _) = replay_rows(&name, rows)?;
+        let report = OpenReport {
+            events: events.len(),
+            ..OpenReport::default()
+        };
+        Ok((events, report))
+    }
+
+    #[cfg(not(feature = "sqlite"))]
+    fn read_sqlite(db: &Path, id: &str) -> Result<(Vec<Event>, OpenReport), OpenError> {
+        Self::open_sqlite(db, id).map(|(session, report)| (session.events, report))
+    }
+
+    /// Open a log file (what [`Session::open`] does with a plain path).
+    fn open_file(path: &Path) -> Result<(Self, OpenReport), OpenError> {
         let (mut file, bytes) = LogFile::open(path)?;
         let replay = format::replay(path, &bytes)?;
         let io_err = |source| OpenError::Io {
@@ -183,7 +331,8 @@ impl Session {
         let header_pending = replay.repair == Repair::WriteHeader;
         let session = Self {
             id: SessionId::fresh(),
-            file,
+            log: Log::File(file),
+            name: path.to_path_buf(),
             events: replay.events,
             surface: replay.surface,
             poisoned: false,
@@ -197,7 +346,7 @@ impl Session {
     /// Validate `candidate` as the next event, write it durably, then commit it in memory.
     pub fn append(&mut self, candidate: NewEvent) -> Result<&Event, AppendError> {
         let seq = self.events.len() as u64;
-        let path = self.file.path().to_path_buf();
+        let path = self.name.clone();
         if self.poisoned {
             return Err(AppendError::Poisoned { path });
         }
@@ -224,8 +373,33 @@ impl Session {
         &mut self,
         candidates: impl IntoIterator<Item = NewEvent>,
     ) -> Result<std::ops::Range<u64>, AppendError> {
+        let first = self.events.len() as u64;
+        let now = now_ms();
+        self.append_events(
+            candidates
+                .into_iter()
+                .enumerate()
+                .map(|(i, candidate)| candidate.into_event(first + i as u64, now)),
+        )
+    }
+
+    /// Append events read from another log as they are (their seqs, times and data): the
+    /// first must continue this log, and each is validated as [`Session::append_all`]
+    /// validates new ones, all or nothing. What `prompt-host sessions copy` and `import`
+    /// write, so that a copy replays byte for byte.
+    pub fn import_events(
+        &mut self,
+        events: impl IntoIterator<Item = Event>,
+    ) -> Result<std::ops::Range<u64>, AppendError> {
+        self.append_events(events.into_iter())
+    }
+
+    fn append_events(
+        &mut self,
+        events: impl Iterator<Item = Event>,
+    ) -> Result<std::ops::Range<u64>, AppendError> {
         let first = self.events.len();
-        let path = self.file.path().to_path_buf();
+        let path = self.name.clone();
         if self.poisoned {
             return Err(AppendError::Poisoned { path });
         }
@@ -233,9 +407,8 @@ impl Session {
         // session's own surface changes only once all of them are written.
         let mut surface = self.surface.clone();
         let mut lines = Vec::new();
-        for candidate in candidates {
+        for event in events {
             let seq = self.events.len() as u64;
-            let event = candidate.into_event(seq, now_ms());
             let checked = surface
                 .plan(&event, &self.events)
                 .and_then(|plan| Ok((plan, line_of(&event)?)));
@@ -269,34 +442,36 @@ impl Session {
 
     /// Write `lines` (whole lines, the first at `seq`) durably, with the header first when
     /// the log is new.
-    fn write(&mut self, mut lines: Vec<u8>, seq: u64) -> Result<(), AppendError> {
-        let path = self.file.path().to_path_buf();
-        if self.header_pending {
-            let io = |source| AppendError::Io {
-                path: path.clone(),
+    fn write(&mut self, lines: Vec<u8>, seq: u64) -> Result<(), AppendError> {
+        match &mut self.log {
+            Log::File(file) => write_file(
+                file,
+                &self.name,
+                &mut self.header_pending,
+                &mut self.poisoned,
+                lines,
                 seq,
-                error: source,
-            };
-            self.file.create().map_err(|e| match e {
-                file::CreateError::Taken => AppendError::CreatedMeanwhile { path: path.clone() },
-                file::CreateError::Io(source) => io(source),
-            })?;
-            // A crash must not lose the new file's directory entry; made durable before the
-            // event, so that a failure here has written nothing.
-            self.file.sync_parent_dir().map_err(io)?;
-            // One write: a crash leaves a header cut short, or a header and a torn event,
-            // both of which opening repairs.
-            lines.splice(0..0, format::header_line().iter().copied());
+            )?,
+            #[cfg(feature = "sqlite")]
+            Log::Sqlite(log) => {
+                let rows: Vec<&[u8]> = lines
+                    .split_inclusive(|&b| b == b'\n')
+                    .map(|line| &line[..line.len() - 1])
+                    .collect();
+                log.append(seq, &rows).map_err(|failure| match failure {
+                    sqlite::AppendFailure::Conflict { actual } => AppendError::Conflict {
+                        path: self.name.clone(),
+                        expected: seq,
+                        actual,
+                    },
+                    sqlite::AppendFailure::Store(e) => AppendError::Store {
+                        path: self.name.clone(),
+                        seq,
+                        error: Box::new(e),
+                    },
+                })?;
+            }
         }
-        if let Err((source, rolled_back)) = self.file.append(&lines) {
-            self.poisoned = !rolled_back;
-            return Err(AppendError::Io {
-                path,
-                seq,
-                error: source,
-            });
-        }
-        self.header_pending = false;
         self.syncs += 1;
         Ok(())
     }
@@ -323,14 +498,62 @@ impl Session {
         self.id
     }
 
-    /// The log path.
+    /// The log path; for a session of a store, its name (`sqlite:DB#ID`).
     pub fn path(&self) -> &Path {
-        self.file.path()
+        &self.name
     }
 
     /// The log path, owned.
     pub fn path_buf(&self) -> PathBuf {
-        self.file.path().to_path_buf()
+        self.name.clone()
+    }
+
+    /// Catch up with the events other writers appended to a shared store since this session
+    /// read it, validated by the log's rules; how many there were. A log file, which this
+    /// process holds alone, has none. Calling it before each use turns the next append's
+    /// [`AppendError::Conflict`] into a true race between writers, not a stale reader.
+    pub fn refresh(&mut self) -> Result<usize, OpenError> {
+        match &self.log {
+            Log::File(_) => Ok(0),
+            #[cfg(feature = "sqlite")]
+            Log::Sqlite(log) => {
+                let from = self.events.len();
+                let rows = log.rows_from(from as u64).map_err(|e| OpenError::Store {
+                    path: self.name.clone(),
+                    error: Box::new(e),
+                })?;
+                if rows.is_empty() {
+                    return Ok(0);
+                }
+                let mut surface = self.surface.clone();
+                for (seq, line) in rows {
+                    let checked = Event::from_line(&line)
+                        .and_then(|event| Ok((surface.plan(&event, &self.events)?, event)));
+                    match checked {
+                        Ok((plan, event)) => {
+                            surface.apply(plan);
+                            self.events.push(event);
+                        }
+                        Err(error) => {
+                            self.events.truncate(from);
+                            return Err(OpenError::Row {
+                                path: self.name.clone(),
+                                seq,
+                                error,
+                            });
+                        }
+                    }
+                }
+                self.surface = surface;
+                Ok(self.events.len() - from)
+            }
+        }
+    }
+
+    /// Whether the session lives in a store shared by several writers (whose appends may
+    /// be refused with [`AppendError::Conflict`]) rather than in a locked log file.
+    pub fn is_shared(&self) -> bool {
+        !matches!(self.log, Log::File(_))
     }
 
     /// Every committed event, in seq order.
@@ -359,6 +582,66 @@ impl Session {
             .messages()
             .to_vec()
     }
+}
+
+/// A store's rows replayed by the log's rules: the events and the surface they make; a row
+/// that is not a valid next event refuses the session, naming its seq.
+#[cfg(feature = "sqlite")]
+fn replay_rows(name: &Path, rows: sqlite::Rows) -> Result<(Vec<Event>, Surface), OpenError> {
+    let mut events: Vec<Event> = Vec::with_capacity(rows.len());
+    let mut surface = Surface::default();
+    for (seq, line) in rows {
+        let checked =
+            Event::from_line(&line).and_then(|event| Ok((surface.plan(&event, &events)?, event)));
+        let (plan, event) = checked.map_err(|error| OpenError::Row {
+            path: name.to_path_buf(),
+            seq,
+            error,
+        })?;
+        surface.apply(plan);
+        events.push(event);
+    }
+    Ok((events, surface))
+}
+
+/// Write `lines` (the first at `seq`) to the log file durably, creating it with its header
+/// when it is new. A write that could not be rolled back poisons the session.
+fn write_file(
+    file: &mut LogFile,
+    path: &Path,
+    header_pending: &mut bool,
+    poisoned: &mut bool,
+    mut lines: Vec<u8>,
+    seq: u64,
+) -> Result<(), AppendError> {
+    let path = path.to_path_buf();
+    if *header_pending {
+        let io = |source| AppendError::Io {
+            path: path.clone(),
+            seq,
+            error: source,
+        };
+        file.create().map_err(|e| match e {
+            file::CreateError::Taken => AppendError::CreatedMeanwhile { path: path.clone() },
+            file::CreateError::Io(source) => io(source),
+        })?;
+        // A crash must not lose the new file's directory entry; made durable before the
+        // event, so that a failure here has written nothing.
+        file.sync_parent_dir().map_err(io)?;
+        // One write: a crash leaves a header cut short, or a header and a torn event, both
+        // of which opening repairs.
+        lines.splice(0..0, format::header_line().iter().copied());
+    }
+    if let Err((source, rolled_back)) = file.append(&lines) {
+        *poisoned = !rolled_back;
+        return Err(AppendError::Io {
+            path,
+            seq,
+            error: source,
+        });
+    }
+    *header_pending = false;
+    Ok(())
 }
 
 /// The line `event` is written as, newline included: refused when it would nest deeper than

@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 
 use prompt_host::host::HostError;
 use prompt_host::prompt::{AssembleError, EntryKind, RenderError};
+use prompt_host::session::AppendError;
 use prompt_host::wasm::WasmError;
 
 /// JSON-RPC error codes.
@@ -40,6 +41,11 @@ pub struct RpcError {
 }
 
 impl RpcError {
+    /// Whether another writer appended to the session first (kind `conflict`).
+    pub fn is_conflict(&self) -> bool {
+        self.data.as_ref().is_some_and(|d| d["kind"] == "conflict")
+    }
+
     /// An error without data.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
         Self {
@@ -198,9 +204,20 @@ fn host_error_data(e: &HostError) -> Value {
         }
         HostError::Replay(_) => "replay",
         HostError::Route(_) => "route",
-        HostError::Session { path, .. } => {
+        HostError::Session { path, error } => {
             put("session", Some(path));
-            "session"
+            if let AppendError::Conflict {
+                expected, actual, ..
+            } = error
+            {
+                counts = vec![
+                    ("expected", *expected as usize),
+                    ("actual", *actual as usize),
+                ];
+                "conflict"
+            } else {
+                "session"
+            }
         }
     };
     for (key, count) in counts {

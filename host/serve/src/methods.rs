@@ -61,11 +61,20 @@ impl SessionState {
         self.session.is_none() && self.last.is_none()
     }
 
-    /// The open log at `path`, opening (and locking) it on first use.
+    /// The open log at `path`, opening (and locking) it on first use. A session of a shared
+    /// store first catches up with what other writers appended since this server read it.
     fn open(&mut self, path: &Path) -> Result<&mut Session, RpcError> {
-        if self.session.is_none() {
-            let (session, _) = Session::open(path).map_err(|e| session_error(path, e))?;
-            self.session = Some(session);
+        match &mut self.session {
+            None => {
+                let (session, _) = Session::open(path).map_err(|e| session_error(path, e))?;
+                self.session = Some(session);
+            }
+            Some(session) => {
+                if let Err(e) = session.refresh() {
+                    self.session = None;
+                    return Err(session_error(path, e));
+                }
+            }
         }
         self.session
             .as_mut()

@@ -7,3 +7,4 @@ pub(crate) mod details;
 pub(crate) mod dev_loop;
 pub(crate) mod outputs_unchanged;
 pub(crate) mod scaffold;
+pub(crate) mod sessions;

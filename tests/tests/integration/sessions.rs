@@ -6,3 +6,4 @@ pub(crate) mod attacked_logs;
 pub(crate) mod attacked_routes;
 pub(crate) mod files;
 pub(crate) mod routes;
+pub(crate) mod stores;

@@ -47,8 +47,9 @@ class PromptHostError(Exception):
     ``plugin``, ``export``, ``scope``, ``section``, ``context``, ``variable``,
     ``tool_provider``, ``listener``, ``session``, ``suggestion``, ``methods``, ``bytes``,
     ``limit``, ``budget``, ``tokenizer``, ``tokens`` (a ``token-budget`` error: the budget's
-    key, the tokenizer, the rendering's count; ``limit`` is the budget). ``method`` is the
-    method of the request that failed.
+    key, the tokenizer, the rendering's count; ``limit`` is the budget), ``expected``,
+    ``actual`` (a ``conflict``: the seq this writer would have written, the session's next
+    seq in its store). ``method`` is the method of the request that failed.
     """
 
     code: Optional[int]
@@ -72,6 +73,8 @@ class PromptHostError(Exception):
     budget: Optional[str]
     tokenizer: Optional[str]
     tokens: Optional[int]
+    expected: Optional[int]
+    actual: Optional[int]
 
     FIELDS = (
         "kind",
@@ -91,6 +94,8 @@ class PromptHostError(Exception):
         "budget",
         "tokenizer",
         "tokens",
+        "expected",
+        "actual",
     )
 
     def __init__(

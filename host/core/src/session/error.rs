@@ -228,6 +228,39 @@ pub enum OpenError {
         /// The log path.
         path: PathBuf,
     },
+    /// The session's name is malformed (see [`super::SessionName`]).
+    #[error(transparent)]
+    Name(#[from] super::store::NameError),
+    /// The name is of a store this build was compiled without.
+    #[error("session {path}: this build of prompt-host has no {store} store (it was built without the `{feature}` feature)")]
+    NoStore {
+        /// The session's name.
+        path: PathBuf,
+        /// The store named.
+        store: &'static str,
+        /// The cargo feature that brings it.
+        feature: &'static str,
+    },
+    /// The store failed to open or read (the database could not be opened, its schema is
+    /// newer than this build's, its rows are not contiguous).
+    #[error("session {path}: {error}")]
+    Store {
+        /// The session's name.
+        path: PathBuf,
+        /// What failed.
+        error: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A row of a store is not a valid event (someone else wrote it); the session is not
+    /// opened, and the store's other sessions are not affected.
+    #[error("session {path}, seq {seq}: {error}")]
+    Row {
+        /// The session's name.
+        path: PathBuf,
+        /// The row's seq.
+        seq: u64,
+        /// Why the row is refused.
+        error: EventError,
+    },
     /// A complete line is not a valid event.
     #[error("session log {path}, line {line}: {error}")]
     Line {
@@ -271,6 +304,28 @@ pub enum AppendError {
     CreatedMeanwhile {
         /// The log path.
         path: PathBuf,
+    },
+    /// Another writer appended to the session since this one read it: the store refused
+    /// this append, and nothing was written. Open the session again to continue from what
+    /// the other writer wrote.
+    #[error("session {path}: another writer appended first (this writer expected seq {expected}, the session is at seq {actual}); nothing was written (open the session again to continue)")]
+    Conflict {
+        /// The session's name.
+        path: PathBuf,
+        /// The seq this writer would have written.
+        expected: u64,
+        /// The session's next seq in the store.
+        actual: u64,
+    },
+    /// The store failed; its transaction was rolled back and nothing was written.
+    #[error("session {path}: writing event at seq {seq} failed: {error}")]
+    Store {
+        /// The session's name.
+        path: PathBuf,
+        /// The seq the first event would have had.
+        seq: u64,
+        /// What failed.
+        error: Box<dyn std::error::Error + Send + Sync>,
     },
     /// An earlier failed write could not be rolled back; the session refuses further appends
     /// until it is reopened (which recovers the torn tail).

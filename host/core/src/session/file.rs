@@ -112,11 +112,6 @@ impl LogFile {
         Ok(())
     }
 
-    /// The log path.
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Cut the file back to `len` bytes (a torn tail) and make that durable.
     pub(crate) fn truncate(&mut self, len: u64) -> io::Result<()> {
         let file = self.file.as_mut().ok_or_else(not_created)?;

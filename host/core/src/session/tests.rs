@@ -3,6 +3,8 @@
 
 mod crash;
 mod files;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -83,6 +83,8 @@ pub enum ErrorKind {
     UnknownScope,
     /// A session log could not be opened, read or written.
     Session,
+    /// Another writer appended to a shared session first; nothing was written.
+    Conflict,
     /// A conversation event was refused.
     Conversation,
     /// A step could not be derived again.
@@ -181,6 +183,12 @@ pub struct ErrorData {
     /// The tokens counted.
     #[schemars(skip_serializing_if = "Option::is_none")]
     pub tokens: Option<u64>,
+    /// `conflict`: the seq this server would have written.
+    #[schemars(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<u64>,
+    /// `conflict`: the session's next seq in the store.
+    #[schemars(skip_serializing_if = "Option::is_none")]
+    pub actual: Option<u64>,
 }
 
 /// The params of `$/cancelRequest`.

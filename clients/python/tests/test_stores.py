@@ -1,0 +1,55 @@
+"""Sessions in a SQLite database (``sqlite:PATH#ID``) through both transports: two hosts
+taking turns on one session each read what the other wrote; a ``conflict`` (two writers
+racing, tested in the Rust suite) carries the session and both seqs; bad names are refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from prompt_host import PromptHostError
+
+
+def test_two_hosts_on_one_sqlite_session_take_turns_and_each_catches_up(open_host, tmp_path: Path) -> None:
+    session = f"sqlite:{tmp_path / 'sessions.db'}#agent '7'; DROP TABLE events"
+    first, second = open_host(), open_host()
+    facts = {"model": "m"}
+    for turn in range(3):
+        # Each host's request first reads what the other one wrote: turns never conflict.
+        a = first.step(session, facts=facts, user=[f"turn {turn} from the first"])
+        assert a.step == 2 * turn
+        first.append_assistant(session, text="ok")
+        b = second.step(session, facts=facts, user=[f"turn {turn} from the second"])
+        assert b.step == 2 * turn + 1
+        second.append_assistant(session, text="ok")
+        replayed = first.request(session)
+        assert replayed.step == 2 * turn + 1
+        assert replayed.request == b.request
+
+
+def test_a_conflict_names_the_session_and_the_seqs() -> None:
+    error = PromptHostError.from_error(
+        {
+            "code": -32000,
+            "message": "session sqlite:s.db#a: another writer appended first (this writer expected seq 4, "
+            "the session is at seq 9); nothing was written (open the session again to continue)",
+            "data": {"kind": "conflict", "session": "sqlite:s.db#a", "expected": 4, "actual": 9},
+        }
+    )
+    assert (error.kind, error.session, error.expected, error.actual) == ("conflict", "sqlite:s.db#a", 4, 9)
+
+
+def test_bad_sqlite_session_names_are_refused_with_their_reason(host, tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    for name, reason in [
+        (f"sqlite:{db}#", 'session id "": is empty'),
+        (f"sqlite:{db}#a\x00b", "holds the control character U+0000"),
+        (f"sqlite:{db}#{'x' * 1_000_000}", "is 1000000 bytes long; at most 512 are allowed"),
+        (f"sqlite:{db}", "a SQLite session is named sqlite:PATH#ID"),
+    ]:
+        with pytest.raises(PromptHostError) as refused:
+            host.step(name, facts={"model": "m"}, user=["hi"])
+        assert refused.value.kind == "session"
+        assert reason in refused.value.message
+    assert not db.exists()

@@ -1,0 +1,260 @@
+//! One store contract, every backend: the same conversations give byte-identical requests and
+//! replays in a log file and in a SQLite database; two writers on one SQLite session, through
+//! the library and through two `serve` processes, lose nothing and interleave nothing.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::integration::support::cli::Deployment;
+use crate::integration::support::serve::Served;
+use prompt_host::session::route::{RouteName, RouteSpec};
+use prompt_host::session::{AppendError, AssistantReply, Session, ToolCall, ToolResult};
+use prompt_host::{Facts, Host, HostError, PromptConfig, RuntimeConfig, StepOptions};
+
+fn host() -> Host {
+    let prompt = PromptConfig::default()
+        .include_harness_identity(false)
+        .persona("You help on {{model}}.");
+    Host::new(prompt, RuntimeConfig::default()).unwrap()
+}
+
+/// Every request one conversation produced, each step's replay, and the final replays of
+/// every step: a conversation of each route, with tool calls, a tool error, a retry and a
+/// step whose route changes.
+async fn conversation(name: &Path) -> Vec<String> {
+    let host = host();
+    let (mut log, _) = Session::open(name).unwrap();
+    let mut out = Vec::new();
+    let facts = || Facts::new().with("model", "m1");
+    let mut steps = 0;
+    for (turn, route) in RouteName::ALL.iter().enumerate() {
+        let spec = RouteSpec::new(*route)
+            .model("m1")
+            .option("max_tokens", json!(256));
+        let options = StepOptions::default()
+            .route(spec.clone())
+            .user_texts(vec![format!("Question {turn}?")]);
+        let (rendered, step) = host.step(&mut log, None, facts(), &options).await.unwrap();
+        out.push(serde_json::to_string(&step.request).unwrap());
+        steps += 1;
+        let id = format!("call-{turn}");
+        host.append_assistant(
+            &mut log,
+            &AssistantReply::default()
+                .with_text("Looking.")
+                .with_tool_calls(vec![ToolCall::new(&id, "ls", json!({"path": "."}))]),
+        )
+        .unwrap();
+        host.append_tool_result(
+            &mut log,
+            &ToolResult {
+                call_id: id,
+                content: "no such directory".into(),
+                is_error: turn == 1,
+            },
+        )
+        .unwrap();
+        let options = StepOptions::default().route(spec);
+        let (_, step) = host.step(&mut log, None, facts(), &options).await.unwrap();
+        out.push(serde_json::to_string(&step.request).unwrap());
+        let (_, retried) = host
+            .retry(&mut log, None, &rendered, facts(), &options)
+            .unwrap();
+        out.push(serde_json::to_string(&retried.request).unwrap());
+        steps += 2;
+        host.append_assistant(&mut log, &AssistantReply::text(format!("Answer {turn}.")))
+            .unwrap();
+    }
+    for step in 0..steps {
+        let (_, request) = host.replay(&log, Some(step)).unwrap();
+        out.push(serde_json::to_string(&request).unwrap());
+    }
+    out
+}
+
+fn sqlite(dir: &Path, id: &str) -> PathBuf {
+    PathBuf::from(format!("sqlite:{}#{id}", dir.join("sessions.db").display()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_gives_the_same_requests_and_replays_in_a_file_and_in_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let in_file = conversation(&dir.path().join("s.jsonl")).await;
+    let in_sqlite = conversation(&sqlite(dir.path(), "s")).await;
+    assert_eq!(in_file.len(), 9 + 9);
+    for (i, (file, db)) in in_file.iter().zip(&in_sqlite).enumerate() {
+        assert_eq!(file, db, "request {i}");
+    }
+    // The SQLite session reopened: every step replays as it was sent.
+    let host = host();
+    let (log, report) = Session::open(sqlite(dir.path(), "s")).unwrap();
+    assert_eq!(report.events, log.events().len());
+    for step in 0..9 {
+        let (_, request) = host.replay(&log, Some(step)).unwrap();
+        assert_eq!(
+            serde_json::to_string(&request).unwrap(),
+            in_file[9 + step as usize]
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_behind_another_writer_is_told_conflict_and_steps_after_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = sqlite(dir.path(), "agent 7");
+    let host = host();
+    let facts = || Facts::new().with("model", "m1");
+    let (mut first, _) = Session::open(&name).unwrap();
+    let (mut second, _) = Session::open(&name).unwrap();
+    let ask = |q: &str| StepOptions::default().user_texts(vec![q.to_string()]);
+    host.step(&mut first, None, facts(), &ask("one"))
+        .await
+        .unwrap();
+    let events = first.events().len() as u64;
+    let err = host
+        .step(&mut second, None, facts(), &ask("two"))
+        .await
+        .unwrap_err();
+    match &err {
+        HostError::Session {
+            error: AppendError::Conflict {
+                expected, actual, ..
+            },
+            ..
+        } => assert_eq!((*expected, *actual), (0, events)),
+        other => panic!("{other}"),
+    }
+    assert_eq!(
+        err.to_string(),
+        format!("session {}: another writer appended first (this writer expected seq 0, the session is at seq {events}); nothing was written (open the session again to continue)", name.display())
+    );
+    let (mut second, _) = Session::open(&name).unwrap();
+    let (_, step) = host
+        .step(&mut second, None, facts(), &ask("two"))
+        .await
+        .unwrap();
+    assert_eq!(step.step, 1);
+    let (reopened, _) = Session::open(&name).unwrap();
+    assert_eq!(reopened.events(), second.events());
+}
+
+/// Two `serve` processes step one SQLite session in a tight loop, each from its own thread:
+/// every answered step is in the store once with its user message, seqs are contiguous, a
+/// step's events are never interleaved with another's, and every refusal is a `conflict`
+/// naming the session, after which the server goes on from what the other wrote.
+#[test]
+fn two_serve_processes_racing_on_one_sqlite_session_never_fork_it() {
+    let d = Deployment::new("[prompt]\ninclude_harness_identity = false\npersona = \"Terse.\"\n");
+    let name = sqlite(d.path("").as_path(), "shared");
+    let session = name.display().to_string();
+    const STEPS: usize = 40;
+    let answered: Vec<(Vec<String>, u64)> = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..2)
+            .map(|server| {
+                let (d, session) = (&d, session.clone());
+                scope.spawn(move || {
+                    let mut s = Served::start(
+                        &["--config", d.config().to_str().unwrap()],
+                        &d.path("cache"),
+                    );
+                    let (mut answered, mut conflicts) = (Vec::new(), 0u64);
+                    for i in 0..STEPS {
+                        let text = format!("server {server} step {i}");
+                        let reply = s.call(
+                            "step",
+                            json!({"session": session, "user": [text], "facts": {"model": "m"}}),
+                        );
+                        match reply.get("error") {
+                            None => answered.push(text),
+                            Some(error) => {
+                                assert_eq!(error["data"]["kind"], "conflict", "{error}");
+                                assert_eq!(
+                                    error["data"]["session"],
+                                    Value::String(session.clone())
+                                );
+                                assert!(
+                                    error["data"]["actual"].as_u64()
+                                        > error["data"]["expected"].as_u64(),
+                                    "{error}"
+                                );
+                                conflicts += 1;
+                            }
+                        }
+                    }
+                    (answered, conflicts)
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let (log, _) = Session::open(&name).unwrap();
+    for (i, event) in log.events().iter().enumerate() {
+        assert_eq!(event.seq, i as u64);
+    }
+    // Each step is step/start … step/end with nothing between from another step.
+    let kinds: Vec<&str> = log.events().iter().map(|e| e.kind.as_str()).collect();
+    let mut open = false;
+    for kind in &kinds {
+        match *kind {
+            prompt_host::session::STEP_START => {
+                assert!(!open, "a step began inside another: {kinds:?}");
+                open = true;
+            }
+            prompt_host::session::STEP_END => open = false,
+            _ => {}
+        }
+    }
+    let lines: Vec<String> = log
+        .events()
+        .iter()
+        .map(|e| String::from_utf8(e.to_line().unwrap()).unwrap())
+        .collect();
+    let mut total = 0;
+    for (texts, _) in &answered {
+        for text in texts {
+            let quoted = serde_json::to_string(text).unwrap();
+            let found = lines.iter().filter(|l| l.contains(&quoted)).count();
+            assert_eq!(found, 1, "{text} is in the log {found} times");
+            total += 1;
+        }
+    }
+    let steps = kinds
+        .iter()
+        .filter(|k| **k == prompt_host::session::STEP_START)
+        .count();
+    assert_eq!(steps, total);
+    let conflicts: u64 = answered.iter().map(|(_, c)| c).sum();
+    assert_eq!(total as u64 + conflicts, 2 * STEPS as u64);
+    eprintln!("{total} steps answered, {conflicts} conflicts");
+}
+
+/// Servers that take turns on one session are never behind: each request first catches up
+/// with what the other wrote, so turns never conflict and every replay is current.
+#[test]
+fn serve_processes_taking_turns_catch_up_without_conflicts() {
+    let d = Deployment::new("[prompt]\ninclude_harness_identity = false\npersona = \"Terse.\"\n");
+    let session = sqlite(d.path("").as_path(), "turns").display().to_string();
+    let start = || {
+        Served::start(
+            &["--config", d.config().to_str().unwrap()],
+            &d.path("cache"),
+        )
+    };
+    let mut servers = [start(), start()];
+    for round in 0..5u64 {
+        for (i, server) in servers.iter_mut().enumerate() {
+            let step = server.ok(
+                "step",
+                json!({"session": session, "user": [format!("round {round} from {i}")], "facts": {"model": "m"}}),
+            );
+            assert_eq!(step["step"], json!(round * 2 + i as u64));
+            server.ok(
+                "append_assistant",
+                json!({"session": session, "text": "ok"}),
+            );
+        }
+        let replayed = servers[0].ok("request", json!({"session": session}));
+        assert_eq!(replayed["step"], json!(round * 2 + 1));
+    }
+}
