@@ -1,5 +1,5 @@
 //! The session log: one durable append (write + fsync), one whole step of the reference
-//! deployment (its appends, in two durable writes), and opening + replaying + deriving the messages
+//! deployment (its appends, in one durable write), and opening + replaying + deriving the messages
 //! of a 100,000-event log. `cargo bench -p prompt-host-tests --bench session`.
 
 mod support;
@@ -111,7 +111,7 @@ fn main() {
                 black_box(outcome.request.messages().len())
             })
         });
-        println!("a reference step appends {events_per_step} events (in two durable writes)");
+        println!("a reference step appends {events_per_step} events (in one durable write)");
     }
     let big = dir.path().join("big.jsonl");
     big_log(&big);

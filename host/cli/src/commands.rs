@@ -163,8 +163,12 @@ pub async fn render(target: &Target, json: bool, counting: &Counting) -> anyhow:
 /// `prompt-host step`: one step against a session log; prints the model request.
 pub async fn step(target: &Target, session: &Path, options: StepOptions) -> anyhow::Result<()> {
     let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
-    let (mut log, report) = Session::open(session)
-        .with_context(|| format!("cannot open session log {}", session.display()))?;
+    let (mut log, report) = Session::open(session).with_context(|| {
+        format!(
+            "cannot open session log {}",
+            prompt_host::session::display_name(session)
+        )
+    })?;
     for notice in report.notices(session) {
         super::warn(&notice);
     }

@@ -12,8 +12,12 @@ use prompt_host::session::{assistant_event, tool_result_event};
 use prompt_host::session::{request_at, AssistantReply, Session, ToolCall, ToolResult};
 
 fn open(path: &Path) -> anyhow::Result<Session> {
-    let (session, report) = Session::open(path)
-        .with_context(|| format!("cannot open session log {}", path.display()))?;
+    let (session, report) = Session::open(path).with_context(|| {
+        format!(
+            "cannot open session log {}",
+            prompt_host::session::display_name(path)
+        )
+    })?;
     for notice in report.notices(path) {
         super::warn(&notice);
     }
@@ -40,7 +44,7 @@ pub fn assistant(
     reply.reasoning = reasoning;
     let mut session = open(path)?;
     let event = assistant_event(&session, &reply)
-        .with_context(|| format!("session log {}", path.display()))?;
+        .with_context(|| format!("session log {}", prompt_host::session::display_name(path)))?;
     let seq = session.append(event)?.seq;
     print_json(&serde_json::json!({ "seq": seq }))
 }
@@ -57,10 +61,10 @@ pub fn assistant_reply(path: &Path, reply: &str, route: Option<RouteName>) -> an
         .with_context(|| format!("--reply is not valid JSON: {}", excerpt(&text)))?;
     let mut session = open(path)?;
     let route = route.unwrap_or_else(|| context_in_force(session.events()).name);
-    let reply =
-        reply::parse(route, &value).with_context(|| format!("session log {}", path.display()))?;
+    let reply = reply::parse(route, &value)
+        .with_context(|| format!("session log {}", prompt_host::session::display_name(path)))?;
     let event = assistant_event(&session, &reply)
-        .with_context(|| format!("session log {}", path.display()))?;
+        .with_context(|| format!("session log {}", prompt_host::session::display_name(path)))?;
     let seq = session.append(event)?.seq;
     print_json(&serde_json::json!({ "seq": seq }))
 }
@@ -92,7 +96,7 @@ pub fn tool_result(
     };
     let mut session = open(path)?;
     let event = tool_result_event(&session, &result)
-        .with_context(|| format!("session log {}", path.display()))?;
+        .with_context(|| format!("session log {}", prompt_host::session::display_name(path)))?;
     let seq = session.append(event)?.seq;
     print_json(&serde_json::json!({ "seq": seq }))
 }

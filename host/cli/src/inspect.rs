@@ -369,14 +369,18 @@ const USAGE_SHOWN: usize = 5;
 fn session_report(out: &mut impl Write, path: &Path) -> anyhow::Result<()> {
     use prompt_host::session::ASSISTANT_MESSAGE;
     use prompt_host::session::{EventData, Session, Usage};
-    let (session, _) = Session::open(path)
-        .with_context(|| format!("cannot open session log {}", path.display()))?;
+    let (session, _) = Session::open(path).with_context(|| {
+        format!(
+            "cannot open session log {}",
+            prompt_host::session::display_name(path)
+        )
+    })?;
     writeln!(out)?;
     let route = prompt_host::session::context_in_force(session.events());
     writeln!(
         out,
         "session {} (route {}, model {}):",
-        path.display(),
+        prompt_host::session::display_name(path),
         route.name,
         route.model.as_deref().unwrap_or("none")
     )?;

@@ -123,23 +123,30 @@ fn export(session: &Path) -> anyhow::Result<()> {
 fn copy(from: &Path, to: &Path) -> anyhow::Result<()> {
     let (events, report) = read(from)?;
     warn_torn(from, report.recovered_torn_bytes);
-    let (mut target, _) =
-        Session::open(to).with_context(|| format!("cannot open session {}", to.display()))?;
+    let (mut target, _) = Session::open(to).with_context(|| {
+        format!(
+            "cannot open session {}",
+            prompt_host::session::display_name(to)
+        )
+    })?;
     if !target.events().is_empty() {
         bail!(
             "session {} already holds {} events; copy into a new session",
-            to.display(),
+            prompt_host::session::display_name(to),
             target.events().len()
         );
     }
     let n = events.len();
-    target
-        .import_events(events)
-        .with_context(|| format!("cannot write session {}", to.display()))?;
+    target.import_events(events).with_context(|| {
+        format!(
+            "cannot write session {}",
+            prompt_host::session::display_name(to)
+        )
+    })?;
     eprintln!(
         "copied {n} events from {} to {}",
-        from.display(),
-        to.display()
+        prompt_host::session::display_name(from),
+        prompt_host::session::display_name(to)
     );
     Ok(())
 }
@@ -167,14 +174,19 @@ fn prune(store: &str, older_than: Duration, dry_run: bool) -> anyhow::Result<()>
 }
 
 fn read(session: &Path) -> anyhow::Result<(Vec<Event>, prompt_host::session::OpenReport)> {
-    Session::read(session).with_context(|| format!("cannot read session {}", session.display()))
+    Session::read(session).with_context(|| {
+        format!(
+            "cannot read session {}",
+            prompt_host::session::display_name(session)
+        )
+    })
 }
 
 fn warn_torn(session: &Path, torn: usize) {
     if torn > 0 {
         super::warn(&format!(
             "session log {}: a torn last line ({torn} bytes) was left out",
-            session.display()
+            prompt_host::session::display_name(session)
         ));
     }
 }

@@ -26,6 +26,9 @@ pub(crate) mod store;
 pub(crate) mod surface;
 
 mod file;
+#[cfg(feature = "postgres")]
+mod postgres;
+mod shared;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
@@ -55,7 +58,10 @@ pub use format::{FORMAT_VERSION, HEADER};
 pub use message::{new_message_id, text_content, ContentBlock, Message, MessageData, Source};
 pub use op::{SurfaceIntent, SurfaceOp, MAX_SAFE_SEQ};
 pub use replay::{context_in_force, last_step, request_at, ReplayError};
-pub use store::{check_id, NameError, SessionName, MAX_SESSION_ID, SQLITE_SCHEME};
+pub use store::{
+    check_id, display_name, redact, NameError, SessionName, MAX_SESSION_ID, POSTGRES_SCHEMES,
+    SQLITE_SCHEME,
+};
 pub use surface::Surface;
 
 use file::LogFile;
@@ -126,9 +132,8 @@ impl OpenReport {
 enum Log {
     /// A JSON-lines file, locked until the session is dropped.
     File(LogFile),
-    /// A session of a SQLite database: appends conditional on the next seq.
-    #[cfg(feature = "sqlite")]
-    Sqlite(sqlite::SqliteLog),
+    /// A session of a store several writers share: appends conditional on the next seq.
+    Shared(shared::SharedLog),
 }
 
 /// An open session log: a log file (locked until dropped), or a session of a store whose
@@ -137,7 +142,8 @@ enum Log {
 pub struct Session {
     id: SessionId,
     log: Log,
-    /// The session's name as errors show it: the file's path, or `sqlite:DB#ID`.
+    /// The session's name as errors show it: the file's path, `sqlite:DB#ID`, or a
+    /// PostgreSQL URL without its password and `#ID`.
     name: PathBuf,
     events: Vec<Event>,
     surface: Surface,
@@ -149,6 +155,20 @@ pub struct Session {
     header_pending: bool,
     /// Durable writes made (see [`Session::durable_writes`]).
     syncs: u64,
+    /// Events validated and committed in memory but not written yet: a step's batches,
+    /// written as one ([`Session::stage`]).
+    staged: Option<Staged>,
+}
+
+/// What [`Session::stage`] holds back until [`Session::commit_staged`].
+#[derive(Debug)]
+struct Staged {
+    /// The first staged event's index.
+    first: usize,
+    /// The surface before the first staged event.
+    surface: Surface,
+    /// The staged events' lines.
+    lines: Vec<u8>,
 }
 
 impl Session {
@@ -166,34 +186,32 @@ impl Session {
     /// that only lacks its newline gets it, and a header cut short gets its rest — each
     /// durably, and each reported in the [`OpenReport`].
     ///
-    /// A name `sqlite:PATH#ID` opens session `ID` of a SQLite database instead
-    /// ([`SessionName`]; [`Session::open_sqlite`]).
+    /// A name `sqlite:PATH#ID` or `postgres://…#ID` opens a session of a shared store
+    /// instead ([`SessionName`]; [`Session::open_sqlite`]).
     pub fn open(path: impl AsRef<Path>) -> Result<(Self, OpenReport), OpenError> {
         match SessionName::parse(path.as_ref())? {
             SessionName::File(path) => Self::open_file(&path),
-            SessionName::Sqlite { db, id } => Self::open_sqlite(db, &id),
+            other => Self::open_shared(&other),
         }
     }
 
     /// Open session `id` of the SQLite database at `db` (created when missing), replaying
     /// its rows by the log's rules. Appends through it are written only when no other
-    /// writer appended since it read the session ([`AppendError::Conflict`]).
-    #[cfg(feature = "sqlite")]
+    /// writer appended since it read the session ([`AppendError::Conflict`]). Without the
+    /// `sqlite` feature, refused naming it.
     pub fn open_sqlite(db: impl AsRef<Path>, id: &str) -> Result<(Self, OpenReport), OpenError> {
-        let db = db.as_ref();
         check_id(id)?;
-        let name = PathBuf::from(
-            SessionName::Sqlite {
-                db: db.to_path_buf(),
-                id: id.to_owned(),
-            }
-            .to_string(),
-        );
-        let (log, rows) = sqlite::SqliteLog::open(db, id).map_err(|e| OpenError::Store {
-            path: name.clone(),
-            error: Box::new(e),
-        })?;
-        let (events, surface) = replay_rows(&name, rows)?;
+        Self::open_shared(&SessionName::Sqlite {
+            db: db.as_ref().to_path_buf(),
+            id: id.to_owned(),
+        })
+    }
+
+    /// Open a session of a shared store and replay its rows.
+    fn open_shared(name: &SessionName) -> Result<(Self, OpenReport), OpenError> {
+        let shown = shared::shown(name);
+        let (log, rows) = shared::SharedLog::open(name)?;
+        let (events, surface) = replay_rows(&shown, rows)?;
         let report = OpenReport {
             events: events.len(),
             ..OpenReport::default()
@@ -201,35 +219,20 @@ impl Session {
         let loaded = events.len();
         let session = Self {
             id: SessionId::fresh(),
-            log: Log::Sqlite(log),
-            name,
+            log: Log::Shared(log),
+            name: shown,
             events,
             surface,
             poisoned: false,
             loaded,
             header_pending: false,
             syncs: 0,
+            staged: None,
         };
         Ok((session, report))
     }
 
-    /// Without the `sqlite` feature: refused, naming the feature.
-    #[cfg(not(feature = "sqlite"))]
-    pub fn open_sqlite(db: impl AsRef<Path>, id: &str) -> Result<(Self, OpenReport), OpenError> {
-        Err(OpenError::NoStore {
-            path: PathBuf::from(
-                SessionName::Sqlite {
-                    db: db.as_ref().to_path_buf(),
-                    id: id.to_owned(),
-                }
-                .to_string(),
-            ),
-            store: "SQLite",
-            feature: "sqlite",
-        })
-    }
-
-    /// The events of the session `name` (a log file or `sqlite:DB#ID`), read and validated
+    /// The events of the session `name` (a log file or a shared store's), read and validated
     /// without opening it for appends: nothing is locked, created, repaired or written. A
     /// log file's torn last line is left out (and counted in the report), as opening would
     /// cut it. What `prompt-host sessions export` and `copy` read.
@@ -262,34 +265,16 @@ impl Session {
                 }
                 Ok((replay.events, report))
             }
-            SessionName::Sqlite { db, id } => Self::read_sqlite(&db, &id),
-        }
-    }
-
-    #[cfg(feature = "sqlite")]
-    fn read_sqlite(db: &Path, id: &str) -> Result<(Vec<Event>, OpenReport), OpenError> {
-        let name = PathBuf::from(
-            SessionName::Sqlite {
-                db: db.to_path_buf(),
-                id: id.to_owned(),
+            other => {
+                let rows = shared::SharedLog::read(&other)?;
+                let (events, _) = replay_rows(&shared::shown(&other), rows)?;
+                let report = OpenReport {
+                    events: events.len(),
+                    ..OpenReport::default()
+                };
+                Ok((events, report))
             }
-            .to_string(),
-        );
-        let rows = sqlite::read(db, id).map_err(|e| OpenError::Store {
-            path: name.clone(),
-            error: Box::new(e),
-        })?;
-        let (events, _) = replay_rows(&name, rows)?;
-        let report = OpenReport {
-            events: events.len(),
-            ..OpenReport::default()
-        };
-        Ok((events, report))
-    }
-
-    #[cfg(not(feature = "sqlite"))]
-    fn read_sqlite(db: &Path, id: &str) -> Result<(Vec<Event>, OpenReport), OpenError> {
-        Self::open_sqlite(db, id).map(|(session, report)| (session.events, report))
+        }
     }
 
     /// Open a log file (what [`Session::open`] does with a plain path).
@@ -339,6 +324,7 @@ impl Session {
             loaded,
             header_pending,
             syncs: 0,
+            staged: None,
         };
         Ok((session, report))
     }
@@ -346,21 +332,7 @@ impl Session {
     /// Validate `candidate` as the next event, write it durably, then commit it in memory.
     pub fn append(&mut self, candidate: NewEvent) -> Result<&Event, AppendError> {
         let seq = self.events.len() as u64;
-        let path = self.name.clone();
-        if self.poisoned {
-            return Err(AppendError::Poisoned { path });
-        }
-        let invalid = |source| AppendError::Invalid {
-            path: path.clone(),
-            seq,
-            error: source,
-        };
-        let event = candidate.into_event(seq, now_ms());
-        let plan = self.surface.plan(&event, &self.events).map_err(invalid)?;
-        let line = line_of(&event).map_err(invalid)?;
-        self.write(line, seq)?;
-        self.surface.apply(plan);
-        self.events.push(event);
+        self.append_events(std::iter::once(candidate.into_event(seq, now_ms())))?;
         let last = self.events.len() - 1;
         Ok(&self.events[last])
     }
@@ -429,6 +401,11 @@ impl Session {
             }
         }
         let end = self.events.len() as u64;
+        if let Some(staged) = &mut self.staged {
+            staged.lines.extend_from_slice(&lines);
+            self.surface = surface;
+            return Ok(first as u64..end);
+        }
         if lines.is_empty() {
             return Ok(end..end);
         }
@@ -438,6 +415,43 @@ impl Session {
         }
         self.surface = surface;
         Ok(first as u64..end)
+    }
+
+    /// Hold back the writes of the appends that follow, until [`Session::commit_staged`]
+    /// writes them as one (a step's events: visible together or not at all, whatever the
+    /// store) or [`Session::abort_staged`] drops them. They are validated and committed in
+    /// memory as they are appended, so each sees the ones before it.
+    pub(crate) fn stage(&mut self) {
+        self.staged = Some(Staged {
+            first: self.events.len(),
+            surface: self.surface.clone(),
+            lines: Vec::new(),
+        });
+    }
+
+    /// Write what was staged as one durable write; on failure the session is as it was
+    /// before [`Session::stage`].
+    pub(crate) fn commit_staged(&mut self) -> Result<(), AppendError> {
+        let Some(staged) = self.staged.take() else {
+            return Ok(());
+        };
+        if staged.lines.is_empty() {
+            return Ok(());
+        }
+        if let Err(e) = self.write(staged.lines, staged.first as u64) {
+            self.events.truncate(staged.first);
+            self.surface = staged.surface;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Drop what was staged: the session is as it was before [`Session::stage`].
+    pub(crate) fn abort_staged(&mut self) {
+        if let Some(staged) = self.staged.take() {
+            self.events.truncate(staged.first);
+            self.surface = staged.surface;
+        }
     }
 
     /// Write `lines` (whole lines, the first at `seq`) durably, with the header first when
@@ -452,22 +466,21 @@ impl Session {
                 lines,
                 seq,
             )?,
-            #[cfg(feature = "sqlite")]
-            Log::Sqlite(log) => {
+            Log::Shared(log) => {
                 let rows: Vec<&[u8]> = lines
                     .split_inclusive(|&b| b == b'\n')
                     .map(|line| &line[..line.len() - 1])
                     .collect();
                 log.append(seq, &rows).map_err(|failure| match failure {
-                    sqlite::AppendFailure::Conflict { actual } => AppendError::Conflict {
+                    shared::AppendFailure::Conflict { actual } => AppendError::Conflict {
                         path: self.name.clone(),
                         expected: seq,
                         actual,
                     },
-                    sqlite::AppendFailure::Store(e) => AppendError::Store {
+                    shared::AppendFailure::Store(error) => AppendError::Store {
                         path: self.name.clone(),
                         seq,
-                        error: Box::new(e),
+                        error,
                     },
                 })?;
             }
@@ -515,12 +528,11 @@ impl Session {
     pub fn refresh(&mut self) -> Result<usize, OpenError> {
         match &self.log {
             Log::File(_) => Ok(0),
-            #[cfg(feature = "sqlite")]
-            Log::Sqlite(log) => {
+            Log::Shared(log) => {
                 let from = self.events.len();
                 let rows = log.rows_from(from as u64).map_err(|e| OpenError::Store {
                     path: self.name.clone(),
-                    error: Box::new(e),
+                    error: e,
                 })?;
                 if rows.is_empty() {
                     return Ok(0);
@@ -586,8 +598,7 @@ impl Session {
 
 /// A store's rows replayed by the log's rules: the events and the surface they make; a row
 /// that is not a valid next event refuses the session, naming its seq.
-#[cfg(feature = "sqlite")]
-fn replay_rows(name: &Path, rows: sqlite::Rows) -> Result<(Vec<Event>, Surface), OpenError> {
+fn replay_rows(name: &Path, rows: store::Rows) -> Result<(Vec<Event>, Surface), OpenError> {
     let mut events: Vec<Event> = Vec::with_capacity(rows.len());
     let mut surface = Surface::default();
     for (seq, line) in rows {

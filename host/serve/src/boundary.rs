@@ -66,12 +66,15 @@ pub(super) fn internal_error(
     panic: &(dyn Any + Send),
 ) -> RpcError {
     let on = match session {
-        Some(path) => format!(" on session log {}", path.display()),
+        Some(path) => format!(
+            " on session log {}",
+            prompt_host::session::display_name(path)
+        ),
         None => String::new(),
     };
     let mut data = json!({"kind": "internal"});
     if let Some(path) = session {
-        data["session"] = json!(path);
+        data["session"] = json!(prompt_host::session::display_name(path));
     }
     RpcError {
         code: code::INTERNAL,

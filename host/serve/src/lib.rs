@@ -501,11 +501,11 @@ impl Server {
                 "too-many-sessions",
                 format!(
                     "session log {}: {open} session logs are open, the most this server holds (serve --max-sessions); close_session one first",
-                    path.display(),
+                    prompt_host::session::display_name(&path),
                 ),
             );
             e.data = Some(
-                json!({"kind": "too-many-sessions", "session": path, "limit": self.limits.max_sessions}),
+                json!({"kind": "too-many-sessions", "session": prompt_host::session::display_name(&path), "limit": self.limits.max_sessions}),
             );
             return Err(Box::new((job, e)));
         }

@@ -84,7 +84,8 @@ impl SessionState {
 
 fn session_error(path: &Path, e: impl std::fmt::Display) -> RpcError {
     let mut error = RpcError::failed("session", e.to_string());
-    error.data = Some(json!({"kind": "session", "session": path}));
+    error.data =
+        Some(json!({"kind": "session", "session": prompt_host::session::display_name(path)}));
     error
 }
 
@@ -228,7 +229,7 @@ pub(super) async fn dispatch(
                     &p.session,
                     format!(
                         "session log {}: no step of this server to retry (retry re-uses the rendering of this server's newest step on the session; call step)",
-                        p.session.display()
+                        prompt_host::session::display_name(&p.session)
                     ),
                 ));
             };

@@ -5,5 +5,6 @@ pub(crate) mod attacked;
 pub(crate) mod attacked_logs;
 pub(crate) mod attacked_routes;
 pub(crate) mod files;
+pub(crate) mod postgres;
 pub(crate) mod routes;
 pub(crate) mod stores;

@@ -6,5 +6,6 @@ pub(crate) mod cli;
 pub(crate) mod fake_registry;
 pub(crate) mod hostile_matrix;
 pub(crate) mod hostile_peer;
+pub(crate) mod postgres;
 pub(crate) mod serve;
 pub(crate) mod wasm;

@@ -4,8 +4,10 @@
 //! runtime-context snapshot (claimed input first, snapshot at the tail), `request/context`
 //! when the route, model or options changed, `request/header` when it is new or the series
 //! started, `step/end`. The request is derived from the log.
-//! The events go out in two durable writes (one sync each, however many messages the user
-//! sent): everything up to the user's input, then the rest, which depends on it.
+//! The events go out in one durable write (one sync however many messages the user sent, one
+//! transaction in a shared store): they are staged in the session as they are decided — the
+//! snapshot and header depend on the step's input — then written together, so that no
+//! reader, and no other writer of a shared store, ever sees half a step.
 //!
 //! `startsSeries` is the OR of: the caller's flag; the tools differing (canonical JSON
 //! equality) from the last logged header; and the surface having been replaced since the last
@@ -98,9 +100,24 @@ pub struct StepOutcome {
     pub last_usage: Option<crate::session::Usage>,
 }
 
-/// Run one step on `session`. On an error, the events appended before it stay in the log
-/// (each was valid on its own); the step simply has no `step/end`.
+/// Run one step on `session`: its events are written as one durable write, visible together
+/// or not at all (in a shared store, one conditional append). On an error nothing of the
+/// step is written.
 pub fn run_step(session: &mut Session, input: &StepInput<'_>) -> Result<StepOutcome, AppendError> {
+    session.stage();
+    match stage_step(session, input) {
+        Ok(outcome) => {
+            session.commit_staged()?;
+            Ok(outcome)
+        }
+        Err(e) => {
+            session.abort_staged();
+            Err(e)
+        }
+    }
+}
+
+fn stage_step(session: &mut Session, input: &StepInput<'_>) -> Result<StepOutcome, AppendError> {
     let step = session
         .events()
         .iter()
@@ -146,8 +163,7 @@ pub fn run_step(session: &mut Session, input: &StepInput<'_>) -> Result<StepOutc
         Some(of) => json!({ "step": step, "retryOf": of }),
         None => json!({ "step": step }),
     };
-    // The step's first write: its start, the system-prompt commits and the user's input,
-    // with one sync however many messages the user sent.
+    // The step's first batch: its start, the system-prompt commits and the user's input.
     let commits = SystemPromptProjection::new(session).project(input.rendered_prompt, flags);
     let mut first_write = Vec::with_capacity(1 + commits.len() + input.user_texts.len());
     first_write.push(NewEvent::log(STEP_START, start));

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use super::store::SQLITE_SCHEME;
+use super::store::{redact, POSTGRES_SCHEMES, SQLITE_SCHEME};
 
 /// A store of many sessions, as `prompt-host sessions` names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,17 +16,22 @@ use super::store::SQLITE_SCHEME;
 pub enum StoreName {
     /// The SQLite database at this path: `sqlite:PATH`.
     Sqlite(PathBuf),
+    /// The PostgreSQL database at this connection URL: `postgres://USER@HOST/DB`.
+    Postgres(String),
 }
 
 impl StoreName {
-    /// Parse `sqlite:PATH`.
+    /// Parse `sqlite:PATH` or `postgres://…`.
     pub fn parse(name: &str) -> Result<Self, StoreError> {
+        if POSTGRES_SCHEMES.iter().any(|s| name.starts_with(s)) && !name.contains('#') {
+            return Ok(Self::Postgres(name.to_owned()));
+        }
         match name.strip_prefix(SQLITE_SCHEME) {
             Some(path) if !path.is_empty() && !path.contains('#') => {
                 Ok(Self::Sqlite(PathBuf::from(path)))
             }
             _ => Err(StoreError::NotAStore {
-                store: name.to_owned(),
+                store: redact(name),
             }),
         }
     }
@@ -36,6 +41,7 @@ impl fmt::Display for StoreName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Sqlite(path) => write!(f, "{SQLITE_SCHEME}{}", path.display()),
+            Self::Postgres(url) => write!(f, "{}", redact(url)),
         }
     }
 }
@@ -57,7 +63,7 @@ pub struct StoredSession {
 #[non_exhaustive]
 pub enum StoreError {
     /// The name is not one of a store of many sessions.
-    #[error("{store:?} is not a store of sessions; a store is named sqlite:PATH (a log file holds one session: name it alone)")]
+    #[error("{store:?} is not a store of sessions; a store is named sqlite:PATH or postgres://USER@HOST/DB (a log file holds one session: name it alone)")]
     NotAStore {
         /// The name given.
         store: String,
@@ -83,21 +89,27 @@ pub enum StoreError {
 }
 
 /// Every session of `store`, by id.
+#[cfg_attr(
+    not(any(feature = "sqlite", feature = "postgres")),
+    allow(unreachable_code, unused_variables)
+)]
 pub fn list_sessions(store: &StoreName) -> Result<Vec<StoredSession>, StoreError> {
-    match store {
+    let listed: Vec<(String, u64, Option<u64>)> = match store {
         #[cfg(feature = "sqlite")]
-        StoreName::Sqlite(db) => Ok(super::sqlite::list(db)
-            .map_err(|e| failed(store, e))?
-            .into_iter()
-            .map(|(id, events, last_time)| StoredSession {
-                id,
-                events,
-                last_time,
-            })
-            .collect()),
-        #[cfg(not(feature = "sqlite"))]
-        StoreName::Sqlite(_) => Err(no_sqlite(store)),
-    }
+        StoreName::Sqlite(db) => super::sqlite::list(db).map_err(|e| failed(store, e))?,
+        #[cfg(feature = "postgres")]
+        StoreName::Postgres(url) => super::postgres::list(url).map_err(|e| failed(store, e))?,
+        #[allow(unreachable_patterns)]
+        _ => return Err(missing(store)),
+    };
+    Ok(listed
+        .into_iter()
+        .map(|(id, events, last_time)| StoredSession {
+            id,
+            events,
+            last_time,
+        })
+        .collect())
 }
 
 /// Delete session `id` of `store` whole; how many events it held (0: there was none).
@@ -105,10 +117,12 @@ pub fn delete_session(store: &StoreName, id: &str) -> Result<u64, StoreError> {
     match store {
         #[cfg(feature = "sqlite")]
         StoreName::Sqlite(db) => super::sqlite::delete(db, id).map_err(|e| failed(store, e)),
-        #[cfg(not(feature = "sqlite"))]
-        StoreName::Sqlite(_) => {
+        #[cfg(feature = "postgres")]
+        StoreName::Postgres(url) => super::postgres::delete(url, id).map_err(|e| failed(store, e)),
+        #[allow(unreachable_patterns)]
+        _ => {
             let _ = id;
-            Err(no_sqlite(store))
+            Err(missing(store))
         }
     }
 }
@@ -118,12 +132,14 @@ pub fn migrate_store(store: &StoreName) -> Result<i64, StoreError> {
     match store {
         #[cfg(feature = "sqlite")]
         StoreName::Sqlite(db) => super::sqlite::migrate_db(db).map_err(|e| failed(store, e)),
-        #[cfg(not(feature = "sqlite"))]
-        StoreName::Sqlite(_) => Err(no_sqlite(store)),
+        #[cfg(feature = "postgres")]
+        StoreName::Postgres(url) => super::postgres::migrate_db(url).map_err(|e| failed(store, e)),
+        #[allow(unreachable_patterns)]
+        _ => Err(missing(store)),
     }
 }
 
-#[cfg(feature = "sqlite")]
+#[allow(dead_code)]
 fn failed(store: &StoreName, e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
     StoreError::Failed {
         store: store.to_string(),
@@ -131,11 +147,15 @@ fn failed(store: &StoreName, e: impl std::error::Error + Send + Sync + 'static) 
     }
 }
 
-#[cfg(not(feature = "sqlite"))]
-fn no_sqlite(store: &StoreName) -> StoreError {
+#[allow(dead_code)]
+fn missing(store: &StoreName) -> StoreError {
+    let (kind, feature) = match store {
+        StoreName::Sqlite(_) => ("SQLite", "sqlite"),
+        StoreName::Postgres(_) => ("PostgreSQL", "postgres"),
+    };
     StoreError::NoStore {
         store: store.to_string(),
-        kind: "SQLite",
-        feature: "sqlite",
+        kind,
+        feature,
     }
 }

@@ -17,6 +17,8 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 
+use super::store::Rows;
+
 /// How long an append or an open waits for another connection's write transaction.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -61,9 +63,6 @@ pub(crate) enum SqliteError {
     #[error("the row at seq {seq} holds a raw newline")]
     RawNewline { seq: u64 },
 }
-
-/// A session's rows: each event's seq and line, in seq order.
-pub(crate) type Rows = Vec<(u64, Vec<u8>)>;
 
 /// What an append found instead of writing.
 #[derive(Debug)]

@@ -7,6 +7,9 @@
 //!
 //! - `sqlite:PATH#ID`: the session `ID` of the SQLite database at `PATH` (created when
 //!   missing; `PATH` may not contain `#`, the id may hold any text);
+//! - `postgres://USER@HOST:PORT/DB#ID` (or `postgresql://`): the session `ID` of a
+//!   PostgreSQL database, for sessions that replicas share; the password comes from the URL
+//!   or `PGPASSWORD` and is never shown (names in errors and listings drop it);
 //! - anything else: the path of a JSON-lines log file. A file whose name starts with
 //!   `sqlite:` is named `./sqlite:…`.
 //!
@@ -22,6 +25,12 @@ use thiserror::Error;
 
 /// The prefix of a SQLite session name.
 pub const SQLITE_SCHEME: &str = "sqlite:";
+
+/// The prefixes of a PostgreSQL session name (libpq's connection URLs).
+pub const POSTGRES_SCHEMES: [&str; 2] = ["postgres://", "postgresql://"];
+
+/// A session's rows in a store: each event's seq and line, in seq order.
+pub(crate) type Rows = Vec<(u64, Vec<u8>)>;
 
 /// The longest session id a store accepts, in bytes.
 pub const MAX_SESSION_ID: usize = 512;
@@ -39,6 +48,13 @@ pub enum SessionName {
         /// The session's id within it.
         id: String,
     },
+    /// A session of a PostgreSQL database.
+    Postgres {
+        /// The connection URL, as given (it may hold a password: never shown).
+        url: String,
+        /// The session's id within the database.
+        id: String,
+    },
 }
 
 /// Why a session name was refused.
@@ -49,6 +65,12 @@ pub enum NameError {
     #[error("session {name:?}: a SQLite session is named sqlite:PATH#ID (the database file, then the session's id)")]
     SqliteShape {
         /// The name given.
+        name: String,
+    },
+    /// `postgres://` without `#ID`.
+    #[error("session {name}: a PostgreSQL session is named postgres://USER@HOST/DB#ID (the database, then the session's id)")]
+    PostgresShape {
+        /// The name given, without its password.
         name: String,
     },
     /// The name is not UTF-8 (only a file path may be).
@@ -84,6 +106,19 @@ impl SessionName {
             }
             return Ok(Self::File(path.to_path_buf()));
         };
+        if POSTGRES_SCHEMES
+            .iter()
+            .any(|scheme| text.starts_with(scheme))
+        {
+            let Some((url, id)) = text.split_once('#') else {
+                return Err(NameError::PostgresShape { name: redact(text) });
+            };
+            check_id(id)?;
+            return Ok(Self::Postgres {
+                url: url.to_owned(),
+                id: id.to_owned(),
+            });
+        }
         let Some(rest) = text.strip_prefix(SQLITE_SCHEME) else {
             return Ok(Self::File(path.to_path_buf()));
         };
@@ -108,7 +143,7 @@ impl SessionName {
     pub fn id(&self) -> String {
         match self {
             Self::File(path) => path.display().to_string(),
-            Self::Sqlite { id, .. } => id.clone(),
+            Self::Sqlite { id, .. } | Self::Postgres { id, .. } => id.clone(),
         }
     }
 }
@@ -118,8 +153,54 @@ impl fmt::Display for SessionName {
         match self {
             Self::File(path) => write!(f, "{}", path.display()),
             Self::Sqlite { db, id } => write!(f, "{SQLITE_SCHEME}{}#{id}", db.display()),
+            Self::Postgres { url, id } => write!(f, "{}#{id}", redact(url)),
         }
     }
+}
+
+/// How the session `name` is shown in messages: a file's path, or a store's name without
+/// the password its URL may hold (also when the name is malformed).
+pub fn display_name(name: &Path) -> String {
+    match SessionName::parse(name) {
+        Ok(SessionName::File(path)) => path.display().to_string(),
+        Ok(other) => other.to_string(),
+        Err(_) => redact(&name.to_string_lossy()),
+    }
+}
+
+/// A connection URL without its password: the userinfo's `:password` and any `password=`
+/// parameter are dropped.
+pub fn redact(url: &str) -> String {
+    let (scheme, rest) = match url.split_once("://") {
+        Some(split) => split,
+        None => return url.to_owned(),
+    };
+    let (authority, tail) = match rest.find(['/', '?']) {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let authority = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{user}@{host}")
+        }
+        None => authority.to_owned(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let kept: Vec<&str> = query
+                .split('&')
+                .filter(|p| !p.to_ascii_lowercase().starts_with("password="))
+                .collect();
+            if kept.is_empty() {
+                path.to_owned()
+            } else {
+                format!("{path}?{}", kept.join("&"))
+            }
+        }
+        None => tail.to_owned(),
+    };
+    format!("{scheme}://{authority}{tail}")
 }
 
 /// Refuse an id no store should hold: empty, longer than [`MAX_SESSION_ID`] bytes, or with
@@ -208,6 +289,32 @@ mod tests {
         );
         assert!(err.contains('…'), "{err}");
         check_id("'; DROP TABLE events; --").unwrap();
+    }
+
+    #[test]
+    fn a_postgres_name_keeps_its_url_and_never_shows_the_password() {
+        let name = SessionName::parse(
+            "postgres://app:s3cret@db.internal:5433/agents?sslmode=require&password=x#a 7",
+        )
+        .unwrap();
+        assert_eq!(
+            name,
+            SessionName::Postgres {
+                url: "postgres://app:s3cret@db.internal:5433/agents?sslmode=require&password=x"
+                    .into(),
+                id: "a 7".into()
+            }
+        );
+        assert_eq!(
+            name.to_string(),
+            "postgres://app@db.internal:5433/agents?sslmode=require#a 7"
+        );
+        let err = SessionName::parse("postgresql://app:s3cret@h/db")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "session postgresql://app@h/db: a PostgreSQL session is named postgres://USER@HOST/DB#ID (the database, then the session's id)");
+        assert_eq!(redact("postgres://h/db?password=p"), "postgres://h/db");
+        assert_eq!(redact("postgres://u@h"), "postgres://u@h");
     }
 
     #[cfg(unix)]

@@ -805,9 +805,9 @@ fn cargo_tree(args: &[&str]) -> BTreeSet<String> {
         .collect()
 }
 
-/// The crates an embedder of Wasm plugins alone compiles without: those of the `mcp`, `oci`
-/// and `tokens` features.
-const FEATURE_CRATES: [&str; 11] = [
+/// The crates an embedder of Wasm plugins alone compiles without: those of the `mcp`, `oci`,
+/// `tokens`, `sqlite` and `postgres` features.
+const FEATURE_CRATES: [&str; 14] = [
     "rmcp",
     "oci-client",
     "tokenizers",
@@ -819,6 +819,9 @@ const FEATURE_CRATES: [&str; 11] = [
     "prompt-host-oci",
     "prompt-host-peer",
     "prompt-host-tokens",
+    "rusqlite",
+    "tokio-postgres",
+    "deadpool-postgres",
 ];
 
 #[test]

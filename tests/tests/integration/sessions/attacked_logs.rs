@@ -413,7 +413,7 @@ fn a_log_of_many_appends_and_replacements_opens() {
 }
 
 #[test]
-fn a_step_with_5000_user_messages_is_two_durable_writes() {
+fn a_step_with_5000_user_messages_is_one_durable_write() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log.jsonl");
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -426,8 +426,8 @@ fn a_step_with_5000_user_messages_is_two_durable_writes() {
         .unwrap();
     assert_eq!(
         session.durable_writes(),
-        2,
-        "one for the step's input, one for the rest"
+        1,
+        "a step's events are written together"
     );
     assert_eq!(outcome.request.messages().len(), 5001);
     drop(session);

@@ -22,7 +22,7 @@ fn host() -> Host {
 /// Every request one conversation produced, each step's replay, and the final replays of
 /// every step: a conversation of each route, with tool calls, a tool error, a retry and a
 /// step whose route changes.
-async fn conversation(name: &Path) -> Vec<String> {
+pub(crate) async fn conversation(name: &Path) -> Vec<String> {
     let host = host();
     let (mut log, _) = Session::open(name).unwrap();
     let mut out = Vec::new();
@@ -145,8 +145,14 @@ async fn a_host_behind_another_writer_is_told_conflict_and_steps_after_reopening
 /// naming the session, after which the server goes on from what the other wrote.
 #[test]
 fn two_serve_processes_racing_on_one_sqlite_session_never_fork_it() {
+    race_two_servers(|d| sqlite(d.path("").as_path(), "shared"));
+}
+
+/// Two `serve` processes stepping the session `name` names in a tight loop, each from its
+/// own thread (see the test above).
+pub(crate) fn race_two_servers(name: impl Fn(&Deployment) -> PathBuf) {
     let d = Deployment::new("[prompt]\ninclude_harness_identity = false\npersona = \"Terse.\"\n");
-    let name = sqlite(d.path("").as_path(), "shared");
+    let name = name(&d);
     let session = name.display().to_string();
     const STEPS: usize = 40;
     let answered: Vec<(Vec<String>, u64)> = std::thread::scope(|scope| {
