@@ -25,7 +25,7 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, Pool, Runtime};
 use tokio_postgres::types::ToSql;
 
-use super::store::Rows;
+use super::store::{check_rows, Rows, RowsError};
 
 /// The longest an operation on the database may take, connecting included, unless
 /// `PROMPT_HOST_STORE_TIMEOUT_MS` says otherwise.
@@ -70,14 +70,9 @@ pub(crate) enum PgError {
         "the database's schema is version {found}; this prompt-host reads version {SCHEMA_VERSION}"
     )]
     NewerSchema { found: i32 },
-    /// A row's seq is not the next one.
-    #[error(
-        "its rows are not contiguous: seq {expected} is missing (the next row is seq {found})"
-    )]
-    Gap { expected: u64, found: u64 },
-    /// A row's line holds a newline, which no event line does.
-    #[error("the row at seq {seq} holds a raw newline")]
-    RawNewline { seq: u64 },
+    /// The rows are not a piece of a log.
+    #[error(transparent)]
+    Rows(#[from] RowsError),
 }
 
 impl From<tokio_postgres::Error> for PgError {
@@ -209,10 +204,14 @@ async fn migrate_locked(client: &tokio_postgres::Client) -> Result<i32, PgError>
     client
         .batch_execute("CREATE TABLE IF NOT EXISTS prompt_host_schema (version integer NOT NULL)")
         .await?;
-    let found: Option<i32> = client
+    let found: Option<i32> = match client
         .query_opt("SELECT max(version) FROM prompt_host_schema", &[])
         .await?
-        .and_then(|row| row.get(0));
+    {
+        // try_get: a table someone else altered is an error, not a panic.
+        Some(row) => row.try_get(0)?,
+        None => None,
+    };
     match found {
         Some(v) if v > SCHEMA_VERSION => Err(PgError::NewerSchema { found: v }),
         Some(v) => Ok(v),
@@ -277,27 +276,13 @@ impl PgLog {
                     &[&id, &start],
                 )
                 .await?;
-            Ok(rows
-                .into_iter()
-                .map(|row| (row.get::<_, i64>(0), row.get::<_, Vec<u8>>(1)))
-                .collect::<Vec<_>>())
+            // try_get: a column of another type (a table altered by someone else) is an
+            // error, not a panic.
+            rows.iter()
+                .map(|row| Ok((row.try_get::<_, i64>(0)?, row.try_get::<_, Vec<u8>>(1)?)))
+                .collect::<Result<Vec<_>, PgError>>()
         })?;
-        let mut out = Vec::with_capacity(rows.len());
-        for (seq, line) in rows {
-            let expected = from + out.len() as u64;
-            let seq = u64::try_from(seq).unwrap_or(u64::MAX);
-            if seq != expected {
-                return Err(PgError::Gap {
-                    expected,
-                    found: seq,
-                });
-            }
-            if line.contains(&b'\n') {
-                return Err(PgError::RawNewline { seq });
-            }
-            out.push((seq, line));
-        }
-        Ok(out)
+        Ok(check_rows(from, rows)?)
     }
 
     /// Append `lines` (the first at `first_seq`) in one transaction, only if the session's
@@ -322,7 +307,7 @@ impl PgLog {
                     &[&id],
                 )
                 .await?
-                .get(0);
+                .try_get(0)?;
             if next != first {
                 return Ok(Some(next));
             }
@@ -353,7 +338,7 @@ pub(crate) fn list(url: &str) -> Result<Vec<(String, u64, Option<u64>)>, PgError
     let pool = store(url)?.pool.clone();
     let rows = run(async move {
         let client = pool.get().await.map_err(pool_error)?;
-        Ok(client
+        client
             .query(
                 "SELECT e.session, m.n, e.line FROM prompt_host_events e
                  JOIN (SELECT session, max(seq) AS last, count(*) AS n
@@ -363,15 +348,15 @@ pub(crate) fn list(url: &str) -> Result<Vec<(String, u64, Option<u64>)>, PgError
                 &[],
             )
             .await?
-            .into_iter()
+            .iter()
             .map(|row| {
-                (
-                    row.get::<_, String>(0),
-                    row.get::<_, i64>(1),
-                    row.get::<_, Vec<u8>>(2),
-                )
+                Ok((
+                    row.try_get::<_, String>(0)?,
+                    row.try_get::<_, i64>(1)?,
+                    row.try_get::<_, Vec<u8>>(2)?,
+                ))
             })
-            .collect::<Vec<_>>())
+            .collect::<Result<Vec<_>, PgError>>()
     })?;
     Ok(rows
         .into_iter()

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 
-use super::store::Rows;
+use super::store::{check_rows, Rows, RowsError};
 
 /// How long an append or an open waits for another connection's write transaction.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -47,11 +47,9 @@ pub(crate) enum SqliteError {
         "the database's schema is version {found}; this prompt-host reads version {SCHEMA_VERSION}"
     )]
     NewerSchema { found: i64 },
-    /// A row's seq is not the next one: rows were removed or written by someone else.
-    #[error(
-        "its rows are not contiguous: seq {expected} is missing (the next row is seq {found})"
-    )]
-    Gap { expected: u64, found: u64 },
+    /// The rows are not a piece of a log.
+    #[error(transparent)]
+    Rows(#[from] RowsError),
     /// The database belongs to another program (it has tables, or another application id,
     /// and is not marked as a prompt-host store): it is left untouched.
     #[error("the database is not a prompt-host session store (it holds other tables or another application's id); refusing to modify it")]
@@ -59,9 +57,6 @@ pub(crate) enum SqliteError {
     /// A store that is only read does not exist.
     #[error("the database does not exist")]
     Missing,
-    /// A row's line holds a newline, which no event line does.
-    #[error("the row at seq {seq} holds a raw newline")]
-    RawNewline { seq: u64 },
 }
 
 /// What an append found instead of writing.
@@ -172,7 +167,7 @@ fn read_rows(conn: &Connection, id: &str, from: u64) -> Result<Rows, SqliteError
         conn.prepare("SELECT seq, line FROM events WHERE session = ?1 AND seq >= ?2 ORDER BY seq")?;
     let from_sql = i64::try_from(from).unwrap_or(i64::MAX);
     let mut rows = stmt.query(params![id, from_sql])?;
-    let mut out = Vec::new();
+    let mut read = Vec::new();
     while let Some(row) = rows.next()? {
         let seq: i64 = row.get(0)?;
         // A row written as text by someone else reads as its bytes.
@@ -186,20 +181,9 @@ fn read_rows(conn: &Connection, id: &str, from: u64) -> Result<Rows, SqliteError
                 )))
             }
         };
-        let expected = from + out.len() as u64;
-        let seq = u64::try_from(seq).unwrap_or(u64::MAX);
-        if seq != expected {
-            return Err(SqliteError::Gap {
-                expected,
-                found: seq,
-            });
-        }
-        if line.contains(&b'\n') {
-            return Err(SqliteError::RawNewline { seq });
-        }
-        out.push((seq, line));
+        read.push((seq, line));
     }
-    Ok(out)
+    Ok(check_rows(from, read)?)
 }
 
 /// Open the database at `db` (created when missing if `create`), its schema brought up to

@@ -32,6 +32,45 @@ pub const POSTGRES_SCHEMES: [&str; 2] = ["postgres://", "postgresql://"];
 /// A session's rows in a store: each event's seq and line, in seq order.
 pub(crate) type Rows = Vec<(u64, Vec<u8>)>;
 
+/// Why rows a store returned are not a piece of a log.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub(crate) enum RowsError {
+    /// A row's seq is not the next one: rows were removed or written by someone else.
+    #[error(
+        "its rows are not contiguous: seq {expected} is missing (the next row is seq {found})"
+    )]
+    Gap { expected: u64, found: u64 },
+    /// A row's line holds a newline, which no event line does.
+    #[error("the row at seq {seq} holds a raw newline")]
+    RawNewline { seq: u64 },
+}
+
+/// `rows` (seq, line), read from seq `from` on: checked to continue from `from` without a
+/// gap, each line one line.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) fn check_rows(
+    from: u64,
+    rows: impl IntoIterator<Item = (i64, Vec<u8>)>,
+) -> Result<Rows, RowsError> {
+    let mut out = Vec::new();
+    for (seq, line) in rows {
+        let expected = from + out.len() as u64;
+        let seq = u64::try_from(seq).unwrap_or(u64::MAX);
+        if seq != expected {
+            return Err(RowsError::Gap {
+                expected,
+                found: seq,
+            });
+        }
+        if line.contains(&b'\n') {
+            return Err(RowsError::RawNewline { seq });
+        }
+        out.push((seq, line));
+    }
+    Ok(out)
+}
+
 /// The longest session id a store accepts, in bytes.
 pub const MAX_SESSION_ID: usize = 512;
 

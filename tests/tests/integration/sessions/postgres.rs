@@ -7,19 +7,36 @@ use std::path::{Path, PathBuf};
 use super::attacked::skip;
 use super::stores::{conversation, race_two_servers};
 use crate::integration::support::cli::Deployment;
-use crate::integration::support::postgres::{server, OwnCluster, Postgres};
+use crate::integration::support::postgres::{server, OwnCluster};
 use prompt_host::session::{AppendError, Session};
 use prompt_host::{Facts, Host, PromptConfig, RuntimeConfig, StepOptions};
 
-/// The server, or a `SKIPPED` line (a failure under CI) and `None`.
-fn postgres(test: &str) -> Option<&'static Postgres> {
-    match server() {
-        Ok(pg) => Some(pg),
-        Err(why) => {
-            skip(test, &why);
-            None
+/// The test server and a new database on it; else a `SKIPPED` line (a failure under CI)
+/// and the test returns.
+macro_rules! database_or_skip {
+    ($test:literal) => {
+        match server() {
+            Ok(pg) => (pg, pg.database()),
+            Err(why) => return skip(concat!(module_path!(), "::", $test), &why),
         }
-    }
+    };
+}
+
+/// A host with no plugin, the facts of a step, and a step with one user message.
+fn bare_host() -> Host {
+    Host::new(
+        PromptConfig::default().include_harness_identity(false),
+        RuntimeConfig::default(),
+    )
+    .unwrap()
+}
+
+fn facts() -> Facts {
+    Facts::new().with("model", "m")
+}
+
+fn ask(question: &str) -> StepOptions {
+    StepOptions::default().user_texts(vec![question.to_string()])
 }
 
 fn name(db: &str, id: &str) -> PathBuf {
@@ -28,13 +45,8 @@ fn name(db: &str, id: &str) -> PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conversation_gives_the_same_requests_and_replays_as_a_log_file() {
-    let Some(pg) = postgres(concat!(
-        module_path!(),
-        "::a_conversation_gives_the_same_requests_and_replays_as_a_log_file"
-    )) else {
-        return;
-    };
-    let db = pg.database();
+    let (pg, db) =
+        database_or_skip!("a_conversation_gives_the_same_requests_and_replays_as_a_log_file");
     let dir = tempfile::tempdir().unwrap();
     let in_file = conversation(&dir.path().join("s.jsonl")).await;
     let in_pg = conversation(&name(&db, "s")).await;
@@ -58,21 +70,10 @@ async fn a_conversation_gives_the_same_requests_and_replays_as_a_log_file() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_behind_another_writer_is_told_conflict_with_nothing_written() {
-    let Some(pg) = postgres(concat!(
-        module_path!(),
-        "::a_host_behind_another_writer_is_told_conflict_with_nothing_written"
-    )) else {
-        return;
-    };
-    let db = pg.database();
+    let (pg, db) =
+        database_or_skip!("a_host_behind_another_writer_is_told_conflict_with_nothing_written");
     let session = name(&db, "agent '7'; DROP TABLE prompt_host_events; --");
-    let host = Host::new(
-        PromptConfig::default().include_harness_identity(false),
-        RuntimeConfig::default(),
-    )
-    .unwrap();
-    let facts = || Facts::new().with("model", "m");
-    let ask = |q: &str| StepOptions::default().user_texts(vec![q.to_string()]);
+    let host = bare_host();
     let (mut first, _) = Session::open(&session).unwrap();
     let (mut second, _) = Session::open(&session).unwrap();
     host.step(&mut first, None, facts(), &ask("one"))
@@ -108,25 +109,14 @@ async fn a_host_behind_another_writer_is_told_conflict_with_nothing_written() {
 
 #[test]
 fn two_serve_processes_racing_on_one_postgres_session_never_fork_it() {
-    let Some(pg) = postgres(concat!(
-        module_path!(),
-        "::two_serve_processes_racing_on_one_postgres_session_never_fork_it"
-    )) else {
-        return;
-    };
-    let db = pg.database();
+    let (_, db) =
+        database_or_skip!("two_serve_processes_racing_on_one_postgres_session_never_fork_it");
     race_two_servers(|_| name(&db, "shared"));
 }
 
 #[test]
 fn a_session_copied_through_every_store_exports_the_same_bytes() {
-    let Some(pg) = postgres(concat!(
-        module_path!(),
-        "::a_session_copied_through_every_store_exports_the_same_bytes"
-    )) else {
-        return;
-    };
-    let db = pg.database();
+    let (_, db) = database_or_skip!("a_session_copied_through_every_store_exports_the_same_bytes");
     let d = Deployment::new(
         "[prompt]\ninclude_harness_identity = false\npersona = \"Terse on {{model}}.\"\n",
     );
@@ -181,13 +171,7 @@ fn a_session_copied_through_every_store_exports_the_same_bytes() {
 
 #[test]
 fn a_row_someone_else_wrote_refuses_its_session_and_no_other() {
-    let Some(pg) = postgres(concat!(
-        module_path!(),
-        "::a_row_someone_else_wrote_refuses_its_session_and_no_other"
-    )) else {
-        return;
-    };
-    let db = pg.database();
+    let (pg, db) = database_or_skip!("a_row_someone_else_wrote_refuses_its_session_and_no_other");
     for id in ["good", "bad"] {
         let (mut s, _) = Session::open(name(&db, id)).unwrap();
         s.append(prompt_host::session::NewEvent::message(
@@ -212,13 +196,7 @@ fn a_row_someone_else_wrote_refuses_its_session_and_no_other() {
 
 #[test]
 fn a_password_in_the_url_is_never_shown() {
-    let Some(pg) = postgres(concat!(
-        module_path!(),
-        "::a_password_in_the_url_is_never_shown"
-    )) else {
-        return;
-    };
-    let db = pg.database();
+    let (_, db) = database_or_skip!("a_password_in_the_url_is_never_shown");
     // The server trusts loopback connections, so the password is sent and ignored; a wrong
     // database name makes every message name the store.
     let with_password = db.replacen("postgres://postgres@", "postgres://postgres:s3cret-pw@", 1);
@@ -246,13 +224,7 @@ async fn a_server_stopped_and_started_again_fails_one_step_and_loses_nothing() {
         Err(why) => return skip(test, &why),
     };
     let session = name(&cluster.url(), "s");
-    let host = Host::new(
-        PromptConfig::default().include_harness_identity(false),
-        RuntimeConfig::default(),
-    )
-    .unwrap();
-    let facts = || Facts::new().with("model", "m");
-    let ask = |q: &str| StepOptions::default().user_texts(vec![q.to_string()]);
+    let host = bare_host();
     let (mut log, _) = Session::open(&session).unwrap();
     host.step(&mut log, None, facts(), &ask("one"))
         .await
