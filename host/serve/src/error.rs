@@ -41,11 +41,6 @@ pub struct RpcError {
 }
 
 impl RpcError {
-    /// Whether another writer appended to the session first (kind `conflict`).
-    pub fn is_conflict(&self) -> bool {
-        self.data.as_ref().is_some_and(|d| d["kind"] == "conflict")
-    }
-
     /// An error without data.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
         Self {

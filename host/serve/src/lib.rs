@@ -422,13 +422,7 @@ impl Server {
         } = call;
         let ran = boundary::CatchUnwind::new(async {
             prompt_host::fault::inject(&method);
-            let answer = methods::dispatch(self, state, &method, params, &signal).await;
-            // Another writer appended to a shared session: what this server holds of it is
-            // behind, so the next request reads the session again.
-            if answer.as_ref().is_err_and(RpcError::is_conflict) {
-                *state = SessionState::default();
-            }
-            answer
+            methods::dispatch(self, state, &method, params, &signal).await
         })
         .await;
         ran.unwrap_or_else(|panic| {

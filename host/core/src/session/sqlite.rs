@@ -54,6 +54,9 @@ pub(crate) enum SqliteError {
     /// and is not marked as a prompt-host store): it is left untouched.
     #[error("the database is not a prompt-host session store (it holds other tables or another application's id); refusing to modify it")]
     Foreign,
+    /// The path is not a regular file (a FIFO, a device, a directory…): nothing was opened.
+    #[error("{0}")]
+    NotAFile(String),
     /// A store that is only read does not exist.
     #[error("the database does not exist")]
     Missing,
@@ -189,12 +192,25 @@ fn read_rows(conn: &Connection, id: &str, from: u64) -> Result<Rows, SqliteError
 /// Open the database at `db` (created when missing if `create`), its schema brought up to
 /// date, in WAL mode with `synchronous=FULL`.
 fn open_db(db: &Path, create: bool) -> Result<Connection, SqliteError> {
+    // Only a regular file (or nothing, to create) is handed to SQLite: it would open a FIFO
+    // and block reading it, or write to a device. The check opens without blocking; SQLite
+    // then opens the path with NOFOLLOW, so a symbolic link (one swapped in since the check
+    // included) is refused.
+    match crate::fsutil::open_regular(db, std::fs::OpenOptions::new().read(true)) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if !create {
+                return Err(SqliteError::Missing);
+            }
+        }
+        Err(e) => return Err(SqliteError::NotAFile(e.to_string())),
+    }
     // No URI parsing: the path is a file name, whatever characters it holds.
-    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW;
     if create {
         flags |= OpenFlags::SQLITE_OPEN_CREATE;
-    } else if !db.exists() {
-        return Err(SqliteError::Missing);
     }
     let mut conn = Connection::open_with_flags(db, flags)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;

@@ -354,3 +354,38 @@ fn writers_racing_on_one_session_lose_nothing_and_duplicate_nothing() {
         WRITERS * APPENDS
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_a_symbolic_link_at_the_database_path_is_refused_without_blocking() {
+    let (dir, _) = temp_db();
+    let fifo = dir.path().join("fifo.db");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let err = Session::open_sqlite(&fifo, "s").unwrap_err().to_string();
+    assert_eq!(
+        err,
+        format!(
+            "session sqlite:{0}#s: {0} is a FIFO, not a regular file",
+            fifo.display()
+        )
+    );
+    assert!(Session::read(format!("sqlite:{}#s", fifo.display())).is_err());
+
+    // A link to a real store: refused, and the store is untouched.
+    let real = dir.path().join("real.db");
+    Session::open_sqlite(&real, "s")
+        .unwrap()
+        .0
+        .append(user("hi"))
+        .unwrap();
+    let link = dir.path().join("link.db");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let err = Session::open_sqlite(&link, "s").unwrap_err().to_string();
+    assert!(
+        err.starts_with(&format!("session sqlite:{}#s: ", link.display())),
+        "{err}"
+    );
+    assert_eq!(rows(&real, "s").len(), 1);
+}
