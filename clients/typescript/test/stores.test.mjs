@@ -4,6 +4,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 
 import { PromptHostError } from "prompt-host";
@@ -38,3 +39,36 @@ test("a bad SQLite session name is refused with its reason", () =>
     assert.equal(e.kind, "session");
     assert.match(e.message, /session id "": is empty/);
   }));
+
+// A session named by its id alone within the server's store (`PROMPT_HOST_STORE`, as
+// `--store` and host.toml's `[sessions] store` set it): SQLite, and the PostgreSQL server
+// `PROMPT_HOST_TEST_POSTGRES` names (`.ci/run` starts one).
+for (const kind of ["sqlite", "postgres"]) {
+  const base = process.env.PROMPT_HOST_TEST_POSTGRES;
+  const skip = kind === "postgres" && !base ? "PROMPT_HOST_TEST_POSTGRES is not set (.ci/run starts PostgreSQL and sets it)" : false;
+  test(`a session is named by its id within the ${kind} store the server is given`, { skip }, async () => {
+    const store = kind === "sqlite" ? `sqlite:${join(tempDir(), "sessions.db")}` : `${base.replace(/\/$/, "")}/postgres`;
+    const ctx = session();
+    try {
+      const env = { PROMPT_HOST_STORE: store };
+      const [first, second] = [ctx.start({ env }), ctx.start({ env })];
+      const id = `agent "7"; DROP TABLE events -- ${randomUUID()}`;
+      const facts = { model: "m" };
+      for (let turn = 0; turn < 2; turn++) {
+        assert.equal((await first.step({ session: id, facts, user: [`turn ${turn} from the first`] })).step, 2 * turn);
+        await first.appendAssistant({ session: id, text: "ok" });
+        const b = await second.step({ session: id, facts, user: [`turn ${turn} from the second`] });
+        assert.equal(b.step, 2 * turn + 1);
+        await second.appendAssistant({ session: id, text: "ok" });
+        const replayed = await first.request({ session: `${store}#${id}` });
+        assert.deepEqual(replayed.request, b.request);
+      }
+      const e = await rejection(first.step({ session: "a\u0000b", facts, user: ["hi"] }));
+      assert.ok(e instanceof PromptHostError, String(e));
+      assert.equal(e.kind, "session");
+      assert.match(e.message, /holds the control character U\+0000/);
+    } finally {
+      await ctx.done();
+    }
+  });
+}

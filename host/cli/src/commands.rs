@@ -58,6 +58,9 @@ pub fn load_host_and_config(
     // The engine and linker are built on another core while host.toml is read.
     WasmRuntime::warm_up(&runtime);
     let mut parsed = HostConfig::load(config)?;
+    if let Some(store) = super::store_flag::flag() {
+        parsed.sessions = parsed.sessions.clone().with_store(Some(store.clone()));
+    }
     // The content store sits beside the compile cache this host will use.
     let cache = parsed.oci_cache_dir(runtime.cache_dir.as_deref());
     super::oci::prepare_blocking(&mut parsed, &cache)?;
@@ -163,6 +166,7 @@ pub async fn render(target: &Target, json: bool, counting: &Counting) -> anyhow:
 /// `prompt-host step`: one step against a session log; prints the model request.
 pub async fn step(target: &Target, session: &Path, options: StepOptions) -> anyhow::Result<()> {
     let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
+    let session = &host.session_name(session)?;
     let (mut log, report) = Session::open(session).with_context(|| {
         format!(
             "cannot open session log {}",

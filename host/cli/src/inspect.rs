@@ -357,7 +357,7 @@ pub async fn run(
         }
     }
     if let Some(path) = session {
-        session_report(&mut out, path)?;
+        session_report(&mut out, &host.session_name(path)?)?;
     }
     Ok(())
 }

@@ -23,6 +23,7 @@ mod prefix;
 mod route_args;
 pub mod serve;
 mod sessions;
+mod store_flag;
 mod telemetry;
 
 /// prompt-host: assemble an agent's system prompt from sandboxed Wasm plugins.
@@ -33,6 +34,17 @@ pub struct Cli {
     /// stderr lines count as info).
     #[arg(long, global = true, value_enum, default_value = "warn")]
     pub log_level: log_level::LogLevel,
+    /// The session store a bare session name is an id in (`sqlite:PATH` or
+    /// `postgres://USER@HOST/DB`), over host.toml's `[sessions] store`; `file:PATH` still
+    /// names a log file.
+    #[arg(
+        long,
+        global = true,
+        env = "PROMPT_HOST_STORE",
+        value_name = "STORE",
+        hide_env_values = true
+    )]
+    pub store: Option<String>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -85,7 +97,8 @@ pub enum Command {
         #[command(flatten)]
         target: Target,
         /// The session: a log file (JSON lines; created by the step's first write when
-        /// missing) or `sqlite:PATH#ID`.
+        /// missing), `sqlite:PATH#ID`, `postgres://USER@HOST/DB#ID`, or an id within the
+        /// configured store (`--store`, `[sessions] store`).
         #[arg(long, env = "PROMPT_HOST_SESSION")]
         session: PathBuf,
         /// Which provider API the request is prepared for, and how.
@@ -103,7 +116,8 @@ pub enum Command {
     },
     /// Append the model's reply to a session log: text, reasoning, tool calls.
     Assistant {
-        /// The session: a log file or `sqlite:PATH#ID`.
+        /// The session: a log file, `sqlite:PATH#ID`, `postgres://…#ID`, or an id within
+        /// `--store`'s store.
         #[arg(long, env = "PROMPT_HOST_SESSION")]
         session: PathBuf,
         /// The reply's text.
@@ -127,7 +141,8 @@ pub enum Command {
     },
     /// Append a tool's result to a session log; it must answer an open tool call.
     ToolResult {
-        /// The session: a log file or `sqlite:PATH#ID`.
+        /// The session: a log file, `sqlite:PATH#ID`, `postgres://…#ID`, or an id within
+        /// `--store`'s store.
         #[arg(long, env = "PROMPT_HOST_SESSION")]
         session: PathBuf,
         /// The id of the tool call it answers.
@@ -148,7 +163,8 @@ pub enum Command {
     },
     /// Print the request a past step returned, rebuilt from the session log alone.
     Replay {
-        /// The session: a log file or `sqlite:PATH#ID`.
+        /// The session: a log file, `sqlite:PATH#ID`, `postgres://…#ID`, or an id within
+        /// `--store`'s store.
         #[arg(long, env = "PROMPT_HOST_SESSION")]
         session: PathBuf,
         /// The step (default: the newest completed one).
@@ -289,11 +305,18 @@ pub enum Command {
         #[arg(long, value_name = "BYTES", default_value_t = serve::DEFAULT_MAX_OUTPUT_BYTES,
               value_parser = parse_positive)]
         max_output_bytes: usize,
-        /// Session logs held open at once; a request for another is refused until one is
-        /// closed (close_session).
+        /// Sessions held at once (a log file's holds a file descriptor): at the limit, the
+        /// least recently used idle one is closed to make room; a request is refused only
+        /// when every session held is busy.
         #[arg(long, value_name = "N", default_value_t = serve::DEFAULT_MAX_SESSIONS,
               value_parser = parse_positive)]
         max_sessions: usize,
+        /// What the idle sessions kept between requests may hold, measured as the bytes of
+        /// their logs' lines and last renderings; past it the least recently used are closed
+        /// (their next request opens them again).
+        #[arg(long, value_name = "BYTES", default_value_t = serve::DEFAULT_SESSION_CACHE_BYTES,
+              value_parser = parse_positive)]
+        session_cache_bytes: usize,
     },
 }
 
@@ -463,6 +486,7 @@ pub fn chain(e: &anyhow::Error) -> String {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     log_level::set(cli.log_level);
+    store_flag::set(cli.store.as_deref())?;
     #[cfg(debug_assertions)]
     {
         // The subcommand's name, as the fault variable names it (`cli:render`).
@@ -561,16 +585,25 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             reply,
             route,
         } => match reply {
-            Some(reply) => conversation::assistant_reply(&session, &reply, route),
-            None => conversation::assistant(&session, text, reasoning, &tool_calls),
+            Some(reply) => {
+                conversation::assistant_reply(&store_flag::resolve(&session)?, &reply, route)
+            }
+            None => conversation::assistant(
+                &store_flag::resolve(&session)?,
+                text,
+                reasoning,
+                &tool_calls,
+            ),
         },
         Command::ToolResult {
             session,
             call_id,
             content,
             error,
-        } => conversation::tool_result(&session, call_id, content, error),
-        Command::Replay { session, step } => conversation::replay(&session, step),
+        } => conversation::tool_result(&store_flag::resolve(&session)?, call_id, content, error),
+        Command::Replay { session, step } => {
+            conversation::replay(&store_flag::resolve(&session)?, step)
+        }
         Command::Sessions { command } => sessions::run(command),
         Command::Serve {
             config,
@@ -578,12 +611,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             max_inflight,
             max_output_bytes,
             max_sessions,
+            session_cache_bytes,
         } => {
             let limits = serve::ServeLimits::default()
                 .max_request_bytes(max_request_bytes)
                 .max_inflight(max_inflight)
                 .max_output_bytes(max_output_bytes)
-                .max_sessions(max_sessions);
+                .max_sessions(max_sessions)
+                .session_cache_bytes(session_cache_bytes);
             serve::run(config.as_deref(), limits).await
         }
         Command::New(args) => new::run(&args),

@@ -17,7 +17,7 @@ use prompt_host_serve::{Notifier, Server};
 
 pub use prompt_host_serve::{
     ServeLimits, DEFAULT_MAX_INFLIGHT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_REQUEST_BYTES,
-    DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_CACHE_BYTES,
 };
 
 /// Serve requests from stdin until it closes (or stdout does).
@@ -67,10 +67,12 @@ pub fn build_server(
 ) -> anyhow::Result<Arc<Server>> {
     let notifier = Notifier::new();
     runtime.log_sink = Some(notifier.sink(runtime.log_sink.take()));
+    super::store_flag::set_from_env().map_err(one_line)?;
     let host = match config {
         Some(path) => super::commands::load_host_with(path, runtime).map_err(one_line)?,
         None => {
-            let host = Host::new(prompt_host::prompt::PromptConfig::default(), runtime)?;
+            let host = Host::new(prompt_host::prompt::PromptConfig::default(), runtime)?
+                .with_session_store(super::store_flag::flag().cloned());
             host.record_prompt_in_spans(super::telemetry::capture_content());
             host
         }

@@ -10,16 +10,18 @@ use anyhow::{bail, Context};
 use clap::Subcommand;
 
 use prompt_host::session::{
-    delete_session, list_sessions, migrate_store, Event, Session, StoreName, StoredSession, HEADER,
+    delete_session, list_sessions, migrate_store, Event, Session, StoredSession, HEADER,
 };
+
+use super::store_flag::{resolve, store_or_flag};
 
 /// What `prompt-host sessions` does.
 #[derive(Debug, Subcommand)]
 pub enum SessionsCommand {
     /// List the sessions of a store (`sqlite:PATH`): id, events, last activity.
     List {
-        /// The store.
-        store: String,
+        /// The store (default: `--store`'s).
+        store: Option<String>,
         /// Print JSON lines `{"id", "events", "last_time"}` instead of a table.
         #[arg(long)]
         json: bool,
@@ -45,8 +47,8 @@ pub enum SessionsCommand {
     },
     /// Delete the sessions of a store whose last event is older than an age.
     Prune {
-        /// The store (`sqlite:PATH`).
-        store: String,
+        /// The store (`sqlite:PATH`, `postgres://…`; default: `--store`'s).
+        store: Option<String>,
         /// The age: `30d`, `12h`, `1h 30m`.
         #[arg(long = "older-than", value_name = "AGE", value_parser = parse_age)]
         older_than: Duration,
@@ -56,25 +58,26 @@ pub enum SessionsCommand {
     },
     /// Bring a store's schema up to date, creating the store when missing.
     Migrate {
-        /// The store (`sqlite:PATH`).
-        store: String,
+        /// The store (`sqlite:PATH`, `postgres://…`; default: `--store`'s).
+        store: Option<String>,
     },
 }
 
 /// Run one `prompt-host sessions` command.
 pub fn run(command: SessionsCommand) -> anyhow::Result<()> {
     match command {
-        SessionsCommand::List { store, json } => list(&store, json),
-        SessionsCommand::Export { session } => export(&session),
-        SessionsCommand::Import { file, session } => copy(&file, &session),
-        SessionsCommand::Copy { from, to } => copy(&from, &to),
+        SessionsCommand::List { store, json } => list(store.as_deref(), json),
+        SessionsCommand::Export { session } => export(&resolve(&session)?),
+        // The file imported is a log file, whatever the configured store.
+        SessionsCommand::Import { file, session } => copy(&file, &resolve(&session)?),
+        SessionsCommand::Copy { from, to } => copy(&resolve(&from)?, &resolve(&to)?),
         SessionsCommand::Prune {
             store,
             older_than,
             dry_run,
-        } => prune(&store, older_than, dry_run),
+        } => prune(store.as_deref(), older_than, dry_run),
         SessionsCommand::Migrate { store } => {
-            let store = StoreName::parse(&store)?;
+            let store = store_or_flag(store.as_deref())?;
             let version = migrate_store(&store)?;
             println!("store {store}: schema version {version}");
             Ok(())
@@ -82,8 +85,8 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<()> {
     }
 }
 
-fn list(store: &str, json: bool) -> anyhow::Result<()> {
-    let store = StoreName::parse(store)?;
+fn list(store: Option<&str>, json: bool) -> anyhow::Result<()> {
+    let store = store_or_flag(store)?;
     let sessions = list_sessions(&store)?;
     let mut out = std::io::stdout().lock();
     if json {
@@ -151,8 +154,8 @@ fn copy(from: &Path, to: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn prune(store: &str, older_than: Duration, dry_run: bool) -> anyhow::Result<()> {
-    let store = StoreName::parse(store)?;
+fn prune(store: Option<&str>, older_than: Duration, dry_run: bool) -> anyhow::Result<()> {
+    let store = store_or_flag(store)?;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()

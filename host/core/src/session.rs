@@ -40,7 +40,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use admin::{
-    delete_session, list_sessions, migrate_store, StoreError, StoreName, StoredSession,
+    delete_session, list_sessions, migrate_store, resolve_session, StoreError, StoreName,
+    StoredSession, FILE_SCHEME,
 };
 pub use conversation::{
     assistant_event, open_calls, tool_calls, tool_result_event, AssistantReply, ConversationError,
@@ -158,6 +159,8 @@ pub struct Session {
     /// Events validated and committed in memory but not written yet: a step's batches,
     /// written as one ([`Session::stage`]).
     staged: Option<Staged>,
+    /// The bytes of the lines of the events held ([`Session::log_bytes`]).
+    line_bytes: usize,
 }
 
 /// What [`Session::stage`] holds back until [`Session::commit_staged`].
@@ -211,7 +214,7 @@ impl Session {
     fn open_shared(name: &SessionName) -> Result<(Self, OpenReport), OpenError> {
         let shown = shared::shown(name);
         let (log, rows) = shared::SharedLog::open(name)?;
-        let (events, surface) = replay_rows(&shown, rows)?;
+        let (events, surface, line_bytes) = replay_rows(&shown, rows)?;
         let report = OpenReport {
             events: events.len(),
             ..OpenReport::default()
@@ -228,6 +231,7 @@ impl Session {
             header_pending: false,
             syncs: 0,
             staged: None,
+            line_bytes,
         };
         Ok((session, report))
     }
@@ -267,7 +271,7 @@ impl Session {
             }
             other => {
                 let rows = shared::SharedLog::read(&other)?;
-                let (events, _) = replay_rows(&shared::shown(&other), rows)?;
+                let (events, _, _) = replay_rows(&shared::shown(&other), rows)?;
                 let report = OpenReport {
                     events: events.len(),
                     ..OpenReport::default()
@@ -325,6 +329,7 @@ impl Session {
             header_pending,
             syncs: 0,
             staged: None,
+            line_bytes: bytes.len(),
         };
         Ok((session, report))
     }
@@ -401,9 +406,11 @@ impl Session {
             }
         }
         let end = self.events.len() as u64;
+        let added = lines.len();
         if let Some(staged) = &mut self.staged {
             staged.lines.extend_from_slice(&lines);
             self.surface = surface;
+            self.line_bytes += added;
             return Ok(first as u64..end);
         }
         if lines.is_empty() {
@@ -414,6 +421,7 @@ impl Session {
             return Err(e);
         }
         self.surface = surface;
+        self.line_bytes += added;
         Ok(first as u64..end)
     }
 
@@ -545,6 +553,7 @@ impl Session {
                         Ok((plan, event)) => {
                             surface.apply(plan);
                             self.events.push(event);
+                            self.line_bytes += line.len() + 1;
                         }
                         Err(error) => {
                             self.events.truncate(from);
@@ -560,6 +569,13 @@ impl Session {
                 Ok(self.events.len() - from)
             }
         }
+    }
+
+    /// The bytes of the lines of the events this session holds (read at open, appended or
+    /// caught up with since): the measure of what it keeps in memory, which is a small
+    /// multiple of it (`serve`'s session cache is bounded by it).
+    pub fn log_bytes(&self) -> usize {
+        self.line_bytes
     }
 
     /// Whether the session lives in a store shared by several writers (whose appends may
@@ -598,10 +614,12 @@ impl Session {
 
 /// A store's rows replayed by the log's rules: the events and the surface they make; a row
 /// that is not a valid next event refuses the session, naming its seq.
-fn replay_rows(name: &Path, rows: store::Rows) -> Result<(Vec<Event>, Surface), OpenError> {
+fn replay_rows(name: &Path, rows: store::Rows) -> Result<(Vec<Event>, Surface, usize), OpenError> {
     let mut events: Vec<Event> = Vec::with_capacity(rows.len());
     let mut surface = Surface::default();
+    let mut bytes = 0;
     for (seq, line) in rows {
+        bytes += line.len() + 1;
         let checked =
             Event::from_line(&line).and_then(|event| Ok((surface.plan(&event, &events)?, event)));
         let (plan, event) = checked.map_err(|error| OpenError::Row {
@@ -612,7 +630,7 @@ fn replay_rows(name: &Path, rows: store::Rows) -> Result<(Vec<Event>, Surface), 
         surface.apply(plan);
         events.push(event);
     }
-    Ok((events, surface))
+    Ok((events, surface, bytes))
 }
 
 /// Write `lines` (the first at `seq`) to the log file durably, creating it with its header

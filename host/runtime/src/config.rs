@@ -22,11 +22,13 @@ mod missing;
 #[cfg(feature = "oci")]
 mod oci_plugins;
 mod parse_error;
+mod sessions;
 
 #[cfg(feature = "mcp")]
 pub use mcp_entry::{McpConfig, McpLifecycleConfig, McpOAuthConfig};
 #[cfg(not(feature = "tokens"))]
 pub(crate) use missing::token_setting;
+pub use sessions::SessionsConfig;
 
 /// A parsed and validated host.toml.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +46,8 @@ pub struct HostConfig {
     /// MCP servers.
     #[cfg(feature = "mcp")]
     pub mcp: Vec<McpConfig>,
+    /// The `[sessions]` table: the store a bare session name is an id in.
+    pub sessions: SessionsConfig,
 }
 
 /// The `[host]` table: process-level settings.
@@ -260,6 +264,8 @@ struct RawConfig {
     scope: Vec<ScopeConfig>,
     #[serde(default)]
     plugin: Vec<PluginConfig>,
+    #[serde(default)]
+    sessions: sessions::RawSessions,
     #[cfg(feature = "mcp")]
     #[serde(default)]
     mcp: Vec<McpConfig>,
@@ -313,6 +319,7 @@ impl HostConfig {
                 crate::feature::Feature::Tokens.to_string(),
             ));
         }
+        let sessions = raw.sessions.check(base).map_err(|(k, m)| invalid(k, m))?;
         let mut config = HostConfig {
             path: None,
             prompt: raw.prompt,
@@ -321,6 +328,7 @@ impl HostConfig {
             plugins: raw.plugin,
             #[cfg(feature = "mcp")]
             mcp: raw.mcp,
+            sessions,
         };
         if let Some(dir) = &config.host.cache_dir {
             config.host.cache_dir = Some(base.join(dir));

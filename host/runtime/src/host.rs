@@ -109,6 +109,8 @@ pub struct Host {
     /// Where `oci://` plugins loaded at run time come from.
     #[cfg(feature = "oci")]
     oci_source: Mutex<oci_source::OciSource>,
+    /// The store a bare session name is an id in (`[sessions] store`).
+    session_store: Option<crate::session::StoreName>,
 }
 
 /// The global variables the host registers, each reading the caller fact of the same name
@@ -148,7 +150,30 @@ impl Host {
             prompt_in_spans: AtomicBool::new(false),
             #[cfg(feature = "oci")]
             oci_source: Mutex::new(oci_source),
+            session_store: None,
         })
+    }
+
+    /// With `store` as the store a bare session name is an id in (what host.toml's
+    /// `[sessions] store` sets for [`Host::from_config`]).
+    pub fn with_session_store(mut self, store: Option<crate::session::StoreName>) -> Self {
+        self.session_store = store;
+        self
+    }
+
+    /// The store a bare session name is an id in (host.toml's `[sessions] store`), if any.
+    pub fn session_store(&self) -> Option<&crate::session::StoreName> {
+        self.session_store.as_ref()
+    }
+
+    /// The full name of the session `name` names in this deployment: an id within the
+    /// configured store, or, without one, the name itself
+    /// ([`crate::session::resolve_session`]). Open the session by the name this returns.
+    pub fn session_name(
+        &self,
+        name: &std::path::Path,
+    ) -> Result<std::path::PathBuf, crate::session::NameError> {
+        crate::session::resolve_session(self.session_store(), name)
     }
 
     /// Record the rendered system prompt and runtime context in the `prompt_host.render`
@@ -187,7 +212,8 @@ impl Host {
         runtime.max_wasm_bytes = config.host.max_wasm_bytes();
         #[cfg(feature = "oci")]
         let oci_source = oci_source::OciSource::configured(config, &runtime)?;
-        let host = Self::new(config.prompt.clone(), runtime)?;
+        let mut host = Self::new(config.prompt.clone(), runtime)?;
+        host.session_store = config.sessions.store.clone();
         #[cfg(feature = "oci")]
         host.set_oci_source(oci_source);
         // Every key first: a parent may be declared after its children.

@@ -55,7 +55,12 @@ impl Server {
         }
         // Without an id nothing else can cancel it.
         call.signal = signal.clone();
-        let Some(path) = session_of(&call) else {
+        let path = match session_of(&mut call, self.host()) {
+            Some(Ok(path)) => Some(path),
+            Some(Err(e)) => return Some(Err(e)),
+            None => None,
+        };
+        let Some(path) = path else {
             // On a task of the runtime, as a line's: a plugin's `init` may block there.
             let (done, answered) = std::sync::mpsc::channel();
             let me = Arc::clone(self);
@@ -120,12 +125,15 @@ impl Server {
         let mut answer =
             prompt_host::blocking::allow_blocking(|| handle.block_on(self.run_direct(call, state)));
         let now_idle = state.is_idle();
+        let held = state.held_bytes();
         idle.store(now_idle, Ordering::Release);
         state.leave_with(&mut answer);
         drop(borrowed);
         if now_idle {
             // The session holds nothing: its worker ends, as after a line's last request.
             self.retire_if_idle(path, serial);
+        } else {
+            self.keep_within_cache(path, serial, held);
         }
         Ok(answer)
     }

@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{json, Value};
@@ -23,6 +23,7 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use prompt_host::host::Host;
 
 mod boundary;
+mod cache;
 mod direct;
 mod envelope;
 mod error;
@@ -54,6 +55,10 @@ pub const DEFAULT_MAX_INFLIGHT: usize = 64;
 /// Default of `serve --max-sessions`: session logs held open at once.
 pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 
+/// Default of `serve --session-cache-bytes`: what the idle sessions a server keeps may hold,
+/// measured as the bytes of their logs' lines (see [`ServeLimits::session_cache_bytes`]).
+pub const DEFAULT_SESSION_CACHE_BYTES: usize = 8 << 20;
+
 /// How much a server takes in and keeps: each bound is what stops a client (or a stuck
 /// one) from growing the server's memory without end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -68,8 +73,15 @@ pub struct ServeLimits {
     /// Bytes of answers waiting to be written before the server stops reading requests;
     /// notifications are dropped while the output is over it.
     pub max_output_bytes: usize,
-    /// Session logs open at once; a request for another one is refused until one is closed.
+    /// Sessions held at once (a log file's holds a file descriptor): at the limit, a
+    /// request for another one closes the least recently used idle session, and is refused
+    /// only when every session held has a request running or waiting.
     pub max_sessions: usize,
+    /// What the idle sessions a server keeps between requests may hold, measured as the
+    /// bytes of the lines of their logs' events plus their last rendering (memory is a small
+    /// multiple of it). Past it, the least recently used idle sessions are closed; the next
+    /// request on one opens it again (and `retry` on it is refused: nothing to retry).
+    pub session_cache_bytes: usize,
 }
 
 impl ServeLimits {
@@ -96,6 +108,12 @@ impl ServeLimits {
         self.max_sessions = n;
         self
     }
+
+    /// With the idle sessions kept holding at most `bytes` ([`Self::session_cache_bytes`]).
+    pub fn session_cache_bytes(mut self, bytes: usize) -> Self {
+        self.session_cache_bytes = bytes;
+        self
+    }
 }
 
 impl Default for ServeLimits {
@@ -105,6 +123,7 @@ impl Default for ServeLimits {
             max_inflight: DEFAULT_MAX_INFLIGHT,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            session_cache_bytes: DEFAULT_SESSION_CACHE_BYTES,
         }
     }
 }
@@ -132,6 +151,11 @@ struct SessionQueue {
     idle: Arc<std::sync::atomic::AtomicBool>,
     /// The session's state while its worker waits, for an in-process caller to take.
     shelf: Arc<shelf::Shelf>,
+    /// What its state held after its last request ([`SessionState::held_bytes`]).
+    held: AtomicUsize,
+    /// The server's request count when a request last came for it: the least recently
+    /// used idle session is the first closed ([`cache`]).
+    used: AtomicU64,
 }
 
 /// What a session's worker is started with.
@@ -151,6 +175,8 @@ pub struct Server {
     /// it wait.
     sessions: Mutex<HashMap<PathBuf, SessionQueue>>,
     next_serial: AtomicU64,
+    /// Requests queued on sessions so far: the clock of [`SessionQueue::used`].
+    clock: AtomicU64,
     /// Requests in flight by id (see [`Id::key`]), for `$/cancelRequest`.
     inflight: Mutex<HashMap<String, prompt_host::prompt::CancelToken>>,
     /// Whether the notification observers were started (by the first `subscribe`).
@@ -181,6 +207,7 @@ impl Server {
             limits,
             sessions: Mutex::new(HashMap::new()),
             next_serial: AtomicU64::new(1),
+            clock: AtomicU64::new(0),
             inflight: Mutex::new(HashMap::new()),
             watchers_started: std::sync::atomic::AtomicBool::new(false),
             lines_queued: Arc::default(),
@@ -331,7 +358,7 @@ impl Server {
         call: Result<Call, Refused>,
         done: mpsc::UnboundedSender<Option<String>>,
     ) {
-        let call = match call {
+        let mut call = match call {
             Ok(call) => call,
             Err(refused) => {
                 let _ = done.send(Some(envelope::error(refused.id.as_ref(), &refused.error)));
@@ -348,8 +375,11 @@ impl Server {
         if let Some(id) = &call.id {
             self.lock_inflight().insert(id.key(), call.signal.clone());
         }
-        match session_of(&call) {
-            Some(path) => {
+        match session_of(&mut call, self.host()) {
+            Some(Err(e)) => {
+                let _ = done.send(self.answer(call.id, Err(e)));
+            }
+            Some(Ok(path)) => {
                 if let Some(answer) = self.close_unheld(&path, &call) {
                     let _ = done.send(self.answer(call.id, answer));
                     return;
@@ -413,7 +443,7 @@ impl Server {
         state: &mut SessionState,
         call: Call,
     ) -> Result<Answer, RpcError> {
-        let session = session_of(&call);
+        let session = session_param(&call);
         let Call {
             method,
             params,
@@ -473,8 +503,10 @@ impl Server {
     /// removes it cannot lose a job sent meanwhile.
     fn queue(self: &Arc<Self>, path: PathBuf, job: Job) -> Result<(), Box<(Job, RpcError)>> {
         let mut sessions = self.lock_sessions();
+        let now = self.clock.fetch_add(1, Ordering::Relaxed);
         let job = match sessions.get(&path) {
             Some(queue) => {
+                queue.used.store(now, Ordering::Relaxed);
                 queue.idle.store(false, Ordering::Release);
                 queue.shelf.job_queued();
                 match queue.jobs.send(job) {
@@ -486,15 +518,21 @@ impl Server {
             None => job,
         };
         sessions.remove(&path);
-        let open = sessions
+        let mut open = sessions
             .values()
             .filter(|q| !q.idle.load(Ordering::Acquire))
             .count();
+        // At the limit, the least recently used idle session makes room.
+        if open >= self.limits.max_sessions
+            && cache::close_least_recently_used(&mut sessions, &path)
+        {
+            open -= 1;
+        }
         if open >= self.limits.max_sessions {
             let mut e = RpcError::failed(
                 "too-many-sessions",
                 format!(
-                    "session log {}: {open} session logs are open, the most this server holds (serve --max-sessions); close_session one first",
+                    "session log {}: {open} session logs are open, the most this server holds (serve --max-sessions), and each has a request running or waiting; retry when one is answered",
                     prompt_host::session::display_name(&path),
                 ),
             );
@@ -516,6 +554,8 @@ impl Server {
                 serial,
                 idle: Arc::clone(&idle),
                 shelf: Arc::clone(&shelf),
+                held: AtomicUsize::new(0),
+                used: AtomicU64::new(now),
             },
         );
         drop(sessions);
@@ -627,6 +667,7 @@ impl Server {
         jobs: &mpsc::UnboundedReceiver<Job>,
     ) -> bool {
         if !state.is_idle() {
+            self.keep_within_cache(path, serial, state.held_bytes());
             return false;
         }
         let mut sessions = self.lock_sessions();
@@ -694,8 +735,8 @@ fn is_cancel_only(line: &str) -> bool {
         )
 }
 
-/// The session a call runs on, when it names one (`params.session`).
-fn session_of(call: &Call) -> Option<PathBuf> {
+/// The session a call of a session's method names (`params.session`), as given.
+fn session_param(call: &Call) -> Option<PathBuf> {
     match call.method.as_str() {
         "step" | "retry" | "append_assistant" | "append_tool_result" | "request"
         | "close_session" => call
@@ -705,6 +746,30 @@ fn session_of(call: &Call) -> Option<PathBuf> {
             .map(PathBuf::from),
         _ => None,
     }
+}
+
+/// The session a call runs on, when it names one (`params.session`): the name resolved
+/// within the deployment's configured store ([`prompt_host::Host::session_name`]), written
+/// back into the params so the method opens what the queue is keyed by. A name the store
+/// refuses (an id with a control character, over 512 bytes, …) is the call's error.
+fn session_of(call: &mut Call, host: &prompt_host::Host) -> Option<Result<PathBuf, RpcError>> {
+    let name = session_param(call)?;
+    let name = name.to_str()?;
+    let resolved = match host.session_name(std::path::Path::new(name)) {
+        Ok(resolved) => resolved,
+        Err(e) => {
+            let mut error = RpcError::failed("session", e.to_string());
+            error.data =
+                Some(json!({"kind": "session", "session": prompt_host::session::redact(name)}));
+            return Some(Err(error));
+        }
+    };
+    if host.session_store().is_some() {
+        if let (Some(params), Some(text)) = (call.params.as_object_mut(), resolved.to_str()) {
+            params.insert("session".into(), Value::String(text.to_owned()));
+        }
+    }
+    Some(Ok(resolved))
 }
 
 fn cancelled() -> RpcError {

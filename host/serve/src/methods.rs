@@ -56,6 +56,16 @@ impl SessionState {
         }
     }
 
+    /// The open session, if any.
+    pub(crate) fn session(&self) -> Option<&Session> {
+        self.session.as_ref()
+    }
+
+    /// The rendering `retry` would re-use, if any.
+    pub(crate) fn last_rendering(&self) -> Option<&Rendered> {
+        self.last.as_ref().map(|(_, rendered)| rendered)
+    }
+
     /// Whether nothing is held: no open log, no step to retry.
     pub(crate) fn is_idle(&self) -> bool {
         self.session.is_none() && self.last.is_none()

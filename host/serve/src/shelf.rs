@@ -108,6 +108,12 @@ impl Shelf {
             && matches!(&*self.lock(), Slot::Shelved(state) if state.is_idle())
     }
 
+    /// Whether the state lies here, its worker waiting, with no job queued: the session
+    /// may be closed ([`super::cache`]). Call under the server's session lock.
+    pub(super) fn is_waiting(&self) -> bool {
+        self.queued.load(Ordering::Acquire) == 0 && matches!(&*self.lock(), Slot::Shelved(_))
+    }
+
     fn lock(&self) -> MutexGuard<'_, Slot> {
         self.slot.lock().unwrap_or_else(PoisonError::into_inner)
     }

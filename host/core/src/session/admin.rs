@@ -4,11 +4,11 @@
 //! validated on the way in.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use super::store::{redact, POSTGRES_SCHEMES, SQLITE_SCHEME};
+use super::store::{check_id, redact, NameError, SessionName, POSTGRES_SCHEMES, SQLITE_SCHEME};
 
 /// A store of many sessions, as `prompt-host sessions` names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +35,51 @@ impl StoreName {
             }),
         }
     }
+}
+
+/// The prefix that names a log file explicitly where a store is configured.
+pub const FILE_SCHEME: &str = "file:";
+
+impl StoreName {
+    /// The full name of the session `id` in this store (`sqlite:PATH#ID`,
+    /// `postgres://…#ID`), password included: a name to open, not to show.
+    pub fn session(&self, id: &str) -> PathBuf {
+        match self {
+            Self::Sqlite(db) => {
+                let mut name = std::ffi::OsString::from(SQLITE_SCHEME);
+                name.push(db.as_os_str());
+                name.push("#");
+                name.push(id);
+                PathBuf::from(name)
+            }
+            Self::Postgres(url) => PathBuf::from(format!("{url}#{id}")),
+        }
+    }
+}
+
+/// The session `name` means where `store` is the configured store (host.toml's
+/// `[sessions] store`, `--store`, `PROMPT_HOST_STORE`). Without one, a name is what it always
+/// was: `sqlite:PATH#ID`, `postgres://…#ID`, else a log file's path. With one, a full store
+/// name still names itself, `file:PATH` names a log file, and anything else is an id within
+/// the configured store, checked like every id ([`check_id`]).
+pub fn resolve_session(store: Option<&StoreName>, name: &Path) -> Result<PathBuf, NameError> {
+    let Some(store) = store else {
+        return Ok(name.to_path_buf());
+    };
+    match SessionName::parse(name)? {
+        SessionName::File(_) => {}
+        _ => return Ok(name.to_path_buf()),
+    }
+    let Some(text) = name.to_str() else {
+        return Err(NameError::NotUtf8 {
+            name: name.to_string_lossy().into_owned(),
+        });
+    };
+    if let Some(path) = text.strip_prefix(FILE_SCHEME) {
+        return Ok(PathBuf::from(path));
+    }
+    check_id(text)?;
+    Ok(store.session(text))
 }
 
 impl fmt::Display for StoreName {
@@ -157,5 +202,68 @@ fn missing(store: &StoreName) -> StoreError {
         store: store.to_string(),
         kind,
         feature,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_configured_store_turns_a_bare_name_into_an_id_within_it() {
+        let sqlite = StoreName::parse("sqlite:/srv/s.db").unwrap();
+        let pg = StoreName::parse("postgres://app:secret@db/agents").unwrap();
+        let resolve = |store: Option<&StoreName>, name: &str| {
+            resolve_session(store, Path::new(name)).map(|p| p.display().to_string())
+        };
+        // Without a store, nothing changes: a plain name is a file.
+        assert_eq!(resolve(None, "chat-1").unwrap(), "chat-1");
+        assert_eq!(resolve(None, "file:x").unwrap(), "file:x");
+        // With one, a bare name is an id in it; quotes and SQL are just text.
+        assert_eq!(
+            resolve(Some(&sqlite), "agent 7's '; DROP TABLE events; --").unwrap(),
+            "sqlite:/srv/s.db#agent 7's '; DROP TABLE events; --"
+        );
+        assert_eq!(
+            resolve(Some(&pg), "chat-1").unwrap(),
+            "postgres://app:secret@db/agents#chat-1"
+        );
+        // A full name still names itself, and file: names a log file.
+        assert_eq!(
+            resolve(Some(&pg), "sqlite:/tmp/o.db#x").unwrap(),
+            "sqlite:/tmp/o.db#x"
+        );
+        assert_eq!(
+            resolve(Some(&pg), "file:logs/a.jsonl").unwrap(),
+            "logs/a.jsonl"
+        );
+        // Ids are checked as every store checks them.
+        assert_eq!(
+            resolve(Some(&sqlite), "a\u{0}b").unwrap_err().to_string(),
+            "session id \"a\\0b\": holds the control character U+0000; ids are printable text"
+        );
+        let long = "x".repeat(MAX_ID_FOR_TEST);
+        assert_eq!(
+            resolve(Some(&sqlite), &long).unwrap_err().to_string(),
+            format!(
+                "session id \"{}…\": is {MAX_ID_FOR_TEST} bytes long; at most 512 are allowed",
+                "x".repeat(64)
+            )
+        );
+    }
+
+    const MAX_ID_FOR_TEST: usize = 1 << 20;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_name_that_is_not_utf8_is_refused_where_a_store_is_configured() {
+        use std::os::unix::ffi::OsStrExt;
+        let store = StoreName::parse("sqlite:/srv/s.db").unwrap();
+        let name = Path::new(std::ffi::OsStr::from_bytes(b"a\xffb"));
+        assert_eq!(
+            resolve_session(Some(&store), name).unwrap_err().to_string(),
+            "session name \"a\u{FFFD}b\" is not valid UTF-8"
+        );
+        assert_eq!(resolve_session(None, name).unwrap(), name);
     }
 }

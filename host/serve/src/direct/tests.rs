@@ -205,18 +205,82 @@ fn sessions_opened_and_closed_from_this_thread_neither_pile_up_nor_count_against
             .unwrap_or_else(|e| panic!("close_session {i}: {}", e.message));
     }
     assert!(f.server.lock_sessions().is_empty(), "no queue left behind");
-    // And the limit still holds for sessions that stay open.
+    // At the limit, a new session closes the least recently used idle one.
     let open = |name: &str| {
-        let log = f.dir.path().join(name).to_string_lossy().to_string();
-        f.call("step", serde_json::json!({"session": log, "user": ["hi"]}))
+        let log = f.dir.path().join(name);
+        let session = log.to_string_lossy().to_string();
+        f.call(
+            "step",
+            serde_json::json!({"session": session, "user": ["hi"]}),
+        )
+        .unwrap_or_else(|e| panic!("open {name}: {}", e.message));
+        f.until_shelved(&log);
+        log
     };
-    open("kept.jsonl").unwrap_or_else(|e| panic!("first open session: {}", e.message));
-    let refused = open("second.jsonl")
+    open("kept.jsonl");
+    let second = open("second.jsonl");
+    let held: Vec<_> = f.server.lock_sessions().keys().cloned().collect();
+    assert_eq!(held, vec![second.clone()], "the idle session made room");
+    // A session whose state is in use is not closed: the next one is refused.
+    let busy = f.server.lock_sessions()[&second]
+        .shelf
+        .borrow()
+        .expect("the state lies on the shelf");
+    let third = f.dir.path().join("third.jsonl");
+    let refused = f
+        .call(
+            "step",
+            serde_json::json!({"session": third.to_string_lossy(), "user": ["hi"]}),
+        )
         .err()
-        .expect("a second open session is refused");
+        .expect("no room while the one session held is busy");
     assert!(
-        refused.message.contains("1 session logs are open"),
+        refused
+            .message
+            .contains("1 session logs are open, the most this server holds (serve --max-sessions)"),
         "{}",
         refused.message
     );
+    assert!(!third.exists(), "nothing was written");
+    drop(busy);
+}
+
+#[test]
+fn idle_sessions_past_the_cache_bytes_are_closed_least_recently_used_first() {
+    // A cache of 1 byte: whatever a session holds is over it, so each request leaves only
+    // its own session held; the others are closed, and open again on their next request.
+    let f = Fixture::with_limits(crate::ServeLimits::default().session_cache_bytes(1));
+    let step = |name: &str| {
+        let log = f.dir.path().join(name);
+        let session = log.to_string_lossy().to_string();
+        let answer = f
+            .call(
+                "step",
+                serde_json::json!({"session": session, "user": ["hi"]}),
+            )
+            .unwrap_or_else(|e| panic!("step on {name}: {}", e.message));
+        f.until_shelved(&log);
+        let Answer::Step(step) = answer else {
+            panic!("a step answers with its outcome")
+        };
+        (log, step.outcome.step)
+    };
+    let (a, first) = step("a.jsonl");
+    let (b, _) = step("b.jsonl");
+    let held: Vec<_> = f.server.lock_sessions().keys().cloned().collect();
+    assert_eq!(held, vec![b.clone()], "a was closed for b");
+    // a's next step reads its log again and goes on from where it was.
+    let (again, next) = step("a.jsonl");
+    assert_eq!((again, next), (a.clone(), first + 1));
+    let held: Vec<_> = f.server.lock_sessions().keys().cloned().collect();
+    assert_eq!(held, vec![a], "b was closed for a");
+    // With room for both, both stay.
+    let f2 = Fixture::with_limits(crate::ServeLimits::default());
+    for name in ["x.jsonl", "y.jsonl"] {
+        let log = f2.dir.path().join(name).to_string_lossy().to_string();
+        f2.call("step", serde_json::json!({"session": log, "user": ["hi"]}))
+            .unwrap_or_else(|e| panic!("{}", e.message));
+        f2.until_shelved(std::path::Path::new(&log));
+    }
+    assert_eq!(f2.server.lock_sessions().len(), 2);
 }

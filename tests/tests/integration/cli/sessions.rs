@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::integration::support::cli::Deployment;
+use crate::integration::support::cli::{bin, Deployment};
 
 const CONFIG: &str =
     "[prompt]\ninclude_harness_identity = false\npersona = \"Terse on {{model}}.\"\n";
@@ -168,4 +168,136 @@ fn a_session_name_that_is_not_utf8_is_refused() {
         "{stderr}"
     );
     assert!(!d.path("s.db").exists());
+}
+
+#[test]
+fn a_session_is_named_by_its_id_within_the_configured_store() {
+    // host.toml's store, its path relative to the file.
+    let d = Deployment::new(&format!(
+        "{CONFIG}\n[sessions]\nstore = \"sqlite:sessions.db\"\n"
+    ));
+    let config = d.config();
+    let config = config.to_str().unwrap();
+    let db = d.path("sessions.db");
+    let store = format!("sqlite:{}", db.display());
+    let id = "agent 7's \"log\"; DROP TABLE events; --";
+    let step = d
+        .run(&[
+            "step",
+            "--config",
+            config,
+            "--session",
+            id,
+            "--fact",
+            "model=m",
+            "--user",
+            "hi",
+        ])
+        .ok()
+        .to_string();
+    assert!(db.exists(), "the store beside host.toml holds the session");
+    // The commands that load no host.toml take the store from --store or the environment.
+    d.run(&[
+        "assistant",
+        "--store",
+        &store,
+        "--session",
+        id,
+        "--text",
+        "ok",
+    ])
+    .ok();
+    let replay = std::process::Command::new(bin())
+        .args(["replay", "--session", id])
+        .env("PROMPT_HOST_STORE", &store)
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    assert_eq!(
+        serde_json::from_slice::<Value>(&replay.stdout).unwrap(),
+        serde_json::from_str::<Value>(&step).unwrap()
+    );
+    // The full name names the same session; `sessions list` defaults to the store.
+    let full = format!("{store}#{id}");
+    assert_eq!(
+        d.run(&["replay", "--session", &full]).ok(),
+        String::from_utf8_lossy(&replay.stdout)
+    );
+    let listed = d
+        .run(&["sessions", "--store", &store, "list", "--json"])
+        .ok()
+        .to_string();
+    let listed: Value = serde_json::from_str(listed.trim()).unwrap();
+    assert_eq!(
+        (listed["id"].as_str(), listed["events"].as_u64()),
+        (Some(id), Some(7))
+    );
+    // `file:` still names a log file; a bad id is refused by the store's rule.
+    let log = d.path("own.jsonl");
+    d.run(&[
+        "step",
+        "--config",
+        config,
+        "--session",
+        &format!("file:{}", log.display()),
+        "--fact",
+        "model=m",
+        "--user",
+        "hi",
+    ])
+    .ok();
+    assert!(log.exists());
+    d.run(&[
+        "step",
+        "--config",
+        config,
+        "--session",
+        &"x".repeat(600),
+        "--fact",
+        "model=m",
+        "--user",
+        "hi",
+    ])
+    .fails(1, &["is 600 bytes long; at most 512 are allowed"]);
+    // --store over host.toml's; a bad store is refused naming the flag.
+    let other = d.path("other.db");
+    d.run(&[
+        "step",
+        "--config",
+        config,
+        "--store",
+        &format!("sqlite:{}", other.display()),
+        "--session",
+        id,
+        "--fact",
+        "model=m",
+        "--user",
+        "hi",
+    ])
+    .ok();
+    assert!(other.exists());
+    d.run(&["replay", "--store", "logs/", "--session", id])
+        .fails(
+            1,
+            &["--store (or PROMPT_HOST_STORE): \"logs/\" is not a store of sessions"],
+        );
+    // A store in host.toml that is not one is refused when the file loads.
+    let bad = Deployment::new(&format!(
+        "{CONFIG}\n[sessions]\nstore = \"postgres://u:hunter2@db/x#id\"\n"
+    ));
+    let shown = bad.config();
+    let refused = bad.run(&["render", "--config", shown.to_str().unwrap()]);
+    refused.fails(
+        1,
+        &[
+            "sessions.store",
+            "expected sqlite:PATH or postgres://USER@HOST/DB",
+            "postgres://u@db/x#id",
+        ],
+    );
+    assert!(!refused.stderr.contains("hunter2"), "{}", refused.stderr);
 }

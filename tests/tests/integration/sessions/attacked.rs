@@ -323,7 +323,7 @@ impl Tmpfs {
         self.dir.path()
     }
 
-    fn remount(&self, mode: &str) {
+    pub(crate) fn remount(&self, mode: &str) {
         let out = Command::new("mount")
             .args(["-o", &format!("remount,{mode}")])
             .arg(self.path())

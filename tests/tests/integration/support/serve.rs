@@ -68,6 +68,23 @@ impl Served {
         stdin.flush().expect("flush");
     }
 
+    /// Send the request `line` and wait for the next response; `None` when the server is
+    /// gone (killed) before answering.
+    pub fn try_call_line(&mut self, line: &str) -> Option<Value> {
+        let stdin = self.stdin.as_mut()?;
+        stdin.write_all(line.as_bytes()).ok()?;
+        stdin.write_all(b"\n").ok()?;
+        stdin.flush().ok()?;
+        match self.lines.recv_timeout(ANSWER_TIMEOUT) {
+            Ok(answer) => serde_json::from_str(&answer).ok(),
+            Err(RecvTimeoutError::Disconnected) => None,
+            Err(RecvTimeoutError::Timeout) => panic!(
+                "no answer within {ANSWER_TIMEOUT:?}; stderr:\n{}",
+                self.stderr()
+            ),
+        }
+    }
+
     /// The next response line, as sent.
     pub fn answer_text(&mut self) -> String {
         match self.lines.recv_timeout(ANSWER_TIMEOUT) {
