@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::attacked::skip;
-use super::stores::{conversation, race_two_servers};
+use super::stores::{conversation, race_two_hosts, race_two_servers};
 use crate::integration::support::cli::Deployment;
 use crate::integration::support::postgres::{server, OwnCluster};
 use prompt_host::session::{AppendError, Session};
@@ -112,6 +112,13 @@ fn two_serve_processes_racing_on_one_postgres_session_never_fork_it() {
     let (_, db) =
         database_or_skip!("two_serve_processes_racing_on_one_postgres_session_never_fork_it");
     race_two_servers(|_| name(&db, "shared"));
+}
+
+#[test]
+fn two_hosts_in_one_process_racing_on_one_postgres_session_never_fork_it() {
+    let (_, db) =
+        database_or_skip!("two_hosts_in_one_process_racing_on_one_postgres_session_never_fork_it");
+    race_two_hosts(&name(&db, "shared"));
 }
 
 #[test]

@@ -9,7 +9,10 @@ use serde_json::{json, Value};
 use crate::integration::support::cli::Deployment;
 use crate::integration::support::serve::Served;
 use prompt_host::session::route::{RouteName, RouteSpec};
-use prompt_host::session::{AppendError, AssistantReply, Session, ToolCall, ToolResult};
+use prompt_host::session::{
+    AppendError, AssistantReply, Message, MessageData, NewEvent, Session, SurfaceIntent, ToolCall,
+    ToolResult, ASSISTANT_MESSAGE, USER_MESSAGE,
+};
 use prompt_host::{Facts, Host, HostError, PromptConfig, RuntimeConfig, StepOptions};
 
 fn host() -> Host {
@@ -66,6 +69,47 @@ pub(crate) async fn conversation(name: &Path) -> Vec<String> {
         host.append_assistant(&mut log, &AssistantReply::text(format!("Answer {turn}.")))
             .unwrap();
     }
+    // A cancelled step writes nothing, in every store.
+    let before = log.events().len();
+    let token = prompt_host::prompt::CancelToken::new();
+    token.cancel();
+    let never = StepOptions::default().user_texts(vec!["never".into()]);
+    let cancelled = host
+        .step(&mut log, None, facts().signal(token), &never)
+        .await;
+    assert!(cancelled.is_err(), "a cancelled step fails");
+    assert_eq!(log.events().len(), before, "a cancelled step wrote nothing");
+    // A summary replacing the first turn after the system head (node 0 is rewritten only by
+    // a system message): the next step projects over the shortened surface, and replay
+    // rebuilds every step before and after.
+    let end = log
+        .events()
+        .iter()
+        .find(|e| {
+            e.kind == ASSISTANT_MESSAGE
+                && String::from_utf8(e.to_line().unwrap())
+                    .unwrap()
+                    .contains("Answer 0.")
+        })
+        .unwrap()
+        .seq;
+    let sources: Vec<u64> = log
+        .surface()
+        .nodes()
+        .into_iter()
+        .filter(|seq| *seq <= end)
+        .skip(1)
+        .collect();
+    log.append(NewEvent::message(
+        USER_MESSAGE,
+        MessageData::new(Message::user_text("Summary: turn 0 listed a directory.")),
+        SurfaceIntent::replace(sources[0], end, sources.clone()),
+    ))
+    .unwrap();
+    let after = StepOptions::default().user_texts(vec!["After the summary?".into()]);
+    let (_, step) = host.step(&mut log, None, facts(), &after).await.unwrap();
+    out.push(serde_json::to_string(&step.request).unwrap());
+    steps += 1;
     for step in 0..steps {
         let (_, request) = host.replay(&log, Some(step)).unwrap();
         out.push(serde_json::to_string(&request).unwrap());
@@ -82,7 +126,7 @@ async fn a_conversation_gives_the_same_requests_and_replays_in_a_file_and_in_sql
     let dir = tempfile::tempdir().unwrap();
     let in_file = conversation(&dir.path().join("s.jsonl")).await;
     let in_sqlite = conversation(&sqlite(dir.path(), "s")).await;
-    assert_eq!(in_file.len(), 9 + 9);
+    assert_eq!(in_file.len(), 10 + 10);
     for (i, (file, db)) in in_file.iter().zip(&in_sqlite).enumerate() {
         assert_eq!(file, db, "request {i}");
     }
@@ -90,11 +134,11 @@ async fn a_conversation_gives_the_same_requests_and_replays_in_a_file_and_in_sql
     let host = host();
     let (log, report) = Session::open(sqlite(dir.path(), "s")).unwrap();
     assert_eq!(report.events, log.events().len());
-    for step in 0..9 {
+    for step in 0..10 {
         let (_, request) = host.replay(&log, Some(step)).unwrap();
         assert_eq!(
             serde_json::to_string(&request).unwrap(),
-            in_file[9 + step as usize]
+            in_file[10 + step as usize]
         );
     }
 }
@@ -194,7 +238,74 @@ pub(crate) fn race_two_servers(name: impl Fn(&Deployment) -> PathBuf) {
             .collect();
         runs.into_iter().map(|r| r.join().unwrap()).collect()
     });
-    let (log, _) = Session::open(&name).unwrap();
+    let alone = Host::new(
+        PromptConfig::default()
+            .include_harness_identity(false)
+            .persona("Terse."),
+        RuntimeConfig::default(),
+    )
+    .unwrap();
+    check_race(&name, &answered, 2 * STEPS as u64, (&alone, "m"));
+}
+
+/// Two hosts in this process, each with its own session handle, stepping the session
+/// `name` names from their own threads, as two replicas embedding the library would: a
+/// host told `conflict` catches up (`refresh`) and goes on.
+pub(crate) fn race_two_hosts(name: &Path) {
+    const STEPS: usize = 40;
+    let answered: Vec<(Vec<String>, u64)> = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..2)
+            .map(|writer| {
+                scope.spawn(move || {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .unwrap();
+                    let host = host();
+                    let (mut log, _) = Session::open(name).unwrap();
+                    let (mut answered, mut conflicts) = (Vec::new(), 0u64);
+                    for i in 0..STEPS {
+                        let text = format!("host {writer} step {i}");
+                        let options = StepOptions::default().user_texts(vec![text.clone()]);
+                        let facts = Facts::new().with("model", "m1");
+                        match runtime.block_on(host.step(&mut log, None, facts, &options)) {
+                            Ok(_) => answered.push(text),
+                            Err(HostError::Session {
+                                error:
+                                    AppendError::Conflict {
+                                        expected, actual, ..
+                                    },
+                                ..
+                            }) => {
+                                assert!(actual > expected);
+                                conflicts += 1;
+                                log.refresh().unwrap();
+                            }
+                            Err(other) => panic!("{other}"),
+                        }
+                    }
+                    (answered, conflicts)
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    check_race(name, &answered, 2 * STEPS as u64, (&host(), "m1"));
+}
+
+#[test]
+fn two_hosts_in_one_process_racing_on_one_sqlite_session_never_fork_it() {
+    let dir = tempfile::tempdir().unwrap();
+    race_two_hosts(&sqlite(dir.path(), "shared"));
+}
+
+/// What two writers racing on `name` must leave: seqs contiguous, no step inside another,
+/// every acknowledged step in the store exactly once and no other, and every attempt either
+/// acknowledged or answered `conflict`; and every step replays as the accepted steps taken
+/// alone, in the store's order, by one writer (`alone`: a host as the writers', and the
+/// model fact they gave) replay.
+fn check_race(name: &Path, answered: &[(Vec<String>, u64)], attempts: u64, alone: (&Host, &str)) {
+    let (log, _) = Session::open(name).unwrap();
     for (i, event) in log.events().iter().enumerate() {
         assert_eq!(event.seq, i as u64);
     }
@@ -217,7 +328,7 @@ pub(crate) fn race_two_servers(name: impl Fn(&Deployment) -> PathBuf) {
         .map(|e| String::from_utf8(e.to_line().unwrap()).unwrap())
         .collect();
     let mut total = 0;
-    for (texts, _) in &answered {
+    for (texts, _) in answered {
         for text in texts {
             let quoted = serde_json::to_string(text).unwrap();
             let found = lines.iter().filter(|l| l.contains(&quoted)).count();
@@ -231,8 +342,46 @@ pub(crate) fn race_two_servers(name: impl Fn(&Deployment) -> PathBuf) {
         .count();
     assert_eq!(steps, total);
     let conflicts: u64 = answered.iter().map(|(_, c)| c).sum();
-    assert_eq!(total as u64 + conflicts, 2 * STEPS as u64);
+    assert_eq!(total as u64 + conflicts, attempts);
     eprintln!("{total} steps answered, {conflicts} conflicts");
+    // The accepted steps, in the store's order, taken alone by one writer in a log file.
+    let (host, model) = alone;
+    let order: Vec<String> = log
+        .events()
+        .iter()
+        .filter(|e| e.kind == USER_MESSAGE)
+        .map(|e| {
+            let line = String::from_utf8(e.to_line().unwrap()).unwrap();
+            answered
+                .iter()
+                .flat_map(|(texts, _)| texts)
+                .find(|t| line.contains(&serde_json::to_string(t).unwrap()))
+                .unwrap()
+                .clone()
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut solo, _) = Session::open(dir.path().join("alone.jsonl")).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for text in &order {
+        let options = StepOptions::default().user_texts(vec![text.clone()]);
+        let facts = Facts::new().with("model", model);
+        runtime
+            .block_on(host.step(&mut solo, None, facts, &options))
+            .unwrap();
+    }
+    for step in 0..order.len() as u64 {
+        let (_, raced) = host.replay(&log, Some(step)).unwrap();
+        let (_, single) = host.replay(&solo, Some(step)).unwrap();
+        assert_eq!(
+            serde_json::to_string(&raced).unwrap(),
+            serde_json::to_string(&single).unwrap(),
+            "step {step} replays as the accepted steps alone"
+        );
+    }
 }
 
 /// Servers that take turns on one session are never behind: each request first catches up
