@@ -135,6 +135,16 @@ fn main() {
     group.sample_size(10);
     for turns in TURNS {
         let events = conversation(turns);
+        // What reading alone costs (every line parsed, nothing validated or derived): the
+        // most a snapshot of the surface could save is the rest of a pickup.
+        let lines: Vec<Vec<u8>> = events.iter().map(|e| e.to_line().expect("line")).collect();
+        group.bench_function(format!("parse-{turns}"), |b| {
+            b.iter(|| {
+                for line in &lines {
+                    black_box(Event::from_line(line).expect("parse"));
+                }
+            })
+        });
         for (store, name) in &stores {
             let session = name(&format!("pickup-{turns}"));
             let (mut target, _) = Session::open(&session).expect("open");

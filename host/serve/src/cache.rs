@@ -14,7 +14,15 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
+use prompt_host::session::SessionName;
+
 use super::methods::SessionState;
+
+/// What a SQLite session's own connection adds, in the cache's units (resident memory is
+/// about six times them): measured, an idle one-step session of the reference deployment
+/// costs a server about 470 KB in SQLite against 320 KB in a log file (docs/benchmarks.md
+/// §16), so ~150 KB, a sixth of which is counted.
+const SQLITE_CONNECTION_BYTES: usize = 24 << 10;
 use super::{Server, SessionQueue};
 
 impl Server {
@@ -67,10 +75,17 @@ fn close_least_recently_used_held(
 
 impl SessionState {
     /// What this state holds, as the cache measures it: the bytes of its log's lines
-    /// ([`prompt_host::session::Session::log_bytes`]) and of the last rendering's prompt
-    /// and runtime context.
+    /// ([`prompt_host::session::Session::log_bytes`]), a SQLite session's connection, and
+    /// the last rendering's prompt and runtime context. Resident memory is about six times
+    /// it (docs/benchmarks.md §16).
     pub(crate) fn held_bytes(&self) -> usize {
-        let log = self.session().map_or(0, |s| s.log_bytes());
+        let log = self.session().map_or(0, |s| {
+            let connection = match SessionName::parse(s.path()) {
+                Ok(SessionName::Sqlite { .. }) => SQLITE_CONNECTION_BYTES,
+                _ => 0,
+            };
+            s.log_bytes() + connection
+        });
         let rendering = self
             .last_rendering()
             .map_or(0, |r| r.prompt.len() + r.context.len());

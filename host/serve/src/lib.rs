@@ -57,7 +57,7 @@ pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 
 /// Default of `serve --session-cache-bytes`: what the idle sessions a server keeps may hold,
 /// measured as the bytes of their logs' lines (see [`ServeLimits::session_cache_bytes`]).
-pub const DEFAULT_SESSION_CACHE_BYTES: usize = 8 << 20;
+pub const DEFAULT_SESSION_CACHE_BYTES: usize = 4 << 20;
 
 /// How much a server takes in and keeps: each bound is what stops a client (or a stuck
 /// one) from growing the server's memory without end.
@@ -78,8 +78,8 @@ pub struct ServeLimits {
     /// only when every session held has a request running or waiting.
     pub max_sessions: usize,
     /// What the idle sessions a server keeps between requests may hold, measured as the
-    /// bytes of the lines of their logs' events plus their last rendering (memory is a small
-    /// multiple of it). Past it, the least recently used idle sessions are closed; the next
+    /// bytes of the lines of their logs' events plus their last rendering and a SQLite
+    /// session's connection (resident memory is about six times it). Past it, the least recently used idle sessions are closed; the next
     /// request on one opens it again (and `retry` on it is refused: nothing to retry).
     pub session_cache_bytes: usize,
 }

@@ -31,6 +31,8 @@ use prompt_host::tokens::Tokenizer;
 pub(crate) struct SessionState {
     session: Option<Session>,
     last: Option<(Option<String>, Rendered)>,
+    /// The number of the step `last` rendered.
+    last_step: u64,
     /// What a step leaves to free (its outcome, with the whole request, and the rendering it
     /// replaced): freed after the answer is on its way, not before.
     after_answer: Vec<Box<dyn Send + Sync>>,
@@ -223,6 +225,7 @@ pub(super) async fn dispatch(
             let (rendered, outcome) = host
                 .step(session, p.scope.as_deref(), facts, &options)
                 .await?;
+            state.last_step = outcome.step;
             let answer = measure.answer(host, p.scope.as_deref(), &rendered, outcome);
             if let Some(previous) = state.last.replace((p.scope, rendered)) {
                 state.free_later(previous);
@@ -243,10 +246,29 @@ pub(super) async fn dispatch(
                     ),
                 ));
             };
-            let session = state.open(&p.session)?;
+            let ours = state.last_step;
+            // Caught up with other writers: the newest step must still be this server's,
+            // or the retry would redo another writer's step with this one's rendering.
+            let newest = prompt_host::session::last_step(state.open(&p.session)?);
+            if let Some(newest) = newest.filter(|newest| *newest != ours) {
+                let error = session_error(
+                    &p.session,
+                    format!(
+                        "session {}: another writer stepped since this server's step {ours} (the session's newest step is {newest}); nothing to retry: call step",
+                        prompt_host::session::display_name(&p.session),
+                    ),
+                );
+                state.last = Some((scope, previous));
+                return Err(error);
+            }
+            let session = state
+                .session
+                .as_mut()
+                .ok_or_else(|| RpcError::failed("session", "session log is not open"))?;
             let result = host.retry(session, scope.as_deref(), &previous, facts, &options);
             match result {
                 Ok((rendered, outcome)) => {
+                    state.last_step = outcome.step;
                     let answer = measure.answer(host, scope.as_deref(), &rendered, outcome);
                     let previous = state.last.replace((scope, rendered));
                     state.free_later(previous);

@@ -219,8 +219,15 @@ fn open_db(db: &Path, create: bool) -> Result<Connection, SqliteError> {
     // WAL: readers never block the writer; FULL: a commit is synced before it returns.
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
+    // A session's connection reads its rows once and then only appends: SQLite's default
+    // page cache (2 MB per connection) would be most of what an idle session costs a server
+    // that holds many (docs/benchmarks.md §16).
+    conn.pragma_update(None, "cache_size", CACHE_KIB)?;
     Ok(conn)
 }
+
+/// Each connection's page cache, in KiB as `PRAGMA cache_size` takes it (negative).
+const CACHE_KIB: i64 = -64;
 
 /// Session `id`'s rows, read from an existing database (nothing is created).
 pub(crate) fn read(db: &Path, id: &str) -> Result<Rows, SqliteError> {

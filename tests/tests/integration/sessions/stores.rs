@@ -413,3 +413,44 @@ fn serve_processes_taking_turns_catch_up_without_conflicts() {
         assert_eq!(replayed["step"], json!(round * 2 + 1));
     }
 }
+
+/// `retry` re-renders this server's newest step; once another server stepped after it, the
+/// session's newest step is that one's, and retrying it would redo another writer's step.
+#[test]
+fn a_retry_after_another_server_stepped_is_refused_with_nothing_written() {
+    let d = Deployment::new("[prompt]\ninclude_harness_identity = false\npersona = \"Terse.\"\n");
+    let session = sqlite(d.path("").as_path(), "retry").display().to_string();
+    let start = || {
+        Served::start(
+            &["--config", d.config().to_str().unwrap()],
+            &d.path("cache"),
+        )
+    };
+    let (mut a, mut b) = (start(), start());
+    let step = json!({"session": session, "user": ["hi"], "facts": {"model": "m"}});
+    a.ok("step", step.clone());
+    // A retry right after its own step is what retry is for.
+    let retried = a.ok(
+        "retry",
+        json!({"session": session, "facts": {"model": "m2"}}),
+    );
+    assert_eq!(retried["step"], json!(1));
+    b.ok("step", step);
+    let (before, _) = Session::read(std::path::Path::new(&session)).unwrap();
+    let message = a.err(
+        "retry",
+        json!({"session": session, "facts": {"model": "m2"}}),
+    );
+    assert_eq!(
+        message,
+        format!("session {session}: another writer stepped since this server's step 1 (the session's newest step is 2); nothing to retry: call step")
+    );
+    let (after, _) = Session::read(std::path::Path::new(&session)).unwrap();
+    assert_eq!(before.len(), after.len(), "nothing was written");
+    // A step catches up and goes on.
+    let next = a.ok(
+        "step",
+        json!({"session": session, "user": ["again"], "facts": {"model": "m"}}),
+    );
+    assert_eq!(next["step"], json!(3));
+}
