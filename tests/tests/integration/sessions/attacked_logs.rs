@@ -254,13 +254,24 @@ proptest! {
 }
 
 /// A plugin's tool parameters of any depth: the step fails naming the tool, or the log's
-/// header holds them exactly and another process rebuilds the request from it.
+/// header holds them exactly and another process rebuilds the request from it — in a log
+/// file and in a SQLite database alike.
 #[test]
 fn tool_parameters_of_any_depth_are_refused_or_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    for depth in [0usize, 60, 119, 120, 121, 122, 126, 127, 130] {
-        let log = dir.path().join(format!("log-{depth}.jsonl"));
+    let db = dir.path().join("sessions.db");
+    let depths = [0usize, 60, 119, 120, 121, 122, 126, 127, 130];
+    let names = depths.iter().flat_map(|depth| {
+        [
+            (*depth, dir.path().join(format!("log-{depth}.jsonl"))),
+            (
+                *depth,
+                std::path::PathBuf::from(format!("sqlite:{}#{depth}", db.display())),
+            ),
+        ]
+    });
+    for (depth, log) in names {
         let prompt = PromptConfig::default().include_harness_identity(false);
         let host = Host::new(
             prompt,
@@ -287,10 +298,12 @@ fn tool_parameters_of_any_depth_are_refused_or_read_back() {
                 e.to_string().contains("tool \"hostile\": parameters"),
                 "{depth}: {e}"
             );
-            assert!(!log.exists(), "{depth}: a failed step writes nothing");
+            let written = Session::read(&log).map_or(0, |(events, _)| events.len());
+            assert_eq!(written, 0, "{depth}: a failed step writes nothing");
             continue;
         }
         let (_, outcome) = stepped.unwrap_or_else(|e| panic!("{depth}: {e}"));
+        // Another process rebuilds the request from what the store holds.
         let out = cli(&["replay", "--session", log.to_str().unwrap()]);
         assert!(
             out.status.success(),
