@@ -325,7 +325,7 @@ fn a_host_toml_toml_refuses_is_shown_with_its_line_and_serve_says_it_on_one_line
     let d = Deployment::new("# A deployment.\n\n\nconfg={}\n");
     let config = d.config();
     let first = format!(
-        "error: {}: line 4, column 1: unknown field `confg`, expected one of `prompt`, `host`, `scope`, `plugin`, `mcp`",
+        "error: {}: line 4, column 1: unknown field `confg`, expected one of `prompt`, `host`, `scope`, `plugin`, `sessions`, `mcp`",
         config.display()
     );
     let render = d.run(&["render", "--config", config.to_str().unwrap()]);

@@ -509,7 +509,7 @@ fn dev_shows_a_builds_first_error_and_reloads_host_toml_when_it_changes() {
     assert_eq!(
         failed.last().map(String::as_str),
         Some(
-            "== loading host.toml failed; the running deployment stays loaded: host.toml: line 1, column 1: unknown field `confg`, expected one of `prompt`, `host`, `scope`, `plugin`, `mcp`"
+            "== loading host.toml failed; the running deployment stays loaded: host.toml: line 1, column 1: unknown field `confg`, expected one of `prompt`, `host`, `scope`, `plugin`, `sessions`, `mcp`"
         ),
         "{failed:#?}"
     );

@@ -236,6 +236,56 @@ fn a_session_is_named_by_its_id_within_the_configured_store() {
         (listed["id"].as_str(), listed["events"].as_u64()),
         (Some(id), Some(7))
     );
+    // A tool call and its result by id, a step after them, and `inspect --session` on it.
+    let call = r#"{"id": "c1", "name": "ls", "arguments": {"path": "."}}"#;
+    d.run(&[
+        "assistant",
+        "--store",
+        &store,
+        "--session",
+        id,
+        "--tool-call",
+        call,
+    ])
+    .ok();
+    d.run(&[
+        "tool-result",
+        "--store",
+        &store,
+        "--session",
+        id,
+        "--call-id",
+        "c1",
+        "--content",
+        "README.md",
+    ])
+    .ok();
+    d.run(&[
+        "step",
+        "--config",
+        config,
+        "--session",
+        id,
+        "--fact",
+        "model=m",
+    ])
+    .ok();
+    let inspected = d
+        .run(&[
+            "inspect",
+            "--config",
+            config,
+            "--fact",
+            "model=m",
+            "--session",
+            id,
+        ])
+        .ok()
+        .to_string();
+    assert!(
+        inspected.contains(&format!("session {store}#{id} (route chat-completions")),
+        "{inspected}"
+    );
     // `file:` still names a log file; a bad id is refused by the store's rule.
     let log = d.path("own.jsonl");
     d.run(&[

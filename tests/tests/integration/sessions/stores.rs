@@ -11,7 +11,7 @@ use crate::integration::support::serve::Served;
 use prompt_host::session::route::{RouteName, RouteSpec};
 use prompt_host::session::{
     AppendError, AssistantReply, Message, MessageData, NewEvent, Session, SurfaceIntent, ToolCall,
-    ToolResult, ASSISTANT_MESSAGE, USER_MESSAGE,
+    ToolResult, ASSISTANT_MESSAGE, SYSTEM_MESSAGE, USER_MESSAGE,
 };
 use prompt_host::{Facts, Host, HostError, PromptConfig, RuntimeConfig, StepOptions};
 
@@ -79,18 +79,26 @@ pub(crate) async fn conversation(name: &Path) -> Vec<String> {
         .await;
     assert!(cancelled.is_err(), "a cancelled step fails");
     assert_eq!(log.events().len(), before, "a cancelled step wrote nothing");
-    // A summary replacing the first turn after the system head (node 0 is rewritten only by
-    // a system message): the next step projects over the shortened surface, and replay
-    // rebuilds every step before and after.
+    // A system update in history (another model, the route told to take it there), and a
+    // reply to it.
+    let moved = StepOptions::default()
+        .in_history(true)
+        .user_texts(vec!["On another model?".into()]);
+    let (_, step) = host
+        .step(&mut log, None, Facts::new().with("model", "m2"), &moved)
+        .await
+        .unwrap();
+    out.push(serde_json::to_string(&step.request).unwrap());
+    steps += 1;
+    host.append_assistant(&mut log, &AssistantReply::text("Moved."))
+        .unwrap();
+    // A summary replacing everything after the system head (node 0 is rewritten only by a
+    // system message), the system node in history among it: the next step projects over
+    // the shortened surface, and replay rebuilds every step before and after.
     let end = log
         .events()
         .iter()
-        .find(|e| {
-            e.kind == ASSISTANT_MESSAGE
-                && String::from_utf8(e.to_line().unwrap())
-                    .unwrap()
-                    .contains("Answer 0.")
-        })
+        .rfind(|e| e.kind == ASSISTANT_MESSAGE)
         .unwrap()
         .seq;
     let sources: Vec<u64> = log
@@ -100,6 +108,12 @@ pub(crate) async fn conversation(name: &Path) -> Vec<String> {
         .filter(|seq| *seq <= end)
         .skip(1)
         .collect();
+    assert!(
+        sources
+            .iter()
+            .any(|seq| log.events()[*seq as usize].kind == SYSTEM_MESSAGE),
+        "the summary shadows a system node"
+    );
     log.append(NewEvent::message(
         USER_MESSAGE,
         MessageData::new(Message::user_text("Summary: turn 0 listed a directory.")),
@@ -126,7 +140,7 @@ async fn a_conversation_gives_the_same_requests_and_replays_in_a_file_and_in_sql
     let dir = tempfile::tempdir().unwrap();
     let in_file = conversation(&dir.path().join("s.jsonl")).await;
     let in_sqlite = conversation(&sqlite(dir.path(), "s")).await;
-    assert_eq!(in_file.len(), 10 + 10);
+    assert_eq!(in_file.len(), 11 + 11);
     for (i, (file, db)) in in_file.iter().zip(&in_sqlite).enumerate() {
         assert_eq!(file, db, "request {i}");
     }
@@ -134,11 +148,11 @@ async fn a_conversation_gives_the_same_requests_and_replays_in_a_file_and_in_sql
     let host = host();
     let (log, report) = Session::open(sqlite(dir.path(), "s")).unwrap();
     assert_eq!(report.events, log.events().len());
-    for step in 0..10 {
+    for step in 0..11 {
         let (_, request) = host.replay(&log, Some(step)).unwrap();
         assert_eq!(
             serde_json::to_string(&request).unwrap(),
-            in_file[10 + step as usize]
+            in_file[11 + step as usize]
         );
     }
 }
