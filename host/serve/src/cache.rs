@@ -17,13 +17,13 @@ use std::sync::atomic::Ordering;
 use prompt_host::session::SessionName;
 
 use super::methods::SessionState;
+use super::{Server, SessionQueue};
 
 /// What a SQLite session's own connection adds, in the cache's units (resident memory is
 /// about six times them): measured, an idle one-step session of the reference deployment
 /// costs a server about 470 KB in SQLite against 320 KB in a log file (docs/benchmarks.md
 /// §16), so ~150 KB, a sixth of which is counted.
 const SQLITE_CONNECTION_BYTES: usize = 24 << 10;
-use super::{Server, SessionQueue};
 
 impl Server {
     /// After a request on the session at `path` (its queue numbered `serial`) left it
@@ -40,7 +40,7 @@ impl Server {
             .map(|q| q.held.load(Ordering::Relaxed))
             .sum();
         while total > self.limits.session_cache_bytes {
-            match close_least_recently_used_held(&mut sessions, path) {
+            match close_least_recently_used(&mut sessions, path) {
                 Some(freed) => total = total.saturating_sub(freed),
                 None => break,
             }
@@ -48,17 +48,9 @@ impl Server {
     }
 }
 
-/// Close the least recently used idle session other than `keep`; whether there was one.
-pub(crate) fn close_least_recently_used(
-    sessions: &mut HashMap<PathBuf, SessionQueue>,
-    keep: &Path,
-) -> bool {
-    close_least_recently_used_held(sessions, keep).is_some()
-}
-
 /// Close the least recently used idle session other than `keep`: the bytes it held, or
 /// `None` when every other session has a request running or waiting.
-fn close_least_recently_used_held(
+pub(crate) fn close_least_recently_used(
     sessions: &mut HashMap<PathBuf, SessionQueue>,
     keep: &Path,
 ) -> Option<usize> {

@@ -52,11 +52,11 @@ pub use protocol::{METHODS, PROTOCOL_VERSION};
 /// Default of `serve --max-inflight`: requests taken in and not yet answered.
 pub const DEFAULT_MAX_INFLIGHT: usize = 64;
 
-/// Default of `serve --max-sessions`: session logs held open at once.
+/// Default of `serve --max-sessions`: sessions held at once.
 pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 
 /// Default of `serve --session-cache-bytes`: what the idle sessions a server keeps may hold,
-/// measured as the bytes of their logs' lines (see [`ServeLimits::session_cache_bytes`]).
+/// as [`ServeLimits::session_cache_bytes`] measures it.
 pub const DEFAULT_SESSION_CACHE_BYTES: usize = 4 << 20;
 
 /// How much a server takes in and keeps: each bound is what stops a client (or a stuck
@@ -79,8 +79,9 @@ pub struct ServeLimits {
     pub max_sessions: usize,
     /// What the idle sessions a server keeps between requests may hold, measured as the
     /// bytes of the lines of their logs' events plus their last rendering and a SQLite
-    /// session's connection (resident memory is about six times it). Past it, the least recently used idle sessions are closed; the next
-    /// request on one opens it again (and `retry` on it is refused: nothing to retry).
+    /// session's connection (resident memory is about six times it). Past it, the least
+    /// recently used idle sessions are closed; the next request on one opens it again (and
+    /// `retry` on it is refused: nothing to retry).
     pub session_cache_bytes: usize,
 }
 
@@ -524,7 +525,7 @@ impl Server {
             .count();
         // At the limit, the least recently used idle session makes room.
         if open >= self.limits.max_sessions
-            && cache::close_least_recently_used(&mut sessions, &path)
+            && cache::close_least_recently_used(&mut sessions, &path).is_some()
         {
             open -= 1;
         }
