@@ -31,6 +31,8 @@ mod postgres;
 mod shared;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "sqlite")]
+mod sqlite_open;
 
 #[cfg(test)]
 mod tests;

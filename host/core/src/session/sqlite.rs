@@ -209,6 +209,8 @@ fn open_db(db: &Path, create: bool) -> Result<Connection, SqliteError> {
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    // And should the path change after the check, SQLite's own opens do not block.
+    super::sqlite_open::install();
     if create {
         flags |= OpenFlags::SQLITE_OPEN_CREATE;
     }

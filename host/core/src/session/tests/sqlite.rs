@@ -389,3 +389,99 @@ fn a_fifo_or_a_symbolic_link_at_the_database_path_is_refused_without_blocking() 
     );
     assert_eq!(rows(&real, "s").len(), 1);
 }
+
+/// The database path swapped, in a tight loop, between the store, a FIFO and a symbolic
+/// link while sessions are read from it: every read ends (opened, or refused), none blocks.
+#[cfg(unix)]
+#[test]
+fn a_database_path_swapped_with_a_fifo_or_a_link_never_blocks_a_reader() {
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    let (dir, db) = temp_db();
+    {
+        let (mut s, _) = Session::open_sqlite(&db, "s").unwrap();
+        s.append(user("hi")).unwrap();
+    }
+    let aside = dir.path().join("aside.db");
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&aside, &link).unwrap();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (stop, db, aside, fifo, link) = (stop.clone(), db.clone(), aside, fifo, link);
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::fs::rename(&db, &aside).unwrap();
+                std::fs::rename(&fifo, &db).unwrap();
+                std::fs::rename(&db, &fifo).unwrap();
+                std::fs::rename(&link, &db).unwrap();
+                std::fs::rename(&db, &link).unwrap();
+                std::fs::rename(&aside, &db).unwrap();
+            }
+        })
+    };
+    let name = format!("sqlite:{}#s", db.display());
+    let (mut opened, mut refused) = (0, 0);
+    for _ in 0..2000 {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let name = name.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(Session::read(name).map(|r| r.0.len()));
+        });
+        match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(Ok(n)) => {
+                assert_eq!(n, 1);
+                opened += 1;
+            }
+            Ok(Err(_)) => refused += 1,
+            Err(_) => panic!("a read blocked for 30 s ({opened} opened, {refused} refused)"),
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    eprintln!("{opened} opened, {refused} refused");
+    assert_eq!(rows(&db, "s").len(), 1, "the store is as it was");
+}
+
+/// SQLite opens files beside the database by name (`-wal`, `-shm`, `-journal`): a FIFO
+/// put at any of them makes the open fail at once, naming the session, and blocks nothing.
+#[cfg(unix)]
+#[test]
+fn a_fifo_beside_the_database_is_refused_without_blocking() {
+    use std::time::Duration;
+
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let (dir, db) = temp_db();
+        Session::open_sqlite(&db, "s")
+            .unwrap()
+            .0
+            .append(user("hi"))
+            .unwrap();
+        let beside = dir.path().join(format!("sessions.db{suffix}"));
+        let _ = std::fs::remove_file(&beside);
+        let c = std::ffi::CString::new(beside.to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let name = format!("sqlite:{}#s", db.display());
+        let read_name = name.clone();
+        std::thread::spawn(move || {
+            let read = Session::read(read_name).map(|r| r.0.len());
+            let opened = Session::open_sqlite(&db, "s").map(|_| ());
+            let _ = tx.send((read, opened));
+        });
+        let (read, opened) = rx
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("an open blocked on a FIFO at {suffix}"));
+        // Whether SQLite would have read it or waited on it, the open is refused.
+        let expected = format!("session {name}: unable to open database file");
+        assert_eq!(read.unwrap_err().to_string(), expected, "{suffix}");
+        assert_eq!(opened.unwrap_err().to_string(), expected, "{suffix}");
+        drop(dir);
+    }
+}
