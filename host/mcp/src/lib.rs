@@ -23,7 +23,6 @@ mod connection;
 mod cut;
 pub mod names;
 mod remote;
-mod secret;
 mod session;
 mod start_wait;
 mod status;
@@ -39,8 +38,8 @@ pub use cut::{
     cut_instructions, InstructionBudget, InstructionsCut, MAX_COUNTED_INSTRUCTION_BYTES,
 };
 pub use names::{check_unique_tools, public_tool_name};
+pub use prompt_host_peer::{resolve_secret, Secret};
 pub use remote::{ClientCredentials, RemoteServer};
-pub use secret::{resolve_secret, Secret};
 pub use start_wait::{StartWait, MAX_START_WAIT};
 pub use status::{label as server_label, valid_server_name, McpBridgeError, McpState, McpStatus};
 

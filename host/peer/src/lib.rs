@@ -14,9 +14,10 @@
 
 use std::time::Duration;
 
+pub mod egress;
 mod secret;
 
-pub use secret::Secret;
+pub use secret::{resolve_secret, Secret};
 
 /// The most bytes of a peer's text (an error body, a JSON-RPC error message, a child's
 /// stderr tail, a collector's message) shown in one message; the rest is counted, not shown.
