@@ -236,6 +236,7 @@ METHODS: Dict[str, Tuple[Union[str, Reads], Union[type, Reads]]] = {
 TYPES: Dict[str, type] = {
     "results.plugins[].grants": t.PluginGrants,
     "results.plugins[].grants.dirs[]": t.GrantDir,
+    "results.plugins[].grants.http[]": t.OriginGrant,
     "results.assemble.sections[]": t.NamedText,
     "results.assemble.contexts[]": t.NamedText,
     "results.assemble.tools[]": t.ToolSchema,
@@ -275,6 +276,7 @@ TYPES: Dict[str, type] = {
     "params.append_assistant.usage": t.Usage,
     "params.load_plugin.grants": t.Grants,
     "params.load_plugin.grants.dirs[]": t.GrantDir,
+    "params.load_plugin.grants.http[]": t.OriginGrant,
 }
 
 #: Objects with properties that have no type of their own, each with why. A path here covers

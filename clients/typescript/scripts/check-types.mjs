@@ -298,6 +298,7 @@ export const METHODS = {
 export const TYPES = {
   "results.plugins[].grants": "PluginGrants",
   "results.plugins[].grants.dirs[]": "GrantDir",
+  "results.plugins[].grants.http[]": "OriginGrant",
   "results.assemble.sections[]": "NamedText",
   "results.assemble.contexts[]": "NamedText",
   "results.assemble.tools[]": "ToolSchema",
@@ -338,6 +339,7 @@ export const TYPES = {
   "results.mcp_status[].instructions": "McpStatus.instructions",
   "params.load_plugin.grants": "Grants",
   "params.load_plugin.grants.dirs[]": "GrantDir",
+  "params.load_plugin.grants.http[]": "OriginGrant",
   "params.step.route": "RouteSpec",
   "params.retry.route": "RouteSpec",
   "params.append_assistant.tool_calls[]": "ToolCall",

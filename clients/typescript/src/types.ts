@@ -344,17 +344,30 @@ export interface GrantDir {
   guest: string;
 }
 
+/** An origin a plugin may send HTTP requests to (`https://host[:port]`, `http://` on
+ * loopback, `https://*.domain`), with the headers the host adds to them: a value's
+ * `${env:NAME}` is read by the host when the plugin loads, and the plugin never sees it. */
+export interface OriginGrant {
+  origin: string;
+  headers?: Record<string, string>;
+  /** PEM certificates trusted for this origin besides the platform's. */
+  ca_file?: string | null;
+}
+
 /** What a plugin reaches outside its sandbox (docs/host-toml.md, "Grants"): read-only
- * directories and environment variables. An absent key grants nothing of that kind. */
+ * directories, environment variables and HTTP origins. An absent key grants nothing of that
+ * kind. */
 export interface Grants {
   dirs?: GrantDir[];
   env?: string[];
+  http?: OriginGrant[];
 }
 
-/** What a loaded plugin was granted, as `plugins` lists it: both keys, always. */
+/** What a loaded plugin was granted, as `plugins` lists it: every key, always. */
 export interface PluginGrants {
   dirs: GrantDir[];
   env: string[];
+  http: OriginGrant[];
 }
 
 export interface McpStatus {

@@ -57,8 +57,8 @@ test("load_plugin, plugins, dispose_plugin, sha256", () =>
     assert.deepEqual(
       (await host.plugins()).sort((a, b) => a.id - b.id),
       [
-        { id: one, name: "one", scope: null, grants: { dirs: [], env: [] } },
-        { id: two, name: "two", scope: "s", grants: { dirs: [], env: [] } },
+        { id: one, name: "one", scope: null, grants: { dirs: [], env: [], http: [] } },
+        { id: two, name: "two", scope: "s", grants: { dirs: [], env: [], http: [] } },
       ].sort((a, b) => a.id - b.id),
     );
     assert.equal((await host.render({ scope: "s" })).prompt, `${IDENTITY}\n\nOne.\n\nTwo.`);

@@ -13,6 +13,8 @@ pub enum Feature {
     Oci,
     /// Token counts and budgets (`[prompt] tokenizer`, the `*_tokens` budgets).
     Tokens,
+    /// Outgoing HTTP for plugins (`grants.http`).
+    Http,
 }
 
 impl Feature {
@@ -22,6 +24,7 @@ impl Feature {
             Self::Mcp => "mcp",
             Self::Oci => "oci",
             Self::Tokens => "tokens",
+            Self::Http => "http",
         }
     }
 
@@ -31,6 +34,7 @@ impl Feature {
             Self::Mcp => "MCP",
             Self::Oci => "OCI registry",
             Self::Tokens => "tokenizer",
+            Self::Http => "outgoing HTTP",
         }
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use grants::{DirGrant, Grants};
+pub use grants::{DirGrant, Grants, OriginGrant};
 
 /// A policy value that cannot work: the key (as host.toml spells it, e.g. `call_timeout_ms`
 /// or `dirs[0].host`) and what is wrong.

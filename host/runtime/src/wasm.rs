@@ -28,6 +28,8 @@ mod contract;
 mod convert;
 mod declare;
 mod digest;
+#[cfg(feature = "http")]
+pub(crate) mod egress;
 mod engine;
 mod engine_build;
 mod error;

@@ -31,6 +31,7 @@ __all__ = [
     "Facts",
     "GrantDir",
     "Grants",
+    "OriginGrant",
     "InstructionsCut",
     "LogLine",
     "McpInstructions",
@@ -239,26 +240,42 @@ class GrantDir(TypedDict):
     guest: str
 
 
+class _OriginGrantRequired(TypedDict):
+    origin: str
+
+
+class OriginGrant(_OriginGrantRequired, total=False):
+    """An origin a plugin may send HTTP requests to (``https://host[:port]``, ``http://`` on
+    loopback, ``https://*.domain``), with the headers the host adds to them: a value's
+    ``${env:NAME}`` is read by the host when the plugin loads, and the plugin never sees it.
+    ``ca_file``: PEM certificates trusted for this origin besides the platform's."""
+
+    headers: Dict[str, str]
+    ca_file: Optional[str]
+
+
 class Grants(TypedDict, total=False):
     """What a plugin reaches outside its sandbox (docs/host-toml.md, "Grants"): read-only
-    directories and environment variables. Either key may be absent on the wire: nothing of
-    that kind."""
+    directories, environment variables and HTTP origins. Any key may be absent on the wire:
+    nothing of that kind."""
 
     dirs: List[GrantDir]
     env: List[str]
+    http: List[OriginGrant]
 
 
 class PluginGrants(TypedDict):
-    """What a loaded plugin was granted, as ``plugins`` lists it: both keys, always."""
+    """What a loaded plugin was granted, as ``plugins`` lists it: every key, always."""
 
     dirs: List[GrantDir]
     env: List[str]
+    http: List[OriginGrant]
 
 
 def _no_grants() -> PluginGrants:
     # The server's own spelling of "nothing granted", so that a plugin without grants is equal
     # to one built without them.
-    return {"dirs": [], "env": []}
+    return {"dirs": [], "env": [], "http": []}
 
 
 @dataclass(frozen=True)
@@ -273,7 +290,11 @@ class PluginInfo:
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> PluginInfo:
         granted = v.get("grants") or {}
-        grants: PluginGrants = {"dirs": list(granted.get("dirs") or []), "env": list(granted.get("env") or [])}
+        grants: PluginGrants = {
+            "dirs": list(granted.get("dirs") or []),
+            "env": list(granted.get("env") or []),
+            "http": list(granted.get("http") or []),
+        }
         return cls(id=v["id"], name=v["name"], scope=v.get("scope"), grants=grants)
 
 

@@ -4,8 +4,10 @@
 //! to that origin. The plugin never holds the value: a header of the same name it sets is
 //! replaced, not merged, and a request to any other origin carries none of it.
 
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+
 use super::origin::{Origin, OriginPattern};
-use crate::{resolve_secret, Secret};
+use crate::resolve_secret;
 
 /// Header names the host's HTTP client owns: hop-by-hop headers, the framing and the host.
 /// A grant cannot add them (and a plugin's are dropped by the client).
@@ -26,8 +28,9 @@ const HOST_OWNED: [&str; 10] = [
 #[derive(Debug, Clone)]
 pub struct HttpGrant {
     origin: OriginPattern,
-    /// Lowercase names, each once, with their resolved values.
-    headers: Vec<(String, Secret)>,
+    /// Names, each once, with their values read — marked sensitive, so that `Debug` (of
+    /// the grant, or of a request) shows `Sensitive` in their place.
+    headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 /// Why a grant was refused: the key (`origin`, `headers.NAME`) and what is wrong, never a
@@ -55,7 +58,7 @@ impl HttpGrant {
             key: "origin".into(),
             why: e.to_string(),
         })?;
-        let mut resolved: Vec<(String, Secret)> = Vec::new();
+        let mut resolved: Vec<(HeaderName, HeaderValue)> = Vec::new();
         for (name, template) in headers {
             let key = format!("headers.{}", crate::shown_within(&name, 64));
             let refused = |why: String| GrantError {
@@ -73,16 +76,20 @@ impl HttpGrant {
                     "`{lower}` is set by the host's HTTP client, not by a grant"
                 )));
             }
-            if resolved.iter().any(|(n, _)| *n == lower) {
+            let header = HeaderName::from_bytes(lower.as_bytes())
+                .map_err(|_| refused("expected a header name".into()))?;
+            if resolved.iter().any(|(n, _)| *n == header) {
                 return Err(refused("the header is given twice".into()));
             }
             let value = resolve_secret(&template, &lookup).map_err(refused)?;
-            if value.contains(['\r', '\n', '\0']) {
-                return Err(refused(
-                    "the value holds a line break or NUL once its references are read".into(),
-                ));
-            }
-            resolved.push((lower, Secret::new(value)));
+            let mut value = HeaderValue::from_str(&value).map_err(|_| {
+                refused(
+                    "the value holds a line break, NUL or another control character once its references are read"
+                        .into(),
+                )
+            })?;
+            value.set_sensitive(true);
+            resolved.push((header, value));
         }
         Ok(HttpGrant {
             origin,
@@ -105,24 +112,14 @@ impl HttpGrant {
         self.headers.iter().map(|(name, _)| name.as_str())
     }
 
-    /// The headers of a request this grant permits: the plugin's, but for any it set of a
-    /// name the host adds, then the host's.
-    pub fn outgoing_headers(&self, from_plugin: Vec<(String, Vec<u8>)>) -> Vec<(String, Vec<u8>)> {
-        let mut headers: Vec<(String, Vec<u8>)> = from_plugin
-            .into_iter()
-            .filter(|(name, _)| {
-                !self
-                    .headers
-                    .iter()
-                    .any(|(own, _)| own.eq_ignore_ascii_case(name))
-            })
-            .collect();
-        headers.extend(
-            self.headers
-                .iter()
-                .map(|(name, value)| (name.clone(), value.expose().as_bytes().to_vec())),
-        );
-        headers
+    /// Put the host's headers on a request this grant permits: every header of the same
+    /// name the plugin set is removed first, so the plugin can neither read nor override
+    /// the value, nor send a second one beside it.
+    pub fn apply(&self, headers: &mut HeaderMap) {
+        for (name, value) in &self.headers {
+            headers.remove(name);
+            headers.insert(name.clone(), value.clone());
+        }
     }
 }
 
@@ -155,19 +152,24 @@ mod tests {
     fn the_hosts_header_replaces_the_plugins_of_the_same_name() {
         let grant = grant(&[("Authorization", "Bearer ${env:DOCS_TOKEN}")]).unwrap();
         assert_eq!(grant.header_names().collect::<Vec<_>>(), ["authorization"]);
-        let sent = grant.outgoing_headers(vec![
-            ("AUTHORIZATION".into(), b"Bearer forged".to_vec()),
-            ("accept".into(), b"text/markdown".to_vec()),
-        ]);
+        let mut headers = HeaderMap::new();
+        headers.append("AUTHORIZATION", HeaderValue::from_static("Bearer forged"));
+        headers.append("authorization", HeaderValue::from_static("Bearer second"));
+        headers.append("accept", HeaderValue::from_static("text/markdown"));
+        grant.apply(&mut headers);
+        let sent: Vec<(String, &[u8])> = headers
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.as_bytes()))
+            .collect();
         assert_eq!(
             sent,
             [
-                ("accept".to_string(), b"text/markdown".to_vec()),
-                ("authorization".to_string(), b"Bearer s3cr3t".to_vec()),
+                ("accept".to_string(), &b"text/markdown"[..]),
+                ("authorization".to_string(), &b"Bearer s3cr3t"[..]),
             ]
         );
-        // The grant shows itself without the value.
-        assert!(!format!("{grant:?}").contains("s3cr3t"));
+        // The grant, and the request's headers, show themselves without the value.
+        assert!(!format!("{grant:?} {headers:?}").contains("s3cr3t"));
     }
 
     #[test]
@@ -176,7 +178,7 @@ mod tests {
             (("host", "x"), "headers.host: `host` is set by the host's HTTP client, not by a grant"),
             (("Content-Length", "1"), "headers.Content-Length: `content-length` is set by the host's HTTP client, not by a grant"),
             (("x token", "1"), "headers.x token: expected a header name (letters, digits and !#$%&'*+-.^_`|~)"),
-            (("x-key", "${env:BROKEN}"), "headers.x-key: the value holds a line break or NUL once its references are read"),
+            (("x-key", "${env:BROKEN}"), "headers.x-key: the value holds a line break, NUL or another control character once its references are read"),
             (("x-key", "${env:MISSING}"), "headers.x-key: the environment variable MISSING is not set"),
         ];
         for ((name, value), expected) in cases {

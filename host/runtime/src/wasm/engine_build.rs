@@ -32,10 +32,13 @@ pub(crate) fn engine_config(config: &RuntimeConfig) -> Config {
     cfg
 }
 
-/// WASI (with the sandbox's replacements) and the plugin imports of every contract version.
+/// WASI (with the sandbox's replacements), `wasi:http` (every request refused but to the
+/// origins a plugin is granted) and the plugin imports of every contract version.
 pub(crate) fn build_linker(engine: &Engine) -> Result<Linker<StoreData>, String> {
     let mut linker = Linker::<StoreData>::new(engine);
     super::sandbox::add_to_linker(&mut linker).map_err(|e| e.to_string())?;
+    #[cfg(feature = "http")]
+    wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker).map_err(|e| e.to_string())?;
     super::contract::add_to_linker(&mut linker).map_err(|e| e.to_string())?;
     Ok(linker)
 }

@@ -64,6 +64,11 @@ pub(crate) struct StoreData {
     pub(crate) granted: Option<Arc<Granted>>,
     /// Builds the providers of the dynamic entries `init` declares.
     pub(crate) factory: Weak<dyn EntryFactory>,
+    /// `wasi:http`'s context, and the hooks that send the plugin's requests.
+    #[cfg(feature = "http")]
+    http: wasmtime_wasi_http::WasiHttpCtx,
+    #[cfg(feature = "http")]
+    egress: super::egress::EgressHooks,
 }
 
 impl StoreData {
@@ -76,10 +81,18 @@ impl StoreData {
         factory: Weak<dyn EntryFactory>,
         sink: Option<LogSink>,
     ) -> Self {
+        #[cfg(feature = "http")]
+        let plugin = ident.plugin.clone();
         let output = Output::new(ident, limits.max_log_bytes, sink);
         let clock = StoreClock::new();
         let (stdout, stderr) = output.captures();
         let wasi = super::sandbox::context(clock.clone(), stdout, stderr, granted.as_deref());
+        #[cfg(feature = "http")]
+        let egress = super::egress::EgressHooks {
+            egress: granted.as_ref().and_then(|g| g.egress.clone()),
+            plugin,
+            deadline: None,
+        };
         let mut table = ResourceTable::new();
         table.set_max_capacity(limits.resource_handles);
         Self {
@@ -95,6 +108,10 @@ impl StoreData {
             clock,
             granted,
             factory,
+            #[cfg(feature = "http")]
+            http: wasmtime_wasi_http::WasiHttpCtx::new(),
+            #[cfg(feature = "http")]
+            egress,
         }
     }
 
@@ -127,6 +144,19 @@ impl StoreData {
             return Err(wasmtime::Error::msg(msg));
         }
         Ok(())
+    }
+}
+
+#[cfg(feature = "http")]
+impl wasmtime_wasi_http::WasiHttpView for StoreData {
+    fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
+        // Every request is bounded by the call running when it is sent.
+        self.egress.deadline = self.call.deadline;
+        wasmtime_wasi_http::WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.egress,
+        }
     }
 }
 

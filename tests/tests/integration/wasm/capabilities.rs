@@ -424,7 +424,7 @@ fn grants_through_serve_are_applied_and_listed() {
     let plugins = served.ok("plugins", json!({}));
     assert_eq!(
         plugins[0]["grants"],
-        json!({"dirs": [{"host": host_root, "guest": "/project"}], "env": ["HOME"]})
+        json!({"dirs": [{"host": host_root, "guest": "/project"}], "env": ["HOME"], "http": []})
     );
     served.ok("dispose_plugin", json!({"id": id}));
     // Bad grants are refused by key.

@@ -33,6 +33,7 @@ fn the_example_guests_are_all_there() {
         "mcp_instructions",
         "project_instructions",
         "git_context",
+        "remote_instructions",
         "wit_future",
         "declare_v2",
         "persona_v2",

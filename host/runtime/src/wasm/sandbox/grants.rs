@@ -13,6 +13,10 @@ pub(crate) struct Granted {
     pub(crate) dirs: Vec<GrantedDir>,
     /// The granted variables that were set, with their values at load.
     pub(crate) env: Vec<(String, String)>,
+    /// The origins granted, their headers' secrets read at load (`None`: none granted,
+    /// every request refused).
+    #[cfg(feature = "http")]
+    pub(crate) egress: Option<std::sync::Arc<crate::wasm::egress::Egress>>,
 }
 
 /// One granted directory, opened.
@@ -53,6 +57,29 @@ impl Grants {
         Ok(Granted {
             dirs,
             env: self.env_values(),
+            #[cfg(feature = "http")]
+            egress: self.open_egress()?,
         })
+    }
+
+    /// The granted origins with their headers' `${env:NAME}` read now, and the TLS roots of
+    /// each (the platform's, and its `ca_file`). The error names the grant's key, never a
+    /// value.
+    #[cfg(feature = "http")]
+    fn open_egress(&self) -> Result<Option<std::sync::Arc<crate::wasm::egress::Egress>>, String> {
+        use prompt_host_peer::egress::HttpGrant;
+        if self.http.is_empty() {
+            return Ok(None);
+        }
+        let mut grants = Vec::with_capacity(self.http.len());
+        for (i, grant) in self.http.iter().enumerate() {
+            let headers = grant.headers.iter().map(|(n, v)| (n.clone(), v.clone()));
+            let opened = HttpGrant::new(&grant.origin, headers, |name| std::env::var(name).ok())
+                .map_err(|e| format!("grants.http[{i}].{e}"))?;
+            grants.push((opened, grant.ca_file.clone()));
+        }
+        let egress =
+            crate::wasm::egress::Egress::new(grants).map_err(|e| format!("grants.http: {e}"))?;
+        Ok(Some(std::sync::Arc::new(egress)))
     }
 }

@@ -1,0 +1,314 @@
+//! One request of a plugin, sent by the host: checked against the grants, connected to a
+//! checked address, TLS where the origin says `https`, the grant's headers put on, and the
+//! response's head and body bounded — all by the request's deadline.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt;
+use prompt_host_peer::egress::{self, EgressError, Host, Origin, Scheme};
+use rustls::pki_types::ServerName;
+use wasmtime_wasi_http::{Error, WasiBody};
+
+use super::{Egress, Sent};
+
+/// Send `request` for `plugin` within `deadline`. A failure is logged (naming the plugin,
+/// the method and the URL without its query) and answered to the plugin as an error code
+/// that carries no text of the host's.
+pub(super) async fn send(
+    egress: Option<Arc<Egress>>,
+    plugin: Arc<str>,
+    request: http::Request<WasiBody>,
+    deadline: Instant,
+) -> Sent {
+    let started = Instant::now();
+    let shown = format!("{} {}", request.method(), without_query(request.uri()));
+    match exchange(egress, request, deadline).await {
+        Ok((response, max)) => {
+            let status = response.status().as_u16();
+            let tally = Tally {
+                plugin,
+                shown,
+                status,
+                started,
+                bytes: 0,
+                ended: false,
+            };
+            let response = response.map(|incoming| {
+                Bounded {
+                    incoming,
+                    read: 0,
+                    max,
+                    deadline: Box::pin(tokio::time::sleep_until(deadline.into())),
+                    tally,
+                }
+                .boxed_unsync()
+            });
+            Ok((response, Box::new(async { Ok(()) })))
+        }
+        Err((message, code)) => {
+            log::warn!("plugin {plugin}: {shown}: {message}");
+            Err(code)
+        }
+    }
+}
+
+/// A failure: what the log says, and the code the plugin gets.
+type Failure = (String, Error);
+
+async fn exchange(
+    egress: Option<Arc<Egress>>,
+    mut request: http::Request<WasiBody>,
+    deadline: Instant,
+) -> Result<(http::Response<hyper::body::Incoming>, u64), Failure> {
+    let Some(egress) = egress else {
+        return Err((
+            "no origin is granted to this plugin (grants.http)".into(),
+            Error::HttpRequestDenied,
+        ));
+    };
+    let origin = Origin::of_request(&request.uri().to_string())
+        .map_err(|e| (e.to_string(), Error::HttpRequestUriInvalid))?;
+    let (grant, tls) = egress
+        .granted(&origin)
+        .map_err(|e| (e.to_string(), Error::HttpRequestDenied))?;
+    let tls = Arc::clone(tls);
+    grant.apply(request.headers_mut());
+
+    let left = deadline.saturating_duration_since(Instant::now());
+    let (tcp, _address) = egress::connect(&origin, left).await.map_err(|e| {
+        let code = match &e {
+            EgressError::SpecialAddress { .. } => Error::DestinationIpProhibited,
+            EgressError::Resolve { .. } => Error::DnsError {
+                rcode: None,
+                info_code: None,
+            },
+            EgressError::NoAddress { .. } => Error::DestinationNotFound,
+            EgressError::TimedOut { .. } => Error::ConnectionTimeout,
+            EgressError::NotGranted { .. } => Error::HttpRequestDenied,
+            _ => Error::ConnectionRefused,
+        };
+        (chain(&e), code)
+    })?;
+    let timed_out = || {
+        (
+            format!(
+                "{origin}: no answer within the {} ms the request had",
+                left.as_millis()
+            ),
+            Error::HttpResponseTimeout,
+        )
+    };
+    let limits = egress.limits;
+    let mut builder = hyper::client::conn::http1::Builder::new();
+    builder
+        .max_headers(limits.max_headers)
+        .max_buf_size(limits.max_head_bytes.max(8192));
+
+    // Only the path and query go on the request line; the host header is the authority.
+    let path = request
+        .uri()
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_string();
+    *request.uri_mut() = path.parse().map_err(|_| {
+        (
+            "the request's path is not valid".to_string(),
+            Error::HttpRequestUriInvalid,
+        )
+    })?;
+
+    let deadline_tokio = tokio::time::Instant::from_std(deadline);
+    let (mut sender, connection) = match origin.scheme {
+        Scheme::Https => {
+            let name = match &origin.host {
+                Host::Name(name) => ServerName::try_from(name.clone()).map_err(|_| {
+                    (
+                        format!("{name} is not a TLS server name"),
+                        Error::TlsProtocolError,
+                    )
+                })?,
+                Host::Ip(ip) => ServerName::IpAddress((*ip).into()),
+            };
+            let tls = tokio_rustls::TlsConnector::from(tls);
+            let stream = tokio::time::timeout_at(deadline_tokio, tls.connect(name, tcp))
+                .await
+                .map_err(|_| timed_out())?
+                .map_err(|e| {
+                    let code = if e.to_string().contains("certificate") {
+                        Error::TlsCertificateError
+                    } else {
+                        Error::TlsProtocolError
+                    };
+                    (format!("{origin}: TLS: {e}"), code)
+                })?;
+            let (sender, connection) = tokio::time::timeout_at(
+                deadline_tokio,
+                builder.handshake(hyper_util::rt::TokioIo::new(stream)),
+            )
+            .await
+            .map_err(|_| timed_out())?
+            .map_err(|e| (format!("{origin}: {e}"), Error::HttpProtocolError))?;
+            (
+                sender,
+                Box::pin(connection) as Pin<Box<dyn Future<Output = _> + Send>>,
+            )
+        }
+        Scheme::Http => {
+            let (sender, connection) = tokio::time::timeout_at(
+                deadline_tokio,
+                builder.handshake(hyper_util::rt::TokioIo::new(tcp)),
+            )
+            .await
+            .map_err(|_| timed_out())?
+            .map_err(|e| (format!("{origin}: {e}"), Error::HttpProtocolError))?;
+            (
+                sender,
+                Box::pin(connection) as Pin<Box<dyn Future<Output = _> + Send>>,
+            )
+        }
+    };
+    // The connection runs until the response is read or dropped, and never past the
+    // deadline: a peer that keeps it open holds nothing of the host's after that.
+    tokio::spawn(async move {
+        let _ = tokio::time::timeout_at(deadline_tokio, connection).await;
+    });
+    let response = tokio::time::timeout_at(deadline_tokio, sender.send_request(request))
+        .await
+        .map_err(|_| timed_out())?
+        .map_err(|e| {
+            let code = if e.is_parse_too_large() {
+                Error::HttpResponseHeaderSectionSize(None)
+            } else {
+                Error::HttpProtocolError
+            };
+            (format!("{origin}: {}", chain(&e)), code)
+        })?;
+    Ok((response, limits.max_body_bytes))
+}
+
+/// An error and its causes, one line.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+        source = cause_of(source);
+    }
+    prompt_host_peer::shown(&text)
+}
+
+fn cause_of<'a>(
+    error: Option<&'a (dyn std::error::Error + 'static)>,
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    error.and_then(|e| e.source())
+}
+
+/// `uri` without its query (which may hold a key the plugin put there).
+fn without_query(uri: &http::Uri) -> String {
+    let mut shown = String::new();
+    if let Some(scheme) = uri.scheme_str() {
+        shown.push_str(scheme);
+        shown.push_str("://");
+    }
+    if let Some(authority) = uri.authority() {
+        shown.push_str(authority.host());
+        if let Some(port) = authority.port_u16() {
+            shown.push_str(&format!(":{port}"));
+        }
+    }
+    shown.push_str(uri.path());
+    prompt_host_peer::shown(&shown)
+}
+
+/// What the log line of a request says when it ends.
+struct Tally {
+    plugin: Arc<str>,
+    shown: String,
+    status: u16,
+    started: Instant,
+    bytes: u64,
+    ended: bool,
+}
+
+impl Drop for Tally {
+    fn drop(&mut self) {
+        let how = if self.ended {
+            ""
+        } else {
+            " (body not read to its end)"
+        };
+        log::info!(
+            "plugin {}: {} → {}, {} bytes in {} ms{how}",
+            self.plugin,
+            self.shown,
+            self.status,
+            self.bytes,
+            self.started.elapsed().as_millis()
+        );
+    }
+}
+
+/// A response body read within the request's deadline and byte limit.
+struct Bounded {
+    incoming: hyper::body::Incoming,
+    read: u64,
+    max: u64,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+    tally: Tally,
+}
+
+impl Body for Bounded {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        if self.deadline.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Some(Err(Error::HttpResponseTimeout)));
+        }
+        match Pin::new(&mut self.incoming).poll_frame(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(None) => {
+                self.tally.ended = true;
+                Poll::Ready(None)
+            }
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(Error::from(e)))),
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    self.read = self.read.saturating_add(data.len() as u64);
+                    self.tally.bytes = self.read;
+                    if self.read > self.max {
+                        let max = self.max;
+                        log::warn!(
+                            "plugin {}: {}: the body passed {max} bytes; the rest is refused",
+                            self.tally.plugin,
+                            self.tally.shown
+                        );
+                        return Poll::Ready(Some(Err(Error::HttpResponseBodySize(Some(max)))));
+                    }
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.incoming.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.incoming.size_hint()
+    }
+}

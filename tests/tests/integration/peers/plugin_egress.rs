@@ -1,0 +1,288 @@
+//! Plugins that reach the network through the host (`grants.http`): the
+//! `remote-instructions` example fetching a document from a real HTTPS server on loopback
+//! (a CA of the test's own) with a bearer token the host adds, and hostile servers and
+//! grants — an origin not granted, a redirect to another origin, a body that never ends, a
+//! huge one, one trickled a byte at a time, 10,000 headers — each bounded by the call's
+//! deadline, through the command line, `serve` and the library.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::integration::support::cli::{bin, Deployment, QUIET_PROGRESS};
+use crate::integration::support::hostile_peer::{
+    redirect, run_measured, Answer, Measured, Peer, Reply,
+};
+use crate::integration::support::serve::Served;
+
+const TOKEN: &str = "s3cr3t-docs-token";
+const DOCUMENT: &str = "Team rules: review every change. {{not_a_variable}}";
+
+fn quoted(text: &str) -> String {
+    Value::String(text.to_owned()).to_string()
+}
+
+/// A document server: `/team.md` with an `ETag`, answered `304` when the client has it.
+fn document_server() -> Peer {
+    Peer::https(|request| {
+        if request.path() != "/team.md" {
+            return Reply::new(404).into();
+        }
+        if request.header("if-none-match") == Some("\"v1\"") {
+            return Reply::new(304).header("etag", "\"v1\"").into();
+        }
+        Reply::new(200)
+            .header("etag", "\"v1\"")
+            .header("content-type", "text/markdown")
+            .text(DOCUMENT)
+            .into()
+    })
+}
+
+/// host.toml with the example plugin fetching `url`, granted `origin` with the token header
+/// and the peer's CA, and `init_timeout_ms`.
+fn host_toml(peer: &Peer, origin: &str, url: &str, init_timeout_ms: u64) -> String {
+    format!(
+        "[prompt]\ninclude_harness_identity = false\n\n\
+         [[plugin]]\nname = \"team-rules\"\nwasm = {wasm}\n\
+         grants = {{ http = [{{ origin = {origin}, headers = {{ authorization = \"Bearer ${{env:DOCS_TOKEN}}\" }}, ca_file = {ca} }}] }}\n\
+         config = {{ url = {url}, heading = \"From the team:\" }}\n\
+         limits = {{ init_timeout_ms = {init_timeout_ms}, call_timeout_ms = 5000 }}\n",
+        wasm = quoted(env!("GUEST_REMOTE_INSTRUCTIONS")),
+        origin = quoted(origin),
+        ca = quoted(&peer.ca_pem().unwrap().display().to_string()),
+        url = quoted(url),
+    )
+}
+
+/// `prompt-host render --json` of `deployment`, with the token in the environment, killed
+/// past `limit`.
+fn render(deployment: &Deployment, limit: Duration) -> Measured {
+    let config = deployment.config();
+    run_measured(
+        Command::new(bin())
+            .args(["render", "--json", "--config"])
+            .arg(&config)
+            .env("PROMPT_HOST_CACHE_DIR", deployment.path("cache"))
+            .env(QUIET_PROGRESS.0, QUIET_PROGRESS.1)
+            .env("DOCS_TOKEN", TOKEN),
+        limit,
+    )
+}
+
+#[test]
+fn the_example_fetches_its_document_with_the_hosts_token_through_the_cli() {
+    let peer = document_server();
+    let deployment = Deployment::new(&host_toml(
+        &peer,
+        &peer.origin(),
+        &peer.url("/team.md"),
+        10_000,
+    ));
+    let run = render(&deployment, Duration::from_secs(120));
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let rendered: Value = serde_json::from_str(&run.stdout).unwrap();
+    // The document reaches the prompt byte for byte: `{{` in it is not a template.
+    assert_eq!(rendered["prompt"], format!("From the team:\n\n{DOCUMENT}"));
+    let requests = peer.requests();
+    assert_eq!(requests.len(), 1, "one fetch, in init: {requests:?}");
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some(format!("Bearer {TOKEN}").as_str())
+    );
+    // The secret is in no output of the host's.
+    assert!(!run.stdout.contains(TOKEN) && !run.stderr.contains(TOKEN));
+}
+
+#[test]
+fn an_origin_not_granted_gets_no_request_and_the_load_fails_naming_it() {
+    let granted = document_server();
+    let other = Peer::http_at("127.0.0.2", |_| Reply::new(200).text("stolen").into());
+    let deployment = Deployment::new(&host_toml(
+        &granted,
+        &granted.origin(),
+        &other.url("/team.md"),
+        10_000,
+    ));
+    let run = render(&deployment, Duration::from_secs(120));
+    assert_eq!(run.code, Some(1), "{}", run.stdout);
+    assert!(other.requests().is_empty(), "{:?}", other.requests());
+    assert!(
+        run.stderr.contains(&format!(
+            "plugin team-rules: GET {}/team.md: {} is not among the origins this plugin is granted",
+            other.origin(),
+            other.origin()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("HttpRequestDenied"), "{}", run.stderr);
+    assert!(!run.stderr.contains(TOKEN));
+}
+
+#[test]
+fn a_redirect_to_another_origin_is_answered_to_the_plugin_not_followed() {
+    let elsewhere = Arc::new(AtomicUsize::new(0));
+    let other = {
+        let elsewhere = Arc::clone(&elsewhere);
+        Peer::http_at("127.0.0.2", move |_| {
+            elsewhere.fetch_add(1, Ordering::SeqCst);
+            Reply::new(200).text("stolen").into()
+        })
+    };
+    let target = other.url("/collect");
+    let peer = Peer::https(move |_| redirect(302, &target));
+    let deployment = Deployment::new(&host_toml(
+        &peer,
+        &peer.origin(),
+        &peer.url("/team.md"),
+        10_000,
+    ));
+    let run = render(&deployment, Duration::from_secs(120));
+    assert_eq!(run.code, Some(1), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("the server answered 302"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(elsewhere.load(Ordering::SeqCst), 0);
+    assert_eq!(peer.requests().len(), 1);
+}
+
+/// How a hostile server answers every request.
+type AnswerWith = dyn Fn() -> Answer + Send + Sync;
+
+/// Each hostile answer ends the plugin's `init` by its deadline (2 s) with the host's
+/// memory bounded, and the command fails naming the plugin.
+#[test]
+fn hostile_answers_are_bounded_by_the_calls_deadline_and_the_limits() {
+    let cases: Vec<(&str, Box<AnswerWith>)> = vec![
+        (
+            "a body that never ends",
+            Box::new(|| Reply::new(200).endless().into()),
+        ),
+        (
+            "a 1 GB body",
+            Box::new(|| Reply::new(200).sized(1 << 30, true).into()),
+        ),
+        (
+            "a body trickled a byte a second",
+            Box::new(|| {
+                Reply::new(200)
+                    .trickle(vec![b'x'; 100], Duration::from_secs(1))
+                    .into()
+            }),
+        ),
+        (
+            "10,000 headers",
+            Box::new(|| Reply::new(200).many_headers(10_000).text("x").into()),
+        ),
+        ("no answer at all", Box::new(|| Answer::Hang)),
+    ];
+    for (what, answer) in cases {
+        let peer = Peer::https(move |_| answer());
+        let deployment = Deployment::new(&host_toml(
+            &peer,
+            &peer.origin(),
+            &peer.url("/team.md"),
+            2_000,
+        ));
+        let run = render(&deployment, Duration::from_secs(60));
+        assert!(!run.killed, "{what}: the command hung");
+        assert_eq!(run.code, Some(1), "{what}: {}", run.stdout);
+        assert!(run.stderr.contains("team-rules"), "{what}: {}", run.stderr);
+        assert!(
+            run.max_rss_kib < 400 * 1024,
+            "{what}: peak memory {} KiB",
+            run.max_rss_kib
+        );
+        eprintln!(
+            "{what}: failed in {:?}, peak {} KiB: {}",
+            run.elapsed,
+            run.max_rss_kib,
+            run.stderr.lines().last().unwrap_or("")
+        );
+    }
+}
+
+#[test]
+fn serve_loads_a_plugin_with_an_origin_grant_and_refuses_one_without() {
+    let peer = document_server();
+    let cache = tempfile::tempdir().unwrap();
+    let mut served = Served::start_with_env(&[], cache.path(), &[("DOCS_TOKEN", TOKEN)]);
+    let grant = json!({"http": [{
+        "origin": peer.origin(),
+        "headers": {"authorization": "Bearer ${env:DOCS_TOKEN}"},
+        "ca_file": peer.ca_pem().unwrap(),
+    }]});
+    let load = |served: &mut Served, name: &str, grants: Value| {
+        served.call(
+            "load_plugin",
+            json!({
+                "name": name,
+                "wasm": env!("GUEST_REMOTE_INSTRUCTIONS"),
+                "grants": grants,
+                "config": {"url": peer.url("/team.md"), "variable": name.replace('-', "_"),
+                           "section": format!("{name}:text")},
+                "limits": {"init_timeout_ms": 10_000, "call_timeout_ms": 5_000},
+            }),
+        )
+    };
+    let loaded = load(&mut served, "team-rules", grant);
+    assert!(loaded.get("result").is_some(), "{loaded}");
+    let rendered = served.ok("render", json!({}));
+    assert!(
+        rendered["prompt"].as_str().unwrap().ends_with(DOCUMENT),
+        "{rendered}"
+    );
+    assert_eq!(
+        peer.requests()[0].header("authorization"),
+        Some(format!("Bearer {TOKEN}").as_str())
+    );
+    // `plugins` shows the grant as written: the reference, never the value.
+    let plugins = served.ok("plugins", json!({}));
+    assert_eq!(
+        plugins[0]["grants"]["http"],
+        json!([{"origin": peer.origin(),
+                "headers": {"authorization": "Bearer ${env:DOCS_TOKEN}"},
+                "ca_file": peer.ca_pem().unwrap()}])
+    );
+    let refused = load(&mut served, "ungranted", json!({}));
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("ungranted"), "{refused}");
+    assert_eq!(
+        peer.requests().len(),
+        1,
+        "the plugin without a grant sent nothing"
+    );
+    assert!(!served.stderr().contains(TOKEN));
+}
+
+#[test]
+fn the_library_in_a_tokio_runtime_fetches_and_keeps_the_text_between_refreshes() {
+    let peer = document_server();
+    let dir = tempfile::tempdir().unwrap();
+    // SAFETY (of the test): the variable is this test's own, read by the host at load.
+    std::env::set_var("PROMPT_HOST_TEST_EGRESS_TOKEN", TOKEN);
+    let toml = host_toml(&peer, &peer.origin(), &peer.url("/team.md"), 10_000)
+        .replace("DOCS_TOKEN", "PROMPT_HOST_TEST_EGRESS_TOKEN");
+    std::fs::write(dir.path().join("host.toml"), toml).unwrap();
+    let config = prompt_host::config::HostConfig::load(&dir.path().join("host.toml")).unwrap();
+    let host = prompt_host::Host::from_config(
+        &config,
+        prompt_host::RuntimeConfig::with_cache_dir(dir.path().join("cache")),
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        for _ in 0..5 {
+            let rendered = host.render(None, prompt_host::Facts::new()).await.unwrap();
+            assert_eq!(rendered.prompt, format!("From the team:\n\n{DOCUMENT}"));
+        }
+    });
+    // Five assemblies within the refresh: the one fetch of `init`.
+    assert_eq!(peer.requests().len(), 1);
+}
