@@ -4,6 +4,7 @@
 //! Panics, `unwrap`s and endless loops are the point here.
 
 mod abuse;
+mod http;
 mod probe;
 
 use std::time::Duration;
@@ -57,6 +58,8 @@ const MODES: &[&str] = &[
     "list_dir",
     "read_then_trap",
     "deep_tool",
+    "http_probe",
+    "http_loop",
 ];
 
 /// The name every dynamic entry of this plugin uses.
@@ -142,6 +145,14 @@ impl Hostile {
                 Ok("hostile: huge log written".to_owned())
             }
             "huge_text" => Ok("x".repeat(self.number("bytes", 100_000_000) as usize)),
+            "http_probe" => Ok(http::probe(
+                self.config
+                    .get("urls")
+                    .and_then(Value::as_array)
+                    .map_or(&[][..], Vec::as_slice),
+                self.config.get("headers").unwrap_or(&Value::Null),
+            )),
+            "http_loop" => Ok(http::endless(self.text("url"))),
             "probe_fs" => Ok(probe::fs()),
             "probe_env" => Ok(probe::env()),
             "probe_net" => Ok(probe::net()),

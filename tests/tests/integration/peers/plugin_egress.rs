@@ -61,10 +61,16 @@ fn host_toml(peer: &Peer, origin: &str, url: &str, init_timeout_ms: u64) -> Stri
 /// `prompt-host render --json` of `deployment`, with the token in the environment, killed
 /// past `limit`.
 fn render(deployment: &Deployment, limit: Duration) -> Measured {
+    run_command(deployment, &["render", "--json"], limit)
+}
+
+/// `prompt-host <args> --config host.toml` of `deployment`, as [`render`].
+fn run_command(deployment: &Deployment, args: &[&str], limit: Duration) -> Measured {
     let config = deployment.config();
     run_measured(
         Command::new(bin())
-            .args(["render", "--json", "--config"])
+            .args(args)
+            .arg("--config")
             .arg(&config)
             .env("PROMPT_HOST_CACHE_DIR", deployment.path("cache"))
             .env(QUIET_PROGRESS.0, QUIET_PROGRESS.1)
@@ -112,7 +118,7 @@ fn an_origin_not_granted_gets_no_request_and_the_load_fails_naming_it() {
     assert!(other.requests().is_empty(), "{:?}", other.requests());
     assert!(
         run.stderr.contains(&format!(
-            "plugin team-rules: GET {}/team.md: {} is not among the origins this plugin is granted",
+            "plugin \"team-rules\": GET {}/team.md: {} is not among the origins this plugin is granted",
             other.origin(),
             other.origin()
         )),
@@ -285,4 +291,258 @@ fn the_library_in_a_tokio_runtime_fetches_and_keeps_the_text_between_refreshes()
     });
     // Five assemblies within the refresh: the one fetch of `init`.
     assert_eq!(peer.requests().len(), 1);
+}
+
+/// host.toml with the hostile plugin in `mode` (its `config` besides), in its section, granted
+/// `granted`'s origin with the token header, each call given `call_timeout_ms`.
+fn hostile_toml(granted: &Peer, config: Value, call_timeout_ms: u64) -> String {
+    format!(
+        "[prompt]\ninclude_harness_identity = false\n\n\
+         [[plugin]]\nname = \"prober\"\nwasm = {wasm}\n\
+         grants = {{ http = [{{ origin = {origin}, headers = {{ authorization = \"Bearer ${{env:DOCS_TOKEN}}\" }}, ca_file = {ca} }}] }}\n\
+         config = {config}\n\
+         limits = {{ call_timeout_ms = {call_timeout_ms} }}\n",
+        wasm = quoted(env!("GUEST_HOSTILE")),
+        origin = quoted(&granted.origin()),
+        ca = quoted(&granted.ca_pem().unwrap().display().to_string()),
+        config = toml_inline(&config),
+    )
+}
+
+/// A JSON object as a TOML inline table (strings, numbers, arrays of strings, objects).
+fn toml_inline(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let fields: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{} = {}", quoted(k), toml_inline(v)))
+                .collect();
+            format!("{{ {} }}", fields.join(", "))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(toml_inline).collect();
+            format!("[{}]", items.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+#[test]
+fn a_hostile_plugin_sees_no_secret_and_cannot_send_one_elsewhere() {
+    let granted = document_server();
+    let elsewhere = Peer::http_at("127.0.0.2", |_| Reply::new(200).text("collected").into());
+    let deployment = Deployment::new(&hostile_toml(
+        &granted,
+        json!({
+            "mode": "http_probe",
+            "urls": [granted.url("/team.md"), granted.url("/missing"), elsewhere.url("/collect")],
+            "headers": {"authorization": "Bearer forged", "x-probe": "1"},
+        }),
+        10_000,
+    ));
+    // `assemble`: the section's text as the plugin gave it (the document's `{{` unrendered).
+    let run = run_command(&deployment, &["assemble"], Duration::from_secs(120));
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let assembled: Value = serde_json::from_str(&run.stdout).unwrap();
+    let prompt = assembled["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "hostile")
+        .and_then(|s| s["text"].as_str())
+        .unwrap_or_else(|| panic!("no hostile section: {assembled}"))
+        .to_owned();
+    let seen: Value = serde_json::from_str(&prompt).unwrap();
+    // Everything the plugin could see: statuses, headers, errors, bodies, its environment.
+    assert!(!prompt.contains(TOKEN), "{prompt}");
+    assert_eq!(seen["requests"][0]["status"], 200, "{seen}");
+    assert_eq!(seen["requests"][0]["body_head"], DOCUMENT);
+    assert_eq!(seen["requests"][1]["status"], 404);
+    assert_eq!(
+        seen["requests"][2]["error"],
+        "response: ErrorCode::HttpRequestDenied"
+    );
+    assert_eq!(
+        seen["env"],
+        json!([]),
+        "the token's variable is not the plugin's"
+    );
+    // The granted origin got the host's header in place of the forged one, once.
+    for request in granted.requests() {
+        let authorizations: Vec<&(String, String)> = request
+            .headers
+            .iter()
+            .filter(|(n, _)| n == "authorization")
+            .collect();
+        assert_eq!(
+            authorizations,
+            [&("authorization".to_owned(), format!("Bearer {TOKEN}"))]
+        );
+        assert_eq!(request.header("x-probe"), Some("1"));
+    }
+    assert!(elsewhere.requests().is_empty());
+    assert!(!run.stderr.contains(TOKEN));
+}
+
+#[test]
+fn the_hosts_body_limit_stops_a_plugin_that_reads_without_one() {
+    let peer = Peer::https(|_| Reply::new(200).sized(1 << 30, false).into());
+    let deployment = Deployment::new(&hostile_toml(
+        &peer,
+        json!({"mode": "http_probe", "urls": [peer.url("/huge")]}),
+        20_000,
+    ));
+    let run = render(&deployment, Duration::from_secs(120));
+    assert!(!run.killed);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let prompt = serde_json::from_str::<Value>(&run.stdout).unwrap()["prompt"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let seen: Value = serde_json::from_str(&prompt).unwrap();
+    let read = seen["requests"][0]["body_bytes"].as_u64().unwrap();
+    assert!(
+        read <= 4 << 20,
+        "the plugin read {read} bytes past the 4 MiB limit"
+    );
+    assert!(
+        seen["requests"][0]["body_error"]
+            .as_str()
+            .unwrap()
+            .contains("body size exceeds limit: 4194304 bytes"),
+        "{seen}"
+    );
+    assert!(run.max_rss_kib < 400 * 1024, "peak {} KiB", run.max_rss_kib);
+    assert!(
+        run.stderr
+            .contains("the body passed 4194304 bytes; the rest is refused"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_request_loop_ends_with_the_calls_deadline() {
+    for (what, peer) in [
+        (
+            "quick answers",
+            Peer::https(|_| Reply::new(200).text("x").into()),
+        ),
+        ("no answer", Peer::https(|_| Answer::Hang)),
+    ] {
+        let deployment = Deployment::new(&hostile_toml(
+            &peer,
+            json!({"mode": "http_loop", "url": peer.url("/again")}),
+            1_000,
+        ));
+        let run = render(&deployment, Duration::from_secs(60));
+        assert!(!run.killed, "{what}: hung");
+        assert_eq!(run.code, Some(1), "{what}: {}", run.stdout);
+        assert!(
+            run.stderr.contains("deadline of 1000 ms exceeded"),
+            "{what}: {}",
+            run.stderr
+        );
+        eprintln!(
+            "{what}: {} requests, ended after {:?}",
+            peer.requests().len(),
+            run.elapsed
+        );
+    }
+}
+
+/// A name that the system resolves to a loopback address (the machine's own host name, as
+/// /etc/hosts has it), or `None`.
+fn a_name_for_loopback() -> Option<String> {
+    use std::net::ToSocketAddrs;
+    let mut names = vec![
+        "localhost.localdomain".to_owned(),
+        "ip6-localhost".to_owned(),
+    ];
+    if let Ok(name) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+        names.insert(0, name.trim().to_owned());
+    }
+    names.into_iter().find(|name| {
+        (name.as_str(), 443).to_socket_addrs().is_ok_and(|mut a| {
+            let all: Vec<_> = a.by_ref().collect();
+            !all.is_empty() && all.iter().all(|a| a.ip().is_loopback())
+        })
+    })
+}
+
+#[test]
+fn a_granted_name_that_resolves_to_loopback_is_refused() {
+    let test = concat!(
+        module_path!(),
+        "::a_granted_name_that_resolves_to_loopback_is_refused"
+    );
+    let Some(name) = a_name_for_loopback() else {
+        crate::integration::sessions::attacked::skip(
+            test,
+            "no host name here resolves to a loopback address alone",
+        );
+        return;
+    };
+    let peer = document_server();
+    let origin = format!("https://{name}:{}", peer.port());
+    let deployment = Deployment::new(&host_toml(
+        &peer,
+        &origin,
+        &format!("{origin}/team.md"),
+        10_000,
+    ));
+    let run = render(&deployment, Duration::from_secs(120));
+    assert_eq!(run.code, Some(1), "{}", run.stdout);
+    assert!(peer.requests().is_empty());
+    assert!(
+        run.stderr.contains(&format!(
+            "{origin}: {name} resolves to 127.0.0.1, a loopback address: refused (a grant that names the address itself allows it)"
+        )) || run.stderr.contains(&format!("{name} resolves to ::1, a loopback address")),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("DestinationIpProhibited"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn serve_answers_other_scopes_while_a_plugins_request_hangs() {
+    let hanging = Peer::https(|_| Answer::Hang);
+    let cache = tempfile::tempdir().unwrap();
+    let mut served = Served::start_with_env(&[], cache.path(), &[("DOCS_TOKEN", TOKEN)]);
+    served.ok("bind_scope", json!({"scope": "agent:1"}));
+    served.ok("bind_scope", json!({"scope": "agent:2"}));
+    let loaded = served.call(
+        "load_plugin",
+        json!({
+            "name": "prober", "wasm": env!("GUEST_HOSTILE"), "scope": "agent:1",
+            "grants": {"http": [{"origin": hanging.origin(), "ca_file": hanging.ca_pem().unwrap()}]},
+            "config": {"mode": "http_probe", "urls": [hanging.url("/slow")]},
+            "limits": {"call_timeout_ms": 4000},
+        }),
+    );
+    assert!(loaded.get("result").is_some(), "{loaded}");
+    // agent:1's render waits on the peer until its deadline; agent:2's is answered first.
+    served.send_line(
+        json!({"jsonrpc": "2.0", "id": 101, "method": "render", "params": {"scope": "agent:1"}})
+            .to_string()
+            .as_bytes(),
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    served.send_line(
+        json!({"jsonrpc": "2.0", "id": 102, "method": "render", "params": {"scope": "agent:2"}})
+            .to_string()
+            .as_bytes(),
+    );
+    let first = served.answer();
+    assert_eq!(first["id"], 102, "{first}");
+    let second = served.answer();
+    assert_eq!(second["id"], 101, "{second}");
+    assert!(
+        second.to_string().contains("deadline of 4000 ms exceeded"),
+        "{second}"
+    );
 }

@@ -52,7 +52,7 @@ pub(super) async fn send(
             Ok((response, Box::new(async { Ok(()) })))
         }
         Err((message, code)) => {
-            log::warn!("plugin {plugin}: {shown}: {message}");
+            log::warn!("plugin \"{plugin}\": {shown}: {message}");
             Err(code)
         }
     }
@@ -248,7 +248,7 @@ impl Drop for Tally {
             " (body not read to its end)"
         };
         log::info!(
-            "plugin {}: {} → {}, {} bytes in {} ms{how}",
+            "plugin \"{}\": {} → {}, {} bytes in {} ms{how}",
             self.plugin,
             self.shown,
             self.status,
@@ -292,7 +292,7 @@ impl Body for Bounded {
                     if self.read > self.max {
                         let max = self.max;
                         log::warn!(
-                            "plugin {}: {}: the body passed {max} bytes; the rest is refused",
+                            "plugin \"{}\": {}: the body passed {max} bytes; the rest is refused",
                             self.tally.plugin,
                             self.tally.shown
                         );
