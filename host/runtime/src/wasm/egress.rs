@@ -159,6 +159,8 @@ impl wasmtime_wasi_http::WasiHttpHooks for EgressHooks {
             .as_ref()
             .map_or(Duration::ZERO, |e| e.limits.max_time);
         let deadline = self.deadline.map_or(now + limit, |d| d.min(now + limit));
-        Box::new(exchange::send(egress, plugin, request, deadline))
+        // Made here, on the plugin call's thread, so the request's span is the call's child.
+        let span = exchange::span(&plugin, &request);
+        Box::new(exchange::send(egress, plugin, request, deadline, span))
     }
 }

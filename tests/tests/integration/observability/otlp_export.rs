@@ -627,3 +627,44 @@ fn a_collector_in_trouble_is_a_warning_and_the_command_does_its_work() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_plugins_requests_are_spans_of_its_load_without_the_secret() {
+    use crate::integration::support::hostile_peer::{Peer, Reply};
+    let collector = Collector::start(&[]);
+    let peer = Peer::http(|_| Reply::new(200).text("Team rules.").into());
+    let d = Deployment::new(&format!(
+        "[[plugin]]\nname = \"team-rules\"\nwasm = {wasm:?}\n\
+         grants = {{ http = [{{ origin = {origin:?}, headers = {{ authorization = \"Bearer ${{env:DOCS_TOKEN}}\" }} }}] }}\n\
+         config = {{ url = {url:?} }}\nlimits = {{ init_timeout_ms = 10000 }}\n",
+        wasm = env!("GUEST_REMOTE_INSTRUCTIONS"),
+        origin = peer.origin(),
+        url = peer.url("/team.md?key=not-for-spans"),
+    ));
+    let config = d.config();
+    let endpoint = collector.endpoint();
+    let (code, stdout, stderr) = run(
+        &d,
+        &["render", "--config", config.to_str().unwrap()],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+            ("DOCS_TOKEN", "s3cr3t-for-no-span"),
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("Team rules."), "{stdout}");
+    let spans = collector.until("prompt-host render");
+    check_one_trace(&spans, one(&spans, "prompt-host render"));
+    let http = one(&spans, "prompt_host.plugin_http");
+    let attributes = &http["attributes"];
+    assert_eq!(attributes["prompt_host.plugin"], "team-rules", "{http:#}");
+    assert_eq!(attributes["http.request.method"], "GET");
+    assert_eq!(attributes["server.address"], "127.0.0.1");
+    assert_eq!(attributes["server.port"], json!(peer.port()));
+    assert_eq!(attributes["url.path"], "/team.md");
+    assert_eq!(attributes["http.response.status_code"], 200);
+    assert_eq!(attributes["http.response.body.size"], 11);
+    assert!(descends(&spans, http, one(&spans, "prompt_host.load")));
+    assert!(!any_attribute_holds(&spans, "s3cr3t-for-no-span"));
+    assert!(!any_attribute_holds(&spans, "not-for-spans"));
+}

@@ -25,12 +25,14 @@ pub(super) async fn send(
     plugin: Arc<str>,
     request: http::Request<WasiBody>,
     deadline: Instant,
+    span: tracing::Span,
 ) -> Sent {
     let started = Instant::now();
     let shown = format!("{} {}", request.method(), without_query(request.uri()));
     match exchange(egress, request, deadline).await {
         Ok((response, max)) => {
             let status = response.status().as_u16();
+            span.record("http.response.status_code", i64::from(status));
             let tally = Tally {
                 plugin,
                 shown,
@@ -38,6 +40,7 @@ pub(super) async fn send(
                 started,
                 bytes: 0,
                 ended: false,
+                span,
             };
             let response = response.map(|incoming| {
                 Bounded {
@@ -53,9 +56,28 @@ pub(super) async fn send(
         }
         Err((message, code)) => {
             log::warn!("plugin \"{plugin}\": {shown}: {message}");
+            span.record("error.type", format!("{code:?}").as_str());
             Err(code)
         }
     }
+}
+
+/// The span of one request: the method, the origin and the path (never the query, never a
+/// header); its status, body size and error are recorded as they are known.
+pub(super) fn span(plugin: &str, request: &http::Request<WasiBody>) -> tracing::Span {
+    use tracing::field::Empty;
+    let uri = request.uri();
+    tracing::info_span!(
+        "prompt_host.plugin_http",
+        prompt_host.plugin = plugin,
+        http.request.method = request.method().as_str(),
+        server.address = uri.host().unwrap_or(""),
+        server.port = uri.port_u16().map(i64::from),
+        url.path = uri.path(),
+        http.response.status_code = Empty,
+        http.response.body.size = Empty,
+        error.type = Empty,
+    )
 }
 
 /// A failure: what the log says, and the code the plugin gets.
@@ -238,10 +260,16 @@ struct Tally {
     started: Instant,
     bytes: u64,
     ended: bool,
+    /// Closed with the tally: the request lasts until its body is read or dropped.
+    span: tracing::Span,
 }
 
 impl Drop for Tally {
     fn drop(&mut self) {
+        self.span.record(
+            "http.response.body.size",
+            i64::try_from(self.bytes).unwrap_or(i64::MAX),
+        );
         let how = if self.ended {
             ""
         } else {
