@@ -29,7 +29,16 @@ pub(super) async fn send(
 ) -> Sent {
     let started = Instant::now();
     let shown = format!("{} {}", request.method(), without_query(request.uri()));
-    match exchange(egress, request, deadline).await {
+    // A task of its own: a panic in the client (hyper, rustls, on a peer's bytes) ends that
+    // task, not the host; the plugin gets an error code and the log says what happened.
+    let outcome = match tokio::spawn(exchange(egress, request, deadline)).await {
+        Ok(outcome) => outcome,
+        Err(e) => Err((
+            format!("the request failed inside the host: {e}"),
+            Error::InternalError(None),
+        )),
+    };
+    match outcome {
         Ok((response, max)) => {
             let status = response.status().as_u16();
             span.record("http.response.status_code", i64::from(status));
