@@ -422,6 +422,47 @@ fn the_hosts_body_limit_stops_a_plugin_that_reads_without_one() {
 }
 
 #[test]
+fn a_gzip_bomb_reaches_the_plugin_as_the_bytes_sent() {
+    use std::io::Write as _;
+    // 256 MiB of zeros, gzipped: about 256 KB on the wire.
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..256 {
+        encoder.write_all(&zeros).unwrap();
+    }
+    let bomb = encoder.finish().unwrap();
+    let sent = bomb.len() as u64;
+    let peer = Peer::https(move |_| {
+        Reply::new(200)
+            .header("content-encoding", "gzip")
+            .body(bomb.clone())
+            .into()
+    });
+    let deployment = Deployment::new(&hostile_toml(
+        &peer,
+        json!({"mode": "http_probe", "urls": [peer.url("/bomb")],
+               "headers": {"accept-encoding": "gzip"}}),
+        10_000,
+    ));
+    let run = run_command(&deployment, &["assemble"], Duration::from_secs(120));
+    assert!(!run.killed);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let assembled: Value = serde_json::from_str(&run.stdout).unwrap();
+    let text = assembled["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "hostile")
+        .and_then(|s| s["text"].as_str())
+        .unwrap()
+        .to_owned();
+    let seen: Value = serde_json::from_str(&text).unwrap();
+    // The host hands the plugin the compressed bytes: it never inflates a peer's body.
+    assert_eq!(seen["requests"][0]["body_bytes"], json!(sent), "{seen}");
+    assert!(run.max_rss_kib < 400 * 1024, "peak {} KiB", run.max_rss_kib);
+}
+
+#[test]
 fn a_request_loop_ends_with_the_calls_deadline() {
     for (what, peer) in [
         (
@@ -545,4 +586,98 @@ fn serve_answers_other_scopes_while_a_plugins_request_hangs() {
         second.to_string().contains("deadline of 4000 ms exceeded"),
         "{second}"
     );
+}
+
+/// The hostile answers of [`hostile_answers_are_bounded_by_the_calls_deadline_and_the_limits`]
+/// that only time ends (the others stop at the plugin's byte budget).
+fn slow_answers() -> Vec<(&'static str, Box<AnswerWith>)> {
+    vec![
+        (
+            "a body trickled a byte a second",
+            Box::new(|| {
+                Reply::new(200)
+                    .trickle(vec![b'x'; 100], Duration::from_secs(1))
+                    .into()
+            }),
+        ),
+        ("no answer at all", Box::new(|| Answer::Hang)),
+    ]
+}
+
+#[test]
+fn hostile_answers_are_bounded_through_serve_which_goes_on() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut served = Served::start_with_env(&[], cache.path(), &[("DOCS_TOKEN", TOKEN)]);
+    for (i, (what, answer)) in slow_answers().into_iter().enumerate() {
+        let peer = Peer::https(move |_| answer());
+        let started = std::time::Instant::now();
+        let refused = served.call(
+            "load_plugin",
+            json!({
+                "name": format!("team-rules-{i}"),
+                "wasm": env!("GUEST_REMOTE_INSTRUCTIONS"),
+                "grants": {"http": [{
+                    "origin": peer.origin(),
+                    "headers": {"authorization": "Bearer ${env:DOCS_TOKEN}"},
+                    "ca_file": peer.ca_pem().unwrap(),
+                }]},
+                "config": {"url": peer.url("/team.md")},
+                "limits": {"init_timeout_ms": 2_000},
+            }),
+        );
+        let message = refused["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&format!("team-rules-{i}")) && message.contains("2000 ms"),
+            "{what}: {refused}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{what}: {:?}",
+            started.elapsed()
+        );
+    }
+    // The server went on: it answers, and holds no plugin of the failed loads.
+    let plugins = served.ok("plugins", json!({}));
+    assert_eq!(plugins, json!([]));
+    assert!(!served.stderr().contains(TOKEN));
+}
+
+#[test]
+fn hostile_answers_are_bounded_in_the_library() {
+    // SAFETY (of the test): the variable is this test's own, read by the host at load.
+    std::env::set_var("PROMPT_HOST_TEST_EGRESS_TOKEN", TOKEN);
+    for (what, answer) in slow_answers() {
+        let peer = Peer::https(move |_| answer());
+        let dir = tempfile::tempdir().unwrap();
+        let toml = host_toml(&peer, &peer.origin(), &peer.url("/team.md"), 2_000)
+            .replace("DOCS_TOKEN", "PROMPT_HOST_TEST_EGRESS_TOKEN");
+        std::fs::write(dir.path().join("host.toml"), toml).unwrap();
+        let config = prompt_host::config::HostConfig::load(&dir.path().join("host.toml")).unwrap();
+        let started = std::time::Instant::now();
+        // From a blocking thread of a multi-thread runtime, as an async embedder calls it.
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let cache = dir.path().join("cache");
+        let loaded = runtime.block_on(async move {
+            tokio::task::spawn_blocking(move || {
+                prompt_host::Host::from_config(
+                    &config,
+                    prompt_host::RuntimeConfig::with_cache_dir(cache),
+                )
+                .map(|_| ())
+            })
+            .await
+            .unwrap()
+        });
+        let err = loaded.expect_err(what).to_string();
+        assert!(
+            err.contains("team-rules") && err.contains("deadline of 2000 ms exceeded"),
+            "{what}: {err}"
+        );
+        assert!(!err.contains(TOKEN));
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{what}: {:?}",
+            started.elapsed()
+        );
+    }
 }
