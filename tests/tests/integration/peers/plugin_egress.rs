@@ -309,6 +309,19 @@ fn hostile_toml(granted: &Peer, config: Value, call_timeout_ms: u64) -> String {
     )
 }
 
+/// The hostile plugin's section text in `assemble`'s output (as the plugin gave it).
+fn hostile_text(run: &Measured) -> String {
+    let assembled: Value = serde_json::from_str(&run.stdout).unwrap();
+    assembled["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "hostile")
+        .and_then(|s| s["text"].as_str())
+        .unwrap_or_else(|| panic!("no hostile section: {assembled}"))
+        .to_owned()
+}
+
 /// A JSON object as a TOML inline table (strings, numbers, arrays of strings, objects).
 fn toml_inline(value: &Value) -> String {
     match value {
@@ -343,15 +356,7 @@ fn a_hostile_plugin_sees_no_secret_and_cannot_send_one_elsewhere() {
     // `assemble`: the section's text as the plugin gave it (the document's `{{` unrendered).
     let run = run_command(&deployment, &["assemble"], Duration::from_secs(120));
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let assembled: Value = serde_json::from_str(&run.stdout).unwrap();
-    let prompt = assembled["sections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "hostile")
-        .and_then(|s| s["text"].as_str())
-        .unwrap_or_else(|| panic!("no hostile section: {assembled}"))
-        .to_owned();
+    let prompt = hostile_text(&run);
     let seen: Value = serde_json::from_str(&prompt).unwrap();
     // Everything the plugin could see: statuses, headers, errors, bodies, its environment.
     assert!(!prompt.contains(TOKEN), "{prompt}");
@@ -447,16 +452,7 @@ fn a_gzip_bomb_reaches_the_plugin_as_the_bytes_sent() {
     let run = run_command(&deployment, &["assemble"], Duration::from_secs(120));
     assert!(!run.killed);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let assembled: Value = serde_json::from_str(&run.stdout).unwrap();
-    let text = assembled["sections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "hostile")
-        .and_then(|s| s["text"].as_str())
-        .unwrap()
-        .to_owned();
-    let seen: Value = serde_json::from_str(&text).unwrap();
+    let seen: Value = serde_json::from_str(&hostile_text(&run)).unwrap();
     // The host hands the plugin the compressed bytes: it never inflates a peer's body.
     assert_eq!(seen["requests"][0]["body_bytes"], json!(sent), "{seen}");
     assert!(run.max_rss_kib < 400 * 1024, "peak {} KiB", run.max_rss_kib);

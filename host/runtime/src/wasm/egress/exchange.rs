@@ -89,6 +89,11 @@ pub(super) fn span(plugin: &str, request: &http::Request<WasiBody>) -> tracing::
     )
 }
 
+/// The connection a request is sent over: TCP, or TLS over it.
+trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static {}
+
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static> Stream for T {}
+
 /// A failure: what the log says, and the code the plugin gets.
 type Failure = (String, Error);
 
@@ -155,7 +160,7 @@ async fn exchange(
     })?;
 
     let deadline_tokio = tokio::time::Instant::from_std(deadline);
-    let (mut sender, connection) = match origin.scheme {
+    let stream: Box<dyn Stream> = match origin.scheme {
         Scheme::Https => {
             let name = match &origin.host {
                 Host::Name(name) => ServerName::try_from(name.clone()).map_err(|_| {
@@ -178,32 +183,17 @@ async fn exchange(
                     };
                     (format!("{origin}: TLS: {e}"), code)
                 })?;
-            let (sender, connection) = tokio::time::timeout_at(
-                deadline_tokio,
-                builder.handshake(hyper_util::rt::TokioIo::new(stream)),
-            )
-            .await
-            .map_err(|_| timed_out())?
-            .map_err(|e| (format!("{origin}: {e}"), Error::HttpProtocolError))?;
-            (
-                sender,
-                Box::pin(connection) as Pin<Box<dyn Future<Output = _> + Send>>,
-            )
+            Box::new(stream)
         }
-        Scheme::Http => {
-            let (sender, connection) = tokio::time::timeout_at(
-                deadline_tokio,
-                builder.handshake(hyper_util::rt::TokioIo::new(tcp)),
-            )
-            .await
-            .map_err(|_| timed_out())?
-            .map_err(|e| (format!("{origin}: {e}"), Error::HttpProtocolError))?;
-            (
-                sender,
-                Box::pin(connection) as Pin<Box<dyn Future<Output = _> + Send>>,
-            )
-        }
+        Scheme::Http => Box::new(tcp),
     };
+    let (mut sender, connection) = tokio::time::timeout_at(
+        deadline_tokio,
+        builder.handshake(hyper_util::rt::TokioIo::new(stream)),
+    )
+    .await
+    .map_err(|_| timed_out())?
+    .map_err(|e| (format!("{origin}: {e}"), Error::HttpProtocolError))?;
     // The connection runs until the response is read or dropped, and never past the
     // deadline: a peer that keeps it open holds nothing of the host's after that.
     tokio::spawn(async move {
