@@ -15,7 +15,7 @@ use prompt_host_peer::egress::{self, EgressError, Host, Origin, Scheme};
 use rustls::pki_types::ServerName;
 use wasmtime_wasi_http::{Error, WasiBody};
 
-use super::{Egress, Sent};
+use super::reach::{Egress, Sent};
 
 /// Send `request` for `plugin` within `deadline`. A failure is logged (naming the plugin,
 /// the method and the URL without its query) and answered to the plugin as an error code
