@@ -15,7 +15,8 @@
 //! `quarantine.rs`) whose providers (`providers.rs`) call the instance; an instance runs a
 //! call in a store (`store.rs`) through the bindings of its contract version
 //! (`contract.rs`); the host imports (`imports/`) and the sandbox (`sandbox/`) work on the
-//! store; the leaves — `declare`, `ident`, `failure`, `names`, `digest` — name none of the
+//! store, which holds the `wasi:http` hooks of `egress/` (a plugin's requests, sent by the
+//! host to the origins it was granted); the leaves — `declare`, `ident`, `failure`, `names`, `digest` — name none of the
 //! others. A test checks that no module imports one that imports it back.
 
 mod ahead;
