@@ -24,6 +24,10 @@ use serde::Deserialize;
 
 use fetch::{Fetched, Target};
 
+/// The longest `refresh_seconds` may be: a year. A longer one would overflow the clock
+/// arithmetic of `fresh_until` (and trap the plugin) long before it meant anything.
+const MAX_REFRESH_SECONDS: u64 = 365 * 24 * 3600;
+
 /// The most `max_bytes` may be (the host's per-call output cap is 1 MiB).
 const MAX_BYTES_LIMIT: usize = 256 * 1024;
 
@@ -91,10 +95,11 @@ impl RemoteInstructions {
     fn from_config(config: Config) -> Result<Self, Error> {
         let target = Target::parse(&config.url)
             .map_err(|e| Error::invalid_input(format!("invalid config: url: {e}")))?;
-        if config.refresh_seconds == 0 {
-            return Err(Error::invalid_input(
-                "invalid config: refresh_seconds: must be at least 1",
-            ));
+        if !(1..=MAX_REFRESH_SECONDS).contains(&config.refresh_seconds) {
+            return Err(Error::invalid_input(format!(
+                "invalid config: refresh_seconds: {} is not between 1 and {MAX_REFRESH_SECONDS}",
+                config.refresh_seconds
+            )));
         }
         if !(1..=MAX_BYTES_LIMIT).contains(&config.max_bytes) {
             return Err(Error::invalid_input(format!(

@@ -49,6 +49,25 @@ fn cache_control_sets_freshness_under_the_operators_refresh() {
 }
 
 #[test]
+fn the_servers_max_age_at_its_extremes_never_overflows_the_clock() {
+    let mut p = config(serde_json::json!({
+        "url": "https://docs.example.com/x", "refresh_seconds": 31_536_000,
+    }))
+    .unwrap();
+    let now = Instant::now();
+    for max_age in [Some(0), Some(u64::MAX), None] {
+        p.take(Fetched::NotModified { max_age }, now);
+        assert!(p.fresh_until <= now + Duration::from_secs(31_536_000));
+    }
+    assert_eq!(
+        freshness::max_age("max-age=18446744073709551615"),
+        Some(u64::MAX)
+    );
+    assert_eq!(freshness::max_age("max-age=18446744073709551616"), None);
+    assert_eq!(freshness::max_age("max-age=-1"), None);
+}
+
+#[test]
 fn a_304_keeps_the_text_and_a_200_replaces_it() {
     let mut p = config(serde_json::json!({"url": "https://docs.example.com/x"})).unwrap();
     let now = Instant::now();
@@ -86,7 +105,11 @@ fn a_bad_config_is_refused_naming_the_key() {
         ),
         (
             serde_json::json!({"url": "https://x/", "refresh_seconds": 0}),
-            "invalid config: refresh_seconds: must be at least 1",
+            "invalid config: refresh_seconds: 0 is not between 1 and 31536000",
+        ),
+        (
+            serde_json::json!({"url": "https://x/", "refresh_seconds": u64::MAX}),
+            "invalid config: refresh_seconds: 18446744073709551615 is not between 1 and 31536000",
         ),
         (
             serde_json::json!({"url": "https://x/", "max_bytes": 0}),
