@@ -677,3 +677,28 @@ fn hostile_answers_are_bounded_in_the_library() {
         );
     }
 }
+
+#[test]
+fn a_server_whose_certificate_no_root_vouches_for_is_a_certificate_error() {
+    let peer = document_server();
+    let ca = quoted(&peer.ca_pem().unwrap().display().to_string());
+    // The same grant without the test's CA: only the platform's roots.
+    let toml = host_toml(&peer, &peer.origin(), &peer.url("/team.md"), 10_000)
+        .replace(&format!(", ca_file = {ca}"), "");
+    assert!(!toml.contains("ca_file"), "{toml}");
+    let deployment = Deployment::new(&toml);
+    let run = render(&deployment, Duration::from_secs(120));
+    assert_eq!(run.code, Some(1), "{}", run.stdout);
+    assert!(peer.requests().is_empty(), "no request reached the server");
+    assert!(
+        run.stderr.contains("ErrorCode::TlsCertificateError"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("{}: TLS: invalid peer certificate", peer.origin())),
+        "{}",
+        run.stderr
+    );
+}

@@ -176,7 +176,18 @@ async fn exchange(
                 .await
                 .map_err(|_| timed_out())?
                 .map_err(|e| {
-                    let code = if e.to_string().contains("certificate") {
+                    // rustls's own error, under the I/O error tokio-rustls wraps it in.
+                    let certificate = e
+                        .get_ref()
+                        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+                        .is_some_and(|tls| {
+                            matches!(
+                                tls,
+                                rustls::Error::InvalidCertificate(_)
+                                    | rustls::Error::NoCertificatesPresented
+                            )
+                        });
+                    let code = if certificate {
                         Error::TlsCertificateError
                     } else {
                         Error::TlsProtocolError
