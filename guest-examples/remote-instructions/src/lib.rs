@@ -5,9 +5,11 @@
 //! The document is fetched in `init` and again only when it may have changed: after
 //! `refresh_seconds`, or sooner when the server's `Cache-Control: max-age` says so. A refresh
 //! sends `If-None-Match` with the document's `ETag`, so an unchanged document costs the
-//! server a `304` and no body. Between refreshes an assembly makes no request at all. A
-//! refresh that fails keeps the last text (and logs a warning); a fetch in `init` that fails
-//! fails the load.
+//! server a `304` and no body. Between refreshes an assembly makes no request, and no call
+//! into the plugin either: every answer asks the host to keep it until the next refresh is
+//! due (`prompt_plugin::keep_for`, contract 0.3.0), so the section costs what a fixed one
+//! does. A refresh that fails keeps the last text (and logs a warning); a fetch in `init`
+//! that fails fails the load.
 //!
 //! The text reaches the prompt byte for byte: it is the value of a dynamic variable the
 //! section references, so `{{` in the document is never read as a template.
@@ -147,8 +149,14 @@ impl RemoteInstructions {
 
     /// Revalidate when the text is stale; a failure keeps the last text for another
     /// `refresh` and says why in the log.
+    /// Refresh the text if it is stale, and let the host keep the answer being given until
+    /// the next refresh is due.
     fn refresh_if_stale(&mut self) {
-        let now = Instant::now();
+        self.refresh_at(Instant::now());
+        prompt_plugin::keep_for(self.fresh_until.saturating_duration_since(Instant::now()));
+    }
+
+    fn refresh_at(&mut self, now: Instant) {
         if now < self.fresh_until {
             return;
         }
@@ -213,6 +221,8 @@ impl Plugin for RemoteInstructions {
                 "no dynamic section \"{name}\""
             )));
         }
+        // The section drops out while the document is empty: it changes with a refresh too.
+        self.refresh_if_stale();
         Ok(self.section())
     }
 }

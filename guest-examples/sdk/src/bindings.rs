@@ -1,11 +1,13 @@
 //! The one place where `wit_bindgen::generate!` runs. Everything else in the SDK (and every
 //! plugin) uses these types, so a plugin never sees two copies of `Assembly` or `PluginError`.
 //!
-//! The contract version: a plugin is built against `prompt-host:plugin@0.2.0` unless the
-//! cargo feature `wit-0-1` asks for `@0.1.0` (a feature, so it wins when unified: a build
-//! where any crate needs 0.1.0 is all 0.1.0). Plugin code is the same for both;
+//! The contract version: a plugin is built against `prompt-host:plugin@0.3.0`'s world unless
+//! the cargo feature `wit-0-1` asks for `@0.1.0` (a feature, so it wins when unified: a build
+//! where any crate needs 0.1.0 is all 0.1.0). 0.3.0 is 0.2.0 plus one import, `freshness`,
+//! and a component imports only what its code calls: a plugin that never calls
+//! [`crate::keep_for`] is a 0.2.0 component. Plugin code is the same for every version;
 //! [`api`] names the interfaces whatever the version (0.2.0 imports 0.1.0's `types`, `log`,
-//! `registry` and `assembly` unchanged).
+//! `registry` and `assembly` unchanged, and 0.3.0 0.2.0's `control` and `contributor`).
 //!
 //! Two invocations per version, because a component must export exactly what it implements:
 //!
@@ -40,9 +42,9 @@ pub mod plugin {
 #[allow(missing_docs)]
 pub mod plugin {
     wit_bindgen::generate!({
-        world: "prompt-host:plugin/plugin@0.2.0",
-        path: ["wit/0.1.0", "wit/0.2.0"],
-        // 0.2.0 imports 0.1.0's interfaces: generate them here too.
+        world: "prompt-host:plugin/plugin@0.3.0",
+        path: ["wit/0.1.0", "wit/0.2.0", "wit/0.3.0"],
+        // 0.3.0 imports 0.1.0's and 0.2.0's interfaces: generate them here too.
         generate_all,
         pub_export_macro: true,
         export_macro_name: "__export_plugin_world",
@@ -65,6 +67,8 @@ pub mod api {
     pub use super::plugin::prompt_host::plugin0_1_0::{assembly, log, registry, types};
     #[cfg(not(feature = "wit-0-1"))]
     pub use super::plugin::prompt_host::plugin0_2_0::control;
+    #[cfg(not(feature = "wit-0-1"))]
+    pub use super::plugin::prompt_host::plugin0_3_0::freshness;
 
     #[cfg(feature = "wit-0-1")]
     pub use super::instructions::exports::prompt_host::plugin::instructions;
@@ -103,7 +107,7 @@ pub mod instructions {
                 export prompt-host:plugin/instructions@0.1.0;
             }
         ",
-        path: ["wit/0.1.0", "wit/0.2.0"],
+        path: ["wit/0.1.0", "wit/0.2.0", "wit/0.3.0"],
         pub_export_macro: true,
         export_macro_name: "__export_instructions_world",
         default_bindings_module: "$crate::bindings::instructions",

@@ -81,8 +81,10 @@
 //! The crate builds against `prompt-host:plugin@0.2.0` by default: a dynamic answer equal to
 //! the instance's previous answer for the same entry is sent as "unchanged", so a steady
 //! assembly copies nothing out of the plugin (the SDK compares for you), and [`cancelled`]
-//! works. The cargo feature `wit-0-1` builds against `@0.1.0` instead, for hosts that predate
-//! 0.2.0. Plugin code is the same for both.
+//! works. A plugin that calls [`keep_for`] is a `@0.3.0` component, which needs a host that
+//! implements 0.3.0; one that does not stays a 0.2.0 component. The cargo feature `wit-0-1`
+//! builds against `@0.1.0` instead, for hosts that predate 0.2.0. Plugin code is the same
+//! for every version.
 //!
 //! # Testing
 //!
@@ -123,6 +125,28 @@ pub use bindings::api::registry::{
     TextSource, ToolSource, VariableSource,
 };
 pub use bindings::api::types::{AssembleContext, NamedText, PluginError, ToolSchema, ToolSet};
+
+/// Let the host reuse the answer the running callback gives, without calling again, for
+/// every assembly that starts within `duration`, whatever its context (contract 0.3.0,
+/// `freshness.keep-for`). Call it from [`Plugin::section_text`], [`Plugin::context_text`],
+/// [`Plugin::variable`] or [`Plugin::tools`] for a value that does not depend on the
+/// context and changes on a clock of its own — a document fetched over the network and
+/// revalidated every few minutes — and the host calls once per refresh instead of once per
+/// assembly. With [`Version::Context`] for the same entry, the answer is reused only while
+/// the context also stays the same. The host calls again sooner when it replaces the
+/// instance or the plugin is reloaded. Does nothing under contract 0.1.0 (feature
+/// `wit-0-1`); elsewhere, calling it makes the plugin a 0.3.0 component.
+pub fn keep_for(duration: std::time::Duration) {
+    #[cfg(not(feature = "wit-0-1"))]
+    {
+        let nanoseconds = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+        bindings::api::freshness::keep_for(nanoseconds);
+    }
+    #[cfg(feature = "wit-0-1")]
+    {
+        let _ = duration;
+    }
+}
 
 /// Whether the caller cancelled the assembly the running callback belongs to. A plugin
 /// doing long work checks it to stop early and return an error; the host interrupts a

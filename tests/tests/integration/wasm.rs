@@ -16,4 +16,5 @@ pub(crate) mod plugin_names;
 pub(crate) mod polyglot;
 pub(crate) mod sandbox;
 pub(crate) mod stress;
+pub(crate) mod wit_0_3_freshness;
 pub(crate) mod wit_versions;

@@ -46,6 +46,14 @@ pub(super) const WIT: &[(&str, &str)] = &[
         "0.2.0/worlds.wit",
         include_str!("../../../../wit/0.2.0/worlds.wit"),
     ),
+    (
+        "0.3.0/freshness.wit",
+        include_str!("../../../../wit/0.3.0/freshness.wit"),
+    ),
+    (
+        "0.3.0/worlds.wit",
+        include_str!("../../../../wit/0.3.0/worlds.wit"),
+    ),
 ];
 
 /// The guest SDK crate, `guest-examples/sdk/<file>` (its `wit/` is [`WIT`]).

@@ -109,7 +109,7 @@ fn the_embedded_sdk_is_every_file_of_the_sdk() {
         .find(|(p, _)| *p == "src/bindings.rs")
         .unwrap()
         .1;
-    assert!(bindings.contains(r#"path: ["wit/0.1.0", "wit/0.2.0"]"#));
+    assert!(bindings.contains(r#"path: ["wit/0.1.0", "wit/0.2.0", "wit/0.3.0"]"#));
     // A vendored manifest must not inherit from a workspace the project does not have.
     let manifest = embedded::SDK[0].1;
     assert!(!manifest.contains(".workspace"), "{manifest}");

@@ -1,7 +1,8 @@
 //! The plugin contract as the runtime sees it, whatever version a component was built against.
 //!
 //! Each version owns its `bindgen!`, its pre-instantiation and its exports ([`v0_1`],
-//! [`v0_2`]; the generated bindings stay private to them). The rest of the runtime names
+//! [`v0_2`]; the generated bindings stay private to them). 0.3.0 ([`v0_3`]) adds an import
+//! only: its components export 0.2.0's `contributor` and are called through [`v0_2`]. The rest of the runtime names
 //! only what is here: the [`World`] and [`WitVersion`] a component implements ([`detect`]),
 //! its [`Pre`], the [`Bindings`] of an instance, and a dynamic entry's [`Answer`]. The host
 //! imports implement the WIT interfaces through [`wit`], which 0.2.0 shares with 0.1.0.
@@ -9,6 +10,7 @@
 mod types;
 mod v0_1;
 mod v0_2;
+mod v0_3;
 
 use wasmtime::component::{HasSelf, InstancePre, Linker, Resource};
 use wasmtime::Store;
@@ -21,12 +23,14 @@ pub(crate) use types::{detect, Answer, AssemblyHandle};
 pub use types::{ServerInstructions, ServerTool, WitVersion, World};
 pub(crate) use v0_1::Wr;
 
-/// The WIT interfaces the host implements (0.2.0 imports 0.1.0's, plus `control`).
+/// The WIT interfaces the host implements (0.2.0 imports 0.1.0's, plus `control`; 0.3.0
+/// adds `freshness`).
 pub(crate) mod wit {
     pub(crate) use super::v0_1::bindings::plugin::prompt_host::plugin::{
         assembly, log, registry, types,
     };
     pub(crate) use super::v0_2::bindings::plugin::prompt_host::plugin0_2_0::control;
+    pub(crate) use super::v0_3::bindings::prompt_host::plugin0_3_0::freshness;
 }
 
 use wit::types::{AssembleContext, PluginError, ToolSet};
@@ -46,18 +50,18 @@ impl Pre {
     ) -> wasmtime::Result<Self> {
         Ok(match version {
             WitVersion::V0_1_0 => Self::V0_1(v0_1::Pre::new(world, pre)?),
-            WitVersion::V0_2_0 => Self::V0_2(v0_2::Pre::new(world, pre)?),
+            // 0.3.0 exports 0.2.0's `contributor`: the same pre-instantiation.
+            WitVersion::V0_2_0 | WitVersion::V0_3_0 => Self::V0_2(v0_2::Pre::new(world, pre)?),
         })
     }
 }
 
-/// Link the plugin imports of every contract version (0.2.0 adds `control` to 0.1.0's).
+/// Link the plugin imports of every contract version (0.2.0 adds `control` to 0.1.0's,
+/// 0.3.0 adds `freshness`).
 pub(crate) fn add_to_linker(linker: &mut Linker<StoreData>) -> wasmtime::Result<()> {
     v0_1::bindings::plugin::Plugin::add_to_linker::<StoreData, HasSelf<StoreData>>(linker, |s| s)?;
-    v0_2::bindings::plugin::prompt_host::plugin0_2_0::control::add_to_linker::<
-        StoreData,
-        HasSelf<StoreData>,
-    >(linker, |s| s)
+    wit::control::add_to_linker::<StoreData, HasSelf<StoreData>>(linker, |s| s)?;
+    wit::freshness::add_to_linker::<StoreData, HasSelf<StoreData>>(linker, |s| s)
 }
 
 /// The `err` case of a WIT result, classified.
@@ -89,7 +93,8 @@ impl Bindings {
         })
     }
 
-    /// The contract version of the instance.
+    /// The contract version of the instance's exports (0.2.0 for a 0.3.0 component, whose
+    /// exports are 0.2.0's).
     pub(crate) fn version(&self) -> WitVersion {
         match self {
             Self::V0_1(_) => WitVersion::V0_1_0,

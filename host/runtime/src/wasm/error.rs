@@ -39,7 +39,7 @@ pub enum WasmError {
         reason: String,
     },
     /// The component targets `prompt-host:plugin` at another version.
-    #[error("plugin \"{plugin}\": built against WIT {found}, this host implements prompt-host:plugin@0.1.0 and @0.2.0")]
+    #[error("plugin \"{plugin}\": built against WIT {found}, this host implements prompt-host:plugin@0.1.0, @0.2.0 and @0.3.0")]
     WitVersion {
         /// Plugin name.
         plugin: String,
@@ -47,7 +47,7 @@ pub enum WasmError {
         found: String,
     },
     /// The component does not implement the `plugin` or `instruction-provider` world.
-    #[error("plugin \"{plugin}\": does not implement world `plugin` or `instruction-provider` of prompt-host:plugin@0.1.0 or @0.2.0: {reason}")]
+    #[error("plugin \"{plugin}\": does not implement world `plugin` or `instruction-provider` of prompt-host:plugin@0.1.0, @0.2.0 or @0.3.0: {reason}")]
     WrongWorld {
         /// Plugin name.
         plugin: String,

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use wasmtime::{Store, Trap, UpdateDeadline};
 
+use super::answers::KeepAsked;
 use super::code::Compiled;
 use super::contract::wit::types::{AssembleContext, PluginError};
 use super::contract::{plugin_error, Bindings, WitVersion};
@@ -60,9 +61,9 @@ impl Instance {
         }
         let mut store = Store::new(&engine.engine, state);
         store.limiter(|s| &mut s.limiter);
-        // Plugins of contract 0.2.0 can see a cancellation (`control.cancelled`) and stop on
-        // their own; give them two milliseconds before interrupting.
-        if compiled.version == WitVersion::V0_2_0 {
+        // Plugins of contract 0.2.0 and later can see a cancellation (`control.cancelled`)
+        // and stop on their own; give them two milliseconds before interrupting.
+        if compiled.version >= WitVersion::V0_2_0 {
             store.data_mut().cancel_grace = Duration::from_millis(2);
         }
         store.epoch_deadline_callback(|mut ctx| {
@@ -118,10 +119,10 @@ impl Instance {
         self.bindings.version() >= WitVersion::V0_2_0
     }
 
-    /// Whether the call that just ran asked the host to keep its answer until the context
-    /// changes (`control.keep-until-context-changes`, contract 0.2.0).
-    pub(crate) fn keeps_answer(&self) -> bool {
-        self.store.data().call.keep_answer
+    /// What the call that just ran asked about reusing its answer without a call
+    /// (`control.keep-until-context-changes`, contract 0.2.0; `freshness.keep-for`, 0.3.0).
+    pub(crate) fn keep_asked(&self) -> KeepAsked {
+        self.store.data().call.keep
     }
 
     /// The `option<assemble-context>` argument of the next call: `none` when `ctx` is the

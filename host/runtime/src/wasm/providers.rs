@@ -77,9 +77,9 @@ impl TextProvider for WasmText {
                     },
                     |a| a.bytes(String::len),
                 )?;
-                let keep = inst.keeps_answer().then_some(ctx);
+                let keep = inst.keep_asked();
                 self.last
-                    .resolve(inst.id, answer, inst.answers_unchanged(), keep)
+                    .resolve(inst.id, answer, inst.answers_unchanged(), keep, ctx)
             })
         })
     }
@@ -120,9 +120,9 @@ impl VariableProvider for WasmVariable {
                     |b, s| b.variable(s, &self.name, wctx.as_ref()),
                     |a| a.bytes(|v| v.as_ref().map_or(0, String::len)),
                 )?;
-                let keep = inst.keeps_answer().then_some(ctx);
+                let keep = inst.keep_asked();
                 self.last
-                    .resolve(inst.id, answer, inst.answers_unchanged(), keep)
+                    .resolve(inst.id, answer, inst.answers_unchanged(), keep, ctx)
             })
         })
     }
@@ -166,14 +166,8 @@ impl ToolProvider for WasmTools {
                     |b, s| b.tools(s, &self.key, wctx.as_ref()),
                     |a| a.bytes(convert::tool_set_bytes),
                 )?;
-                Ok((
-                    inst.id,
-                    answer,
-                    inst.answers_unchanged(),
-                    inst.keeps_answer(),
-                ))
+                Ok((inst.id, answer, inst.answers_unchanged(), inst.keep_asked()))
             })?;
-            let keep = keep.then_some(ctx);
             let fail = |message: String| {
                 CallFailure::new(ProviderErrorKind::InvalidInput, message)
                     .provider_error(&self.cell.ident, "tools")
@@ -182,7 +176,7 @@ impl ToolProvider for WasmTools {
                 Answer::Unchanged => {
                     return self
                         .last
-                        .resolve(instance, Answer::Unchanged, remember, keep)
+                        .resolve(instance, Answer::Unchanged, remember, keep, ctx)
                         .map_err(|f| f.provider_error(&self.cell.ident, "tools"))
                 }
                 Answer::Value(set) => set,
@@ -194,7 +188,7 @@ impl ToolProvider for WasmTools {
             }
             .map_err(fail)?;
             if remember {
-                self.last.remember(instance, converted.clone(), keep);
+                self.last.remember(instance, converted.clone(), keep, ctx);
             }
             Ok(converted)
         })

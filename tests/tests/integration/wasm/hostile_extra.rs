@@ -216,7 +216,7 @@ fn a_component_built_against_another_wit_version_is_refused_by_name() {
     assert!(msg.contains("plugin \"wit-future\""), "{msg}");
     assert!(msg.contains("@0.9.0"), "{msg}");
     assert!(
-        msg.contains("this host implements prompt-host:plugin@0.1.0 and @0.2.0"),
+        msg.contains("this host implements prompt-host:plugin@0.1.0, @0.2.0 and @0.3.0"),
         "{msg}"
     );
     assert!(contributed(&assemble(&reg, Some("agent:h"))).is_empty());

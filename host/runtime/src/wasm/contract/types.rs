@@ -28,26 +28,32 @@ pub enum WitVersion {
     /// `prompt-host:plugin@0.2.0`: dynamic answers may be "unchanged"; `control` import.
     #[serde(rename = "0.2.0")]
     V0_2_0,
+    /// `prompt-host:plugin@0.3.0`: 0.2.0 and the `freshness` import (an answer reused for a
+    /// time the plugin names).
+    #[serde(rename = "0.3.0")]
+    V0_3_0,
 }
 
 impl WitVersion {
     /// Every version this host implements, oldest first.
-    pub const ALL: [WitVersion; 2] = [Self::V0_1_0, Self::V0_2_0];
+    pub const ALL: [WitVersion; 3] = [Self::V0_1_0, Self::V0_2_0, Self::V0_3_0];
 
     /// The version of a `prompt-host:plugin` name's `@…` suffix, if this host implements it.
     pub fn parse(text: &str) -> Option<Self> {
         match text {
             "0.1.0" => Some(Self::V0_1_0),
             "0.2.0" => Some(Self::V0_2_0),
+            "0.3.0" => Some(Self::V0_3_0),
             _ => None,
         }
     }
 
-    /// `0.1.0` or `0.2.0`.
+    /// `0.1.0`, `0.2.0` or `0.3.0`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::V0_1_0 => "0.1.0",
             Self::V0_2_0 => "0.2.0",
+            Self::V0_3_0 => "0.3.0",
         }
     }
 }
@@ -138,8 +144,9 @@ fn split_version(name: &str) -> (&str, Option<&str>) {
 }
 
 /// Which of our worlds `component` implements, and against which contract version, from
-/// its import and export names: the version of its `contributor` export decides; every
-/// `prompt-host:plugin` name must carry a version this host implements.
+/// its import and export names: the version of its `contributor` export decides, except that
+/// a `contributor@0.2.0` component importing `freshness@0.3.0` is a 0.3.0 one (0.3.0 adds an
+/// import only); every `prompt-host:plugin` name must carry a version this host implements.
 pub(crate) fn detect(
     plugin: &str,
     engine: &Engine,
@@ -159,17 +166,27 @@ pub(crate) fn detect(
         }
     }
     let contributor = exports.iter().find_map(|e| match split_version(e) {
-        (base, Some(v)) if base == format!("{PACKAGE}contributor") => WitVersion::parse(v),
+        // 0.3.0 exports 0.2.0's `contributor`: there is no `contributor@0.3.0`.
+        (base, Some(v)) if base == format!("{PACKAGE}contributor") => {
+            WitVersion::parse(v).filter(|v| *v < WitVersion::V0_3_0)
+        }
         _ => None,
     });
     let Some(version) = contributor else {
         return Err(WasmError::WrongWorld {
             plugin: plugin.to_string(),
             reason: format!(
-                "it does not export {PACKAGE}contributor@0.1.0 or @0.2.0 (exports: {})",
+                "it does not export {PACKAGE}contributor@0.1.0 or @0.2.0 (0.3.0 exports \
+                 contributor@0.2.0; exports: {})",
                 list(&exports)
             ),
         });
+    };
+    let freshness = format!("{PACKAGE}freshness@0.3.0");
+    let version = if version == WitVersion::V0_2_0 && imports.contains(&freshness) {
+        WitVersion::V0_3_0
+    } else {
+        version
     };
     let instructions = exports
         .iter()

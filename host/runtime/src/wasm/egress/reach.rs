@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use prompt_host_peer::egress::{EgressError, HttpGrant, Origin};
+use prompt_host_peer::egress::{self, EgressError, HttpGrant, Origin};
 use wasmtime_wasi_http::WasiBody;
 
 /// What bounds one plugin request (besides the call's deadline).
@@ -82,13 +82,7 @@ impl Egress {
         &self,
         origin: &Origin,
     ) -> Result<(&HttpGrant, &Arc<rustls::ClientConfig>), EgressError> {
-        self.grants
-            .iter()
-            .find(|(grant, _)| grant.permits(origin))
-            .map(|(grant, tls)| (grant, tls))
-            .ok_or_else(|| EgressError::NotGranted {
-                origin: origin.to_string(),
-            })
+        egress::granted(&self.grants, |(grant, _)| grant, origin).map(|(grant, tls)| (grant, tls))
     }
 }
 

@@ -11,7 +11,7 @@ impl control::Host for StoreData {
 
     fn keep_until_context_changes(&mut self) -> wasmtime::Result<()> {
         // Read by the dynamic-entry providers after the call; other calls ignore it.
-        self.call.keep_answer = true;
+        self.call.keep.until_context_changes();
         Ok(())
     }
 }

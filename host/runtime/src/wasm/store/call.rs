@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crate::prompt::CancelToken;
+use crate::wasm::answers::KeepAsked;
 
 /// One call's bookkeeping (see the module docs).
 #[derive(Debug, Default)]
@@ -25,9 +26,9 @@ pub(crate) struct CallState {
     pub(crate) bytes: usize,
     /// Set when an import refused data over the output budget.
     pub(crate) over_budget: Option<String>,
-    /// The running call asked the host to keep its answer until the context changes
-    /// (contract 0.2.0, `control.keep-until-context-changes`).
-    pub(crate) keep_answer: bool,
+    /// What the running call asked about reusing its answer (`control.keep-until-context-
+    /// changes`, contract 0.2.0; `freshness.keep-for`, 0.3.0).
+    pub(crate) keep: KeepAsked,
 }
 
 impl CallState {
@@ -75,12 +76,14 @@ mod tests {
     fn a_call_begins_with_nothing_of_the_last_one() {
         let mut call = CallState::begin(Duration::from_millis(5), None);
         call.bytes = 10;
-        call.keep_answer = true;
+        call.keep.until_context_changes();
+        call.keep.for_duration(Duration::from_secs(1));
         call.over_budget = Some("x".into());
         call.timed_out = true;
         let next = CallState::begin(Duration::from_millis(7), None);
         assert_eq!(next.bytes, 0);
-        assert!(!next.keep_answer && !next.timed_out && !next.cancelled);
+        assert_eq!(next.keep, KeepAsked::default());
+        assert!(!next.timed_out && !next.cancelled);
         assert!(next.over_budget.is_none() && next.cancel_seen.is_none());
         assert_eq!(next.timeout, Duration::from_millis(7));
     }
