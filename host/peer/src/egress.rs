@@ -79,11 +79,16 @@ pub enum EgressError {
     },
 }
 
-/// The first of `grants` that permits a request to `origin`.
-pub fn granted<'a>(grants: &'a [HttpGrant], origin: &Origin) -> Result<&'a HttpGrant, EgressError> {
+/// The first of `grants` whose [`HttpGrant`] (`grant_of` it) permits a request to
+/// `origin`; a caller keeps what it opened for each grant (a TLS configuration) beside it.
+pub fn granted<'a, T>(
+    grants: &'a [T],
+    grant_of: impl Fn(&T) -> &HttpGrant,
+    origin: &Origin,
+) -> Result<&'a T, EgressError> {
     grants
         .iter()
-        .find(|p| p.permits(origin))
+        .find(|g| grant_of(g).permits(origin))
         .ok_or_else(|| EgressError::NotGranted {
             origin: origin.to_string(),
         })
@@ -198,10 +203,10 @@ mod tests {
             HttpGrant::new("https://docs.example.com", [], |_| None).unwrap(),
             HttpGrant::new("http://127.0.0.1:9000", [], |_| None).unwrap(),
         ];
-        let grant = granted(&grants, &origin("http://127.0.0.1:9000/x")).unwrap();
+        let grant = granted(&grants, |g| g, &origin("http://127.0.0.1:9000/x")).unwrap();
         assert_eq!(grant.origin().to_string(), "http://127.0.0.1:9000");
         assert_eq!(
-            granted(&grants, &origin("https://evil.example.net/steal"))
+            granted(&grants, |g| g, &origin("https://evil.example.net/steal"))
                 .unwrap_err()
                 .to_string(),
             "https://evil.example.net is not among the origins this plugin is granted"

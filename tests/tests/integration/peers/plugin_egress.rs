@@ -16,7 +16,7 @@ use crate::integration::support::cli::{bin, Deployment, QUIET_PROGRESS};
 use crate::integration::support::hostile_peer::{
     redirect, run_measured, Answer, Measured, Peer, Reply,
 };
-use crate::integration::support::serve::Served;
+use crate::integration::support::serve::{memory_of, Served};
 
 const TOKEN: &str = "s3cr3t-docs-token";
 const DOCUMENT: &str = "Team rules: review every change. {{not_a_variable}}";
@@ -161,21 +161,23 @@ fn a_redirect_to_another_origin_is_answered_to_the_plugin_not_followed() {
 /// How a hostile server answers every request.
 type AnswerWith = dyn Fn() -> Answer + Send + Sync;
 
-/// Each hostile answer ends the plugin's `init` by its deadline (2 s) with the host's
-/// memory bounded, and the command fails naming the plugin.
-#[test]
-fn hostile_answers_are_bounded_by_the_calls_deadline_and_the_limits() {
-    let cases: Vec<(&str, Box<AnswerWith>)> = vec![
+/// Every hostile answer: those only the call's deadline ends (`slow`), and those the byte
+/// limits stop — the host's (head, body) or the plugin's own `max_bytes`.
+fn hostile_answers() -> Vec<(&'static str, bool, Box<AnswerWith>)> {
+    vec![
         (
             "a body that never ends",
+            false,
             Box::new(|| Reply::new(200).endless().into()),
         ),
         (
             "a 1 GB body",
+            false,
             Box::new(|| Reply::new(200).sized(1 << 30, true).into()),
         ),
         (
             "a body trickled a byte a second",
+            true,
             Box::new(|| {
                 Reply::new(200)
                     .trickle(vec![b'x'; 100], Duration::from_secs(1))
@@ -184,11 +186,18 @@ fn hostile_answers_are_bounded_by_the_calls_deadline_and_the_limits() {
         ),
         (
             "10,000 headers",
+            false,
             Box::new(|| Reply::new(200).many_headers(10_000).text("x").into()),
         ),
-        ("no answer at all", Box::new(|| Answer::Hang)),
-    ];
-    for (what, answer) in cases {
+        ("no answer at all", true, Box::new(|| Answer::Hang)),
+    ]
+}
+
+/// Each hostile answer ends the plugin's `init` by its deadline (2 s) with the host's
+/// memory bounded, and the command fails naming the plugin.
+#[test]
+fn hostile_answers_are_bounded_by_the_calls_deadline_and_the_limits() {
+    for (what, _, answer) in hostile_answers() {
         let peer = Peer::https(move |_| answer());
         let deployment = Deployment::new(&host_toml(
             &peer,
@@ -584,27 +593,11 @@ fn serve_answers_other_scopes_while_a_plugins_request_hangs() {
     );
 }
 
-/// The hostile answers of [`hostile_answers_are_bounded_by_the_calls_deadline_and_the_limits`]
-/// that only time ends (the others stop at the plugin's byte budget).
-fn slow_answers() -> Vec<(&'static str, Box<AnswerWith>)> {
-    vec![
-        (
-            "a body trickled a byte a second",
-            Box::new(|| {
-                Reply::new(200)
-                    .trickle(vec![b'x'; 100], Duration::from_secs(1))
-                    .into()
-            }),
-        ),
-        ("no answer at all", Box::new(|| Answer::Hang)),
-    ]
-}
-
 #[test]
 fn hostile_answers_are_bounded_through_serve_which_goes_on() {
     let cache = tempfile::tempdir().unwrap();
     let mut served = Served::start_with_env(&[], cache.path(), &[("DOCS_TOKEN", TOKEN)]);
-    for (i, (what, answer)) in slow_answers().into_iter().enumerate() {
+    for (i, (what, slow, answer)) in hostile_answers().into_iter().enumerate() {
         let peer = Peer::https(move |_| answer());
         let started = std::time::Instant::now();
         let refused = served.call(
@@ -623,15 +616,19 @@ fn hostile_answers_are_bounded_through_serve_which_goes_on() {
         );
         let message = refused["error"]["message"].as_str().unwrap_or_default();
         assert!(
-            message.contains(&format!("team-rules-{i}")) && message.contains("2000 ms"),
+            message.contains(&format!("team-rules-{i}")) && (!slow || message.contains("2000 ms")),
             "{what}: {refused}"
         );
+        eprintln!("{what}: refused in {:?}: {message}", started.elapsed());
         assert!(
             started.elapsed() < Duration::from_secs(30),
             "{what}: {:?}",
             started.elapsed()
         );
     }
+    // Its memory stayed bounded through all of them.
+    let peak = memory_of(served.pid(), "VmHWM");
+    assert!(peak < 400 << 20, "serve's peak memory: {peak} bytes");
     // The server went on: it answers, and holds no plugin of the failed loads.
     let plugins = served.ok("plugins", json!({}));
     assert_eq!(plugins, json!([]));
@@ -642,7 +639,7 @@ fn hostile_answers_are_bounded_through_serve_which_goes_on() {
 fn hostile_answers_are_bounded_in_the_library() {
     // SAFETY (of the test): the variable is this test's own, read by the host at load.
     std::env::set_var("PROMPT_HOST_TEST_EGRESS_TOKEN", TOKEN);
-    for (what, answer) in slow_answers() {
+    for (what, slow, answer) in hostile_answers() {
         let peer = Peer::https(move |_| answer());
         let dir = tempfile::tempdir().unwrap();
         let toml = host_toml(&peer, &peer.origin(), &peer.url("/team.md"), 2_000)
@@ -666,9 +663,10 @@ fn hostile_answers_are_bounded_in_the_library() {
         });
         let err = loaded.expect_err(what).to_string();
         assert!(
-            err.contains("team-rules") && err.contains("deadline of 2000 ms exceeded"),
+            err.contains("team-rules") && (!slow || err.contains("deadline of 2000 ms exceeded")),
             "{what}: {err}"
         );
+        eprintln!("{what}: refused in {:?}: {err}", started.elapsed());
         assert!(!err.contains(TOKEN));
         assert!(
             started.elapsed() < Duration::from_secs(30),
