@@ -6,11 +6,13 @@
 
 use prompt_plugin::serde_json::{json, Value};
 use wasip2::http::outgoing_handler;
-use wasip2::http::types::{Fields, IncomingBody, Method, OutgoingRequest, Scheme};
+use wasip2::http::types::{Fields, IncomingBody, Method, OutgoingRequest, RequestOptions, Scheme};
 use wasip2::io::streams::StreamError;
 
-/// GET each of `urls` with `headers`, reading each body whole; the report as JSON text.
-pub fn probe(urls: &[Value], headers: &Value) -> String {
+/// GET each of `urls` with `headers` and the request options of `timeouts_ms` (`connect`,
+/// `first_byte`, `between_bytes`, in milliseconds), reading each body whole; the report as
+/// JSON text, each request with the milliseconds it took.
+pub fn probe(urls: &[Value], headers: &Value, timeouts_ms: &Value) -> String {
     let headers: Vec<(String, Vec<u8>)> = headers
         .as_object()
         .map(|h| {
@@ -23,10 +25,13 @@ pub fn probe(urls: &[Value], headers: &Value) -> String {
         .iter()
         .map(|url| {
             let url = url.as_str().unwrap_or("");
-            match get(url, &headers) {
+            let started = std::time::Instant::now();
+            let mut report = match get(url, &headers, timeouts_ms) {
                 Ok(report) => report,
                 Err(error) => json!({"url": url, "error": error}),
-            }
+            };
+            report["ms"] = json!(started.elapsed().as_millis() as u64);
+            report
         })
         .collect();
     let env: Vec<(String, String)> = std::env::vars().collect();
@@ -37,7 +42,7 @@ pub fn probe(urls: &[Value], headers: &Value) -> String {
 pub fn endless(url: &str) -> String {
     let mut sent = 0u64;
     loop {
-        let _ = get(url, &[]);
+        let _ = get(url, &[], &Value::Null);
         sent += 1;
         if sent == u64::MAX {
             return format!("{sent} requests");
@@ -45,7 +50,25 @@ pub fn endless(url: &str) -> String {
     }
 }
 
-fn get(url: &str, headers: &[(String, Vec<u8>)]) -> Result<Value, String> {
+/// The request options `timeouts_ms` names, or none.
+fn options(timeouts_ms: &Value) -> Option<RequestOptions> {
+    let ns = |key: &str| {
+        timeouts_ms
+            .get(key)
+            .and_then(Value::as_u64)
+            .map(|ms| ms * 1_000_000)
+    };
+    if !timeouts_ms.is_object() {
+        return None;
+    }
+    let options = RequestOptions::new();
+    let _ = options.set_connect_timeout(ns("connect"));
+    let _ = options.set_first_byte_timeout(ns("first_byte"));
+    let _ = options.set_between_bytes_timeout(ns("between_bytes"));
+    Some(options)
+}
+
+fn get(url: &str, headers: &[(String, Vec<u8>)], timeouts_ms: &Value) -> Result<Value, String> {
     let (https, rest) = match url.split_once("://") {
         Some(("https", rest)) => (true, rest),
         Some(("http", rest)) => (false, rest),
@@ -62,7 +85,8 @@ fn get(url: &str, headers: &[(String, Vec<u8>)]) -> Result<Value, String> {
     let _ = request.set_scheme(Some(&scheme));
     let _ = request.set_authority(Some(authority));
     let _ = request.set_path_with_query(Some(path));
-    let pending = outgoing_handler::handle(request, None).map_err(|e| format!("handle: {e:?}"))?;
+    let pending = outgoing_handler::handle(request, options(timeouts_ms))
+        .map_err(|e| format!("handle: {e:?}"))?;
     let response = loop {
         match pending.get() {
             Some(answer) => break answer,

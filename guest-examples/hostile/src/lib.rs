@@ -151,6 +151,7 @@ impl Hostile {
                     .and_then(Value::as_array)
                     .map_or(&[][..], Vec::as_slice),
                 self.config.get("headers").unwrap_or(&Value::Null),
+                self.config.get("timeouts_ms").unwrap_or(&Value::Null),
             )),
             "http_loop" => Ok(http::endless(self.text("url"))),
             "probe_fs" => Ok(probe::fs()),

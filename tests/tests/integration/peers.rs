@@ -6,3 +6,4 @@ pub(crate) mod hostile_mcp;
 pub(crate) mod hostile_text;
 pub(crate) mod hostile_tokens;
 pub(crate) mod plugin_egress;
+pub(crate) mod plugin_egress_entry_points;

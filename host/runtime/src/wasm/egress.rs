@@ -34,7 +34,7 @@ impl wasmtime_wasi_http::WasiHttpHooks for EgressHooks {
     fn send_request(
         &mut self,
         request: http::Request<WasiBody>,
-        _options: Option<RequestOptions>,
+        options: Option<RequestOptions>,
         _fut: Box<dyn std::future::Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
     ) -> Box<dyn std::future::Future<Output = Sent> + Send> {
         let egress = self.egress.clone();
@@ -47,6 +47,7 @@ impl wasmtime_wasi_http::WasiHttpHooks for EgressHooks {
         let deadline = self.deadline.map_or(now + limit, |d| d.min(now + limit));
         // Made here, on the plugin call's thread, so the request's span is the call's child.
         let span = exchange::span(&plugin, &request);
-        Box::new(exchange::send(egress, plugin, request, deadline, span))
+        let times = exchange::Times::new(deadline, options);
+        Box::new(exchange::send(egress, plugin, request, times, span))
     }
 }

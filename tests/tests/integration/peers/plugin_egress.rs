@@ -18,10 +18,10 @@ use crate::integration::support::hostile_peer::{
 };
 use crate::integration::support::serve::{memory_of, Served};
 
-const TOKEN: &str = "s3cr3t-docs-token";
+pub(crate) const TOKEN: &str = "s3cr3t-docs-token";
 const DOCUMENT: &str = "Team rules: review every change. {{not_a_variable}}";
 
-fn quoted(text: &str) -> String {
+pub(crate) fn quoted(text: &str) -> String {
     Value::String(text.to_owned()).to_string()
 }
 
@@ -332,7 +332,7 @@ fn hostile_text(run: &Measured) -> String {
 }
 
 /// A JSON object as a TOML inline table (strings, numbers, arrays of strings, objects).
-fn toml_inline(value: &Value) -> String {
+pub(crate) fn toml_inline(value: &Value) -> String {
     match value {
         Value::Object(map) => {
             let fields: Vec<String> = map
@@ -499,7 +499,7 @@ fn a_request_loop_ends_with_the_calls_deadline() {
 
 /// A name that the system resolves to a loopback address (the machine's own host name, as
 /// /etc/hosts has it), or `None`.
-fn a_name_for_loopback() -> Option<String> {
+pub(crate) fn a_name_for_loopback() -> Option<String> {
     use std::net::ToSocketAddrs;
     let mut names = vec![
         "localhost.localdomain".to_owned(),
@@ -699,4 +699,50 @@ fn a_server_whose_certificate_no_root_vouches_for_is_a_certificate_error() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn a_plugins_own_timeouts_end_its_request_sooner_than_the_call() {
+    // A server that never answers, and one that trickles its body a byte a second.
+    let hanging = Peer::https(|_| Answer::Hang);
+    let trickling = Peer::https(|_| {
+        Reply::new(200)
+            .trickle(vec![b'x'; 100], Duration::from_secs(1))
+            .into()
+    });
+    for (what, peer, timeouts, expected) in [
+        (
+            "first byte",
+            &hanging,
+            json!({"first_byte": 300}),
+            "ConnectionReadTimeout",
+        ),
+        (
+            "between bytes",
+            &trickling,
+            json!({"between_bytes": 300}),
+            // A stream error's text, as `wasi:io` gives it to the plugin.
+            "connection read timeout",
+        ),
+    ] {
+        let deployment = Deployment::new(&hostile_toml(
+            peer,
+            json!({"mode": "http_probe", "urls": [peer.url("/slow")], "timeouts_ms": timeouts}),
+            20_000,
+        ));
+        let run = run_command(&deployment, &["assemble"], Duration::from_secs(120));
+        // The call ended well before its 20 s deadline: the plugin's timeout ended the
+        // request, and the plugin saw it as an error code and went on.
+        assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
+        let seen: Value = serde_json::from_str(&hostile_text(&run)).unwrap();
+        let request = &seen["requests"][0];
+        let error = request["error"]
+            .as_str()
+            .or(request["body_error"].as_str())
+            .unwrap_or_default();
+        assert!(error.contains(expected), "{what}: {seen}");
+        let ms = request["ms"].as_u64().unwrap();
+        assert!(ms < 15_000, "{what}: the request took {ms} ms");
+        eprintln!("{what}: ended in {ms} ms with {error}");
+    }
 }

@@ -1,37 +1,74 @@
 //! One request of a plugin, sent by the host: checked against the grants, connected to a
 //! checked address, TLS where the origin says `https`, the grant's headers put on, and the
-//! response's head and body bounded — all by the request's deadline.
+//! response's head and body bounded — all by the request's deadline, and by the shorter
+//! connect, first-byte and between-bytes timeouts the plugin's request options ask for.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use prompt_host_peer::egress::{self, EgressError, Host, Origin, Scheme};
 use rustls::pki_types::ServerName;
-use wasmtime_wasi_http::{Error, WasiBody};
+use wasmtime_wasi_http::{Error, RequestOptions, WasiBody};
 
 use super::reach::{Egress, Sent};
 
-/// Send `request` for `plugin` within `deadline`. A failure is logged (naming the plugin,
+/// The times a request has: the host's deadline (the running call's), and the plugin's own
+/// timeouts, which may only end a phase sooner.
+pub(super) struct Times {
+    deadline: Instant,
+    connect: Option<Duration>,
+    first_byte: Option<Duration>,
+    between_bytes: Option<Duration>,
+}
+
+impl Times {
+    pub(super) fn new(deadline: Instant, options: Option<RequestOptions>) -> Times {
+        let options = options.unwrap_or_default();
+        Times {
+            deadline,
+            connect: options.connect_timeout,
+            first_byte: options.first_byte_timeout,
+            between_bytes: options.between_bytes_timeout,
+        }
+    }
+
+    /// When a phase that may take `timeout` from now must end, and whether that is the
+    /// plugin's timeout (sooner than the deadline) rather than the deadline.
+    fn phase(&self, timeout: Option<Duration>) -> (Instant, bool) {
+        match timeout.and_then(|t| Instant::now().checked_add(t)) {
+            Some(by) if by < self.deadline => (by, true),
+            _ => (self.deadline, false),
+        }
+    }
+}
+
+/// Send `request` for `plugin` within `times`. A failure is logged (naming the plugin,
 /// the method and the URL without its query) and answered to the plugin as an error code
 /// that carries no text of the host's.
 pub(super) async fn send(
     egress: Option<Arc<Egress>>,
     plugin: Arc<str>,
     request: http::Request<WasiBody>,
-    deadline: Instant,
+    times: Times,
     span: tracing::Span,
 ) -> Sent {
+    let deadline = times.deadline;
+    // Only a timeout shorter than the time left counts (the deadline ends the body anyway),
+    // which also keeps `now + timeout` below from overflowing on a plugin's `u64::MAX`.
+    let between_bytes = times
+        .between_bytes
+        .filter(|t| *t < deadline.saturating_duration_since(Instant::now()));
     let started = Instant::now();
     let shown = format!("{} {}", request.method(), without_query(request.uri()));
     // A task of its own: a panic in the client (hyper, rustls, on a peer's bytes) ends that
     // task, not the host; the plugin gets an error code and the log says what happened.
-    let outcome = match tokio::spawn(exchange(egress, request, deadline)).await {
+    let outcome = match tokio::spawn(exchange(egress, request, times)).await {
         Ok(outcome) => outcome,
         Err(e) => Err((
             format!("the request failed inside the host: {e}"),
@@ -57,6 +94,7 @@ pub(super) async fn send(
                     read: 0,
                     max,
                     deadline: Box::pin(tokio::time::sleep_until(deadline.into())),
+                    idle: between_bytes.map(|t| (t, Box::pin(tokio::time::sleep(t)))),
                     tally,
                 }
                 .boxed_unsync()
@@ -100,8 +138,9 @@ type Failure = (String, Error);
 async fn exchange(
     egress: Option<Arc<Egress>>,
     mut request: http::Request<WasiBody>,
-    deadline: Instant,
+    times: Times,
 ) -> Result<(http::Response<hyper::body::Incoming>, u64), Failure> {
+    let deadline = times.deadline;
     let Some(egress) = egress else {
         return Err((
             "no origin is granted to this plugin (grants.http)".into(),
@@ -117,7 +156,10 @@ async fn exchange(
     grant.apply(request.headers_mut());
 
     let left = deadline.saturating_duration_since(Instant::now());
-    let (tcp, _address) = egress::connect(&origin, left).await.map_err(|e| {
+    // Resolving, connecting, TLS and the HTTP handshake: by the plugin's connect timeout.
+    let (connect_by, plugins_connect) = times.phase(times.connect);
+    let connect_left = connect_by.saturating_duration_since(Instant::now());
+    let (tcp, _address) = egress::connect(&origin, connect_left).await.map_err(|e| {
         let code = match &e {
             EgressError::SpecialAddress { .. } => Error::DestinationIpProhibited,
             EgressError::Resolve { .. } => Error::DnsError {
@@ -140,6 +182,17 @@ async fn exchange(
             Error::HttpResponseTimeout,
         )
     };
+    let connect_timed_out = || {
+        if plugins_connect {
+            (
+                format!("{origin}: not connected within the plugin's connect timeout"),
+                Error::ConnectionTimeout,
+            )
+        } else {
+            timed_out()
+        }
+    };
+    let connect_by = tokio::time::Instant::from_std(connect_by);
     let limits = egress.limits;
     let mut builder = hyper::client::conn::http1::Builder::new();
     builder
@@ -172,9 +225,9 @@ async fn exchange(
                 Host::Ip(ip) => ServerName::IpAddress((*ip).into()),
             };
             let tls = tokio_rustls::TlsConnector::from(tls);
-            let stream = tokio::time::timeout_at(deadline_tokio, tls.connect(name, tcp))
+            let stream = tokio::time::timeout_at(connect_by, tls.connect(name, tcp))
                 .await
-                .map_err(|_| timed_out())?
+                .map_err(|_| connect_timed_out())?
                 .map_err(|e| {
                     // rustls's own error, under the I/O error tokio-rustls wraps it in.
                     let certificate = e
@@ -199,20 +252,31 @@ async fn exchange(
         Scheme::Http => Box::new(tcp),
     };
     let (mut sender, connection) = tokio::time::timeout_at(
-        deadline_tokio,
+        connect_by,
         builder.handshake(hyper_util::rt::TokioIo::new(stream)),
     )
     .await
-    .map_err(|_| timed_out())?
+    .map_err(|_| connect_timed_out())?
     .map_err(|e| (format!("{origin}: {e}"), Error::HttpProtocolError))?;
     // The connection runs until the response is read or dropped, and never past the
     // deadline: a peer that keeps it open holds nothing of the host's after that.
     tokio::spawn(async move {
         let _ = tokio::time::timeout_at(deadline_tokio, connection).await;
     });
-    let response = tokio::time::timeout_at(deadline_tokio, sender.send_request(request))
+    // The response's head: by the plugin's first-byte timeout.
+    let (first_byte_by, plugins_first_byte) = times.phase(times.first_byte);
+    let response = tokio::time::timeout_at(first_byte_by.into(), sender.send_request(request))
         .await
-        .map_err(|_| timed_out())?
+        .map_err(|_| {
+            if plugins_first_byte {
+                (
+                    format!("{origin}: no answer within the plugin's first-byte timeout"),
+                    Error::ConnectionReadTimeout,
+                )
+            } else {
+                timed_out()
+            }
+        })?
         .map_err(|e| {
             let code = if e.is_parse_too_large() {
                 Error::HttpResponseHeaderSectionSize(None)
@@ -296,12 +360,15 @@ impl Drop for Tally {
     }
 }
 
-/// A response body read within the request's deadline and byte limit.
+/// A response body read within the request's deadline and byte limit, and the plugin's
+/// between-bytes timeout if it set one.
 struct Bounded {
     incoming: hyper::body::Incoming,
     read: u64,
     max: u64,
     deadline: Pin<Box<tokio::time::Sleep>>,
+    /// The plugin's between-bytes timeout, and the wait for the next frame.
+    idle: Option<(Duration, Pin<Box<tokio::time::Sleep>>)>,
     tally: Tally,
 }
 
@@ -317,13 +384,24 @@ impl Body for Bounded {
             return Poll::Ready(Some(Err(Error::HttpResponseTimeout)));
         }
         match Pin::new(&mut self.incoming).poll_frame(cx) {
-            Poll::Pending => Poll::Pending,
+            Poll::Pending => {
+                let idle = self.idle.as_mut().map(|(_, wait)| wait.as_mut().poll(cx));
+                if idle.is_some_and(|p| p.is_ready()) {
+                    return Poll::Ready(Some(Err(Error::ConnectionReadTimeout)));
+                }
+                Poll::Pending
+            }
             Poll::Ready(None) => {
                 self.tally.ended = true;
                 Poll::Ready(None)
             }
             Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(Error::from(e)))),
             Poll::Ready(Some(Ok(frame))) => {
+                if let Some((timeout, wait)) = self.idle.as_mut() {
+                    // Shorter than the time the request had left (see `send`): no overflow.
+                    let next = tokio::time::Instant::now() + *timeout;
+                    wait.as_mut().reset(next);
+                }
                 if let Some(data) = frame.data_ref() {
                     self.read = self.read.saturating_add(data.len() as u64);
                     self.tally.bytes = self.read;
