@@ -320,14 +320,18 @@ fn hostile_toml(granted: &Peer, config: Value, call_timeout_ms: u64) -> String {
 
 /// The hostile plugin's section text in `assemble`'s output (as the plugin gave it).
 fn hostile_text(run: &Measured) -> String {
-    let assembled: Value = serde_json::from_str(&run.stdout).unwrap();
-    assembled["sections"]
+    hostile_section(&serde_json::from_str(&run.stdout).unwrap())
+}
+
+/// The `hostile` section's text in an assembly's JSON.
+pub(crate) fn hostile_section(assembly: &Value) -> String {
+    assembly["sections"]
         .as_array()
         .unwrap()
         .iter()
         .find(|s| s["name"] == "hostile")
         .and_then(|s| s["text"].as_str())
-        .unwrap_or_else(|| panic!("no hostile section: {assembled}"))
+        .unwrap_or_else(|| panic!("no hostile section: {assembly}"))
         .to_owned()
 }
 

@@ -10,7 +10,7 @@ use std::io::Write as _;
 
 use serde_json::{json, Value};
 
-use super::plugin_egress::{a_name_for_loopback, quoted, toml_inline, TOKEN};
+use super::plugin_egress::{a_name_for_loopback, hostile_section, quoted, toml_inline, TOKEN};
 use crate::integration::support::hostile_peer::{redirect, Peer, Reply};
 use crate::integration::support::serve::{memory_of, Served};
 
@@ -163,18 +163,6 @@ impl Attack {
             );
         }
     }
-}
-
-/// The `hostile` section's text in an assembly's JSON.
-fn hostile_section(assembly: &Value) -> String {
-    assembly["sections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "hostile")
-        .and_then(|s| s["text"].as_str())
-        .unwrap_or_else(|| panic!("no hostile section: {assembly}"))
-        .to_owned()
 }
 
 #[test]
