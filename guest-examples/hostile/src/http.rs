@@ -56,7 +56,7 @@ fn options(timeouts_ms: &Value) -> Option<RequestOptions> {
         timeouts_ms
             .get(key)
             .and_then(Value::as_u64)
-            .map(|ms| ms * 1_000_000)
+            .map(|ms| ms.saturating_mul(1_000_000))
     };
     if !timeouts_ms.is_object() {
         return None;

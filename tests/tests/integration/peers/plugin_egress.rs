@@ -439,16 +439,21 @@ fn the_hosts_body_limit_stops_a_plugin_that_reads_without_one() {
     );
 }
 
-#[test]
-fn a_gzip_bomb_reaches_the_plugin_as_the_bytes_sent() {
+/// `mib` MiB of zeros, gzipped: a bomb about a thousandth its size on the wire.
+pub(crate) fn gzipped_zeros(mib: usize) -> Vec<u8> {
     use std::io::Write as _;
-    // 256 MiB of zeros, gzipped: about 256 KB on the wire.
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     let zeros = vec![0u8; 1 << 20];
-    for _ in 0..256 {
+    for _ in 0..mib {
         encoder.write_all(&zeros).unwrap();
     }
-    let bomb = encoder.finish().unwrap();
+    encoder.finish().unwrap()
+}
+
+#[test]
+fn a_gzip_bomb_reaches_the_plugin_as_the_bytes_sent() {
+    // 256 MiB of zeros, gzipped: about 256 KB on the wire.
+    let bomb = gzipped_zeros(256);
     let sent = bomb.len() as u64;
     let peer = Peer::https(move |_| {
         Reply::new(200)
@@ -748,5 +753,47 @@ fn a_plugins_own_timeouts_end_its_request_sooner_than_the_call() {
         let ms = request["ms"].as_u64().unwrap();
         assert!(ms < 15_000, "{what}: the request took {ms} ms");
         eprintln!("{what}: ended in {ms} ms with {error}");
+    }
+}
+
+#[test]
+fn a_plugins_timeouts_at_0_and_at_their_largest_neither_hang_nor_overflow() {
+    let peer = Peer::https(|_| Reply::new(200).text("the document").into());
+    // i64::MAX ms (TOML's largest integer): the guest saturates it to 2^64-1 ns.
+    let largest = i64::MAX;
+    for (what, timeouts, expected) in [
+        (
+            "2^64-1 ns each",
+            json!({"connect": largest, "first_byte": largest, "between_bytes": largest}),
+            None,
+        ),
+        (
+            "0 each",
+            json!({"connect": 0, "first_byte": 0, "between_bytes": 0}),
+            Some("ConnectionTimeout"),
+        ),
+    ] {
+        let deployment = Deployment::new(&hostile_toml(
+            &peer,
+            json!({"mode": "http_probe", "urls": [peer.url("/doc")], "timeouts_ms": timeouts}),
+            10_000,
+        ));
+        let run = run_command(&deployment, &["assemble"], Duration::from_secs(120));
+        assert!(!run.killed, "{what}: hung");
+        assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
+        let seen: Value = serde_json::from_str(&hostile_text(&run)).unwrap();
+        let request = &seen["requests"][0];
+        match expected {
+            // The host's deadline bounds the request; the answer is whole.
+            None => {
+                assert_eq!(request["status"], 200, "{what}: {seen}");
+                assert_eq!(request["body_head"], "the document", "{what}: {seen}");
+            }
+            // Nothing to wait for: the first phase ends at once.
+            Some(code) => assert!(
+                request["error"].as_str().unwrap_or_default().contains(code),
+                "{what}: {seen}"
+            ),
+        }
     }
 }

@@ -6,11 +6,11 @@
 //! requests against the call's deadline. Each is refused or bounded the same way at every
 //! entry point, and the secret appears in nothing the plugin or the caller sees.
 
-use std::io::Write as _;
-
 use serde_json::{json, Value};
 
-use super::plugin_egress::{a_name_for_loopback, hostile_section, quoted, toml_inline, TOKEN};
+use super::plugin_egress::{
+    a_name_for_loopback, gzipped_zeros, hostile_section, quoted, toml_inline, TOKEN,
+};
 use crate::integration::support::hostile_peer::{redirect, Peer, Reply};
 use crate::integration::support::serve::{memory_of, Served};
 
@@ -31,12 +31,7 @@ impl Attack {
         let elsewhere = Peer::http_at("127.0.0.2", |_| Reply::new(200).text("collected").into());
         let collect = elsewhere.url("/collect");
         // 64 MiB of zeros, gzipped: about 64 KB on the wire.
-        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-        let zeros = vec![0u8; 1 << 20];
-        for _ in 0..64 {
-            encoder.write_all(&zeros).unwrap();
-        }
-        let bomb = encoder.finish().unwrap();
+        let bomb = gzipped_zeros(64);
         let bomb_bytes = bomb.len() as u64;
         let granted = Peer::https(move |request| match request.path() {
             "/team.md" => Reply::new(200).text(GRANTED_TEXT).into(),

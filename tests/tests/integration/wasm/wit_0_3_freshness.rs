@@ -31,15 +31,7 @@ fn probe(cache: &std::path::Path, config: &str) -> (Host, impl Fn() -> Vec<Strin
         )
         .unwrap();
     host.attach(plugin);
-    let calls = move || {
-        lines
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|l| l.plugin == "probe" && l.message.starts_with("call "))
-            .map(|l| l.message.clone())
-            .collect::<Vec<_>>()
-    };
+    let calls = move || super::wit_versions::probe_calls(&lines);
     (host, calls)
 }
 

@@ -248,6 +248,17 @@ fn logging_host(cache: &Path) -> (Host, std::sync::Arc<std::sync::Mutex<Vec<Plug
     (host, lines)
 }
 
+/// The calls the plugin `probe` logged so far (`call <entry> <n>`), in order.
+pub(crate) fn probe_calls(lines: &std::sync::Mutex<Vec<PluginLog>>) -> Vec<String> {
+    lines
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| l.plugin == "probe" && l.message.starts_with("call "))
+        .map(|l| l.message.clone())
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kept_answer_is_reused_without_a_call_until_the_context_changes() {
     let dir = tempfile::tempdir().unwrap();
@@ -259,16 +270,7 @@ async fn a_kept_answer_is_reused_without_a_call_until_the_context_changes() {
         env!("GUEST_ANSWERS_PROBE"),
         json!("keep"),
     );
-    // The calls the probe logged so far (`call <entry> <n>`).
-    let calls = || {
-        lines
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|l| l.plugin == "probe" && l.message.starts_with("call "))
-            .map(|l| l.message.clone())
-            .collect::<Vec<_>>()
-    };
+    let calls = || probe_calls(&lines);
     let all = |n: u32| {
         ["s", "c", "v", "t"]
             .iter()

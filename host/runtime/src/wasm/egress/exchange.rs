@@ -245,7 +245,11 @@ async fn exchange(
                     } else {
                         Error::TlsProtocolError
                     };
-                    (format!("{origin}: TLS: {e}"), code)
+                    // The text may carry the peer's certificate names: escaped and capped.
+                    (
+                        prompt_host_peer::shown(&format!("{origin}: TLS: {e}")),
+                        code,
+                    )
                 })?;
             Box::new(stream)
         }
@@ -257,7 +261,7 @@ async fn exchange(
     )
     .await
     .map_err(|_| connect_timed_out())?
-    .map_err(|e| (format!("{origin}: {e}"), Error::HttpProtocolError))?;
+    .map_err(|e| (format!("{origin}: {}", chain(&e)), Error::HttpProtocolError))?;
     // The connection runs until the response is read or dropped, and never past the
     // deadline: a peer that keeps it open holds nothing of the host's after that.
     tokio::spawn(async move {
@@ -387,6 +391,11 @@ impl Body for Bounded {
             Poll::Pending => {
                 let idle = self.idle.as_mut().map(|(_, wait)| wait.as_mut().poll(cx));
                 if idle.is_some_and(|p| p.is_ready()) {
+                    log::warn!(
+                        "plugin \"{}\": {}: no body bytes within the plugin's between-bytes timeout",
+                        self.tally.plugin,
+                        self.tally.shown
+                    );
                     return Poll::Ready(Some(Err(Error::ConnectionReadTimeout)));
                 }
                 Poll::Pending
