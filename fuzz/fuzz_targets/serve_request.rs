@@ -8,8 +8,8 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use prompt_host_serve::Server;
 use prompt_host::{Host, PromptConfig, RuntimeConfig};
+use prompt_host_serve::Server;
 
 struct Fixture {
     rt: tokio::runtime::Runtime,
@@ -17,11 +17,7 @@ struct Fixture {
 }
 
 fn server() -> Arc<Server> {
-    let host = Host::new(
-        PromptConfig::default(),
-        RuntimeConfig::without_cache(),
-    )
-    .expect("host");
+    let host = Host::new(PromptConfig::default(), RuntimeConfig::without_cache()).expect("host");
     Server::new(host)
 }
 
@@ -55,7 +51,7 @@ fuzz_target!(|data: &[u8]| {
     let mut guard = f.server.lock().unwrap_or_else(|p| p.into_inner());
     // A fresh server now and then, so state (scopes, sessions) cannot pile up.
     guard.1 += 1;
-    if guard.1 % 5_000 == 0 {
+    if guard.1.is_multiple_of(5_000) {
         guard.0 = server();
     }
     let out = f.rt.block_on(guard.0.handle_line(line));
