@@ -105,6 +105,7 @@ fn main() {
                     starts_series: false,
                     user_texts: &user,
                     retry_of: None,
+                    origins: None,
                 };
                 let outcome = run_step(&mut session, &input).expect("step");
                 events_per_step = session.events().len() - before;

@@ -127,6 +127,7 @@ fn main() {
                     starts_series: false,
                     user_texts: &user,
                     retry_of: None,
+                    origins: None,
                 };
                 black_box(run_step(&mut session, &input).expect("step").request)
             })

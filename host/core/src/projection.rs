@@ -13,5 +13,5 @@ pub(crate) mod system_prompt;
 mod test_support;
 
 pub use runtime_context::{Retained, RuntimeContextProjection};
-pub use step::{run_step, HeaderReason, StepInput, StepOutcome};
+pub use step::{run_step, HeaderReason, SectionOrigin, SectionOrigins, StepInput, StepOutcome};
 pub use system_prompt::{AdmissionFlags, SystemNode, SystemPromptCommit, SystemPromptProjection};

@@ -14,6 +14,7 @@ pub(crate) mod context;
 pub(crate) mod error;
 pub(crate) mod errors;
 mod invariant;
+pub(crate) mod listener_changes;
 pub(crate) mod names;
 pub(crate) mod provider;
 pub(crate) mod registry;
@@ -28,6 +29,7 @@ pub use config::{PromptConfig, DEFAULT_MAX_CONTEXT_BYTES, DEFAULT_MAX_PROMPT_BYT
 pub use context::AssembleContext;
 pub use error::{ProviderError, ProviderErrorKind};
 pub use errors::{AssembleError, ConfigError, EntryKind, RegisterError, ScopeError};
+pub use listener_changes::ListenerChange;
 pub use names::{is_variable_name, scope_label, utf16_cmp};
 pub use provider::{
     AssembleListener, ContextText, Next, SectionText, TextProvider, TextSource, ToolProvider,

@@ -28,8 +28,26 @@ use crate::session::{
     AppendError, EventData, Message, MessageData, ModelRequest, Session, SurfaceIntent,
 };
 
+/// Where one section of the rendered prompt lies, and which plugin wrote it: what a system
+/// commit records (`sections` in its `system/message` data), so that a session's timeline
+/// can name the plugin whose change broke the prompt-cache prefix at a step.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SectionOrigin {
+    /// The section's name.
+    pub name: String,
+    /// The plugin that registered it (`(listener)` for one a listener added).
+    pub plugin: String,
+    /// Its first byte in the prompt.
+    pub start: usize,
+    /// One past its last byte.
+    pub end: usize,
+}
+
+/// Who wrote each section of a step's prompt, asked only when a commit writes that prompt.
+pub type SectionOrigins<'a> = &'a (dyn Fn() -> Vec<SectionOrigin> + Sync);
+
 /// The rendered inputs of one step.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct StepInput<'a> {
     /// `renderPrompt(assembly)`.
     pub rendered_prompt: &'a str,
@@ -47,6 +65,24 @@ pub struct StepInput<'a> {
     pub user_texts: &'a [String],
     /// This step retries step N (logged as `retryOf` in `step/start`).
     pub retry_of: Option<u64>,
+    /// Who wrote each section of `rendered_prompt`; `None` records nothing.
+    pub origins: Option<SectionOrigins<'a>>,
+}
+
+impl std::fmt::Debug for StepInput<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StepInput")
+            .field("rendered_prompt", &self.rendered_prompt)
+            .field("context_sections", &self.context_sections)
+            .field("context_snapshot", &self.context_snapshot)
+            .field("tools", &self.tools)
+            .field("route", &self.route)
+            .field("starts_series", &self.starts_series)
+            .field("user_texts", &self.user_texts)
+            .field("retry_of", &self.retry_of)
+            .field("origins", &self.origins.is_some())
+            .finish()
+    }
 }
 
 /// Why a `request/header` was logged.
@@ -167,7 +203,16 @@ fn stage_step(session: &mut Session, input: &StepInput<'_>) -> Result<StepOutcom
     let commits = SystemPromptProjection::new(session).project(input.rendered_prompt, flags);
     let mut first_write = Vec::with_capacity(1 + commits.len() + input.user_texts.len());
     first_write.push(NewEvent::log(STEP_START, start));
-    first_write.extend(commits.iter().map(|commit| commit.to_event(Some(step))));
+    // A commit that writes the prompt records who wrote each of its sections.
+    let origins = match input.origins {
+        Some(origins) if commits.iter().any(|c| !c.text().is_empty()) => Some(origins()),
+        _ => None,
+    };
+    first_write.extend(
+        commits
+            .iter()
+            .map(|commit| commit.to_event_with(Some(step), origins.as_deref())),
+    );
     for text in input.user_texts {
         let data = MessageData::new(Message::user_text(text.as_str())).at_step(step);
         first_write.push(NewEvent::message(

@@ -52,8 +52,23 @@ impl SystemPromptCommit {
 
     /// The `system/message` event that commits this decision, tagged with `step`.
     pub fn to_event(&self, step: Option<u64>) -> NewEvent {
+        self.to_event_with(step, None)
+    }
+
+    /// [`SystemPromptCommit::to_event`], recording `origins` (who wrote each section of the
+    /// text) as `sections` when it writes a text.
+    pub fn to_event_with(
+        &self,
+        step: Option<u64>,
+        origins: Option<&[super::step::SectionOrigin]>,
+    ) -> NewEvent {
         let mut data = MessageData::new(self.message.clone());
         data.step = step;
+        if let Some(origins) = origins.filter(|_| !self.text().is_empty()) {
+            if let Ok(value) = serde_json::to_value(origins) {
+                data.extra.insert("sections".into(), value);
+            }
+        }
         NewEvent::message(SYSTEM_MESSAGE, data, self.intent.clone())
     }
 }

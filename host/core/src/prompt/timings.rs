@@ -70,6 +70,10 @@ impl TimingReport {
 #[derive(Debug, Default)]
 pub struct Timings {
     report: Mutex<TimingReport>,
+    /// Whether what each listener changed is recorded too ([`Timings::tracing_listeners`]).
+    pub(crate) trace_listeners: bool,
+    /// Each listener's whole effect, as it returned.
+    effects: Mutex<Vec<super::listener_changes::Effect>>,
 }
 
 /// Whole nanoseconds divided once, so `163 ns` is written `0.163`, not `0.16299999999999998`.
@@ -81,6 +85,35 @@ impl Timings {
     /// An empty collector, to share with an assembly's context.
     pub fn new() -> Arc<Self> {
         Arc::new(Self::default())
+    }
+
+    /// A collector that also records what each listener changed (see
+    /// [`Timings::listener_changes`]): the names and content hashes of the assembly's parts
+    /// before and after every listener, so only for a caller that shows them.
+    pub fn tracing_listeners() -> Arc<Self> {
+        Arc::new(Self {
+            trace_listeners: true,
+            ..Self::default()
+        })
+    }
+
+    /// What each listener of the assemblies measured changed, outermost first (empty
+    /// unless made with [`Timings::tracing_listeners`]).
+    pub fn listener_changes(&self) -> Vec<super::listener_changes::ListenerChange> {
+        let effects = self
+            .effects
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        super::listener_changes::own_changes(effects)
+    }
+
+    /// Record a listener's whole effect.
+    pub(crate) fn listener_ran(&self, effect: super::listener_changes::Effect) {
+        self.effects
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(effect);
     }
 
     /// Record a phase of a step.

@@ -16,6 +16,7 @@ use super::context::AssembleContext;
 use super::error::{ProviderError, ProviderErrorKind};
 use super::errors::{AssembleError, EntryKind};
 use super::invariant;
+use super::listener_changes;
 use super::provider::Next;
 use super::registry::state::ListenerEntry;
 use super::timings::timed;
@@ -90,9 +91,18 @@ fn run_from(
     };
     let meta = &entry.meta;
     let key = entry.listener.key();
+    // Only for a caller that shows what each listener changed (`inspect`).
+    let tracing = ctx.timings.as_ref().filter(|t| t.traces_listeners());
+    let before = tracing.map(|_| listener_changes::snapshot(assembly));
     let outcome = timed(&ctx, EntryKind::Listener, key, meta, || {
         entry.listener.on_assemble(assembly, &ctx, &mut next)
     });
+    if let (Some(timings), Some(before), Ok(())) = (tracing, &before, &outcome) {
+        let after = listener_changes::snapshot(assembly);
+        timings.listener_ran(listener_changes::Effect::between(
+            index, meta, key, before, &after,
+        ));
+    }
     match outcome {
         Err(error) if error.kind == ProviderErrorKind::Cancelled || ctx.is_cancelled() => {
             record(&slot, AssembleError::Cancelled(error.message.clone()));

@@ -68,6 +68,18 @@ impl Host {
         assembly: Assembly,
         scope: Option<&str>,
     ) -> Result<Rendered, HostError> {
+        let rendered = self.render_assembly_within_bytes(assembly, scope)?;
+        self.check_token_budgets(&rendered, scope)?;
+        Ok(rendered)
+    }
+
+    /// [`Host::render_assembly`] within the byte budgets only: what `inspect` shows of a
+    /// prompt that is over a token budget, beside [`Host::check_token_budgets`]' error.
+    pub fn render_assembly_within_bytes(
+        &self,
+        assembly: Assembly,
+        scope: Option<&str>,
+    ) -> Result<Rendered, HostError> {
         let config = self.registry.config();
         let render_err = |source| self.render_error(scope, source);
         let prompt =
@@ -75,14 +87,37 @@ impl Host {
         let context_sections = render_context_sections_within(&assembly, config.max_context_bytes)
             .map_err(render_err)?;
         let context = join_context_sections(&context_sections);
-        let rendered = Rendered {
+        Ok(Rendered {
             assembly,
             prompt,
             context_sections,
             context,
+        })
+    }
+
+    /// Who wrote each section of `assembly`'s prompt (made for `scope`), and where it lies:
+    /// what a system commit records. Empty when the prompt does not render.
+    pub fn section_origins(
+        &self,
+        assembly: &Assembly,
+        scope: Option<&str>,
+    ) -> Vec<crate::projection::SectionOrigin> {
+        let max_bytes = self.registry.config().max_prompt_bytes;
+        let Ok((_, spans)) = crate::prompt::cache_prefix::section_spans(assembly, max_bytes) else {
+            return Vec::new();
         };
-        self.check_token_budgets(&rendered, scope)?;
-        Ok(rendered)
+        spans
+            .into_iter()
+            .map(|span| crate::projection::SectionOrigin {
+                plugin: self
+                    .registry
+                    .owner_of(EntryKind::Section, &span.name, scope)
+                    .map_or_else(|| "(listener)".to_string(), |owner| owner.plugin),
+                name: span.name,
+                start: span.start,
+                end: span.end,
+            })
+            .collect()
     }
 
     /// A render error for `scope`, with who registered the entries it names.
@@ -243,6 +278,7 @@ impl Host {
         }
         let span = spans::project();
         let _entered = span.enter();
+        let origins = || self.section_origins(&rendered.assembly, scope);
         let input = StepInput {
             rendered_prompt: &rendered.prompt,
             context_sections: &rendered.context_sections,
@@ -252,6 +288,7 @@ impl Host {
             starts_series: options.starts_series,
             user_texts: &options.user_texts,
             retry_of,
+            origins: Some(&origins),
         };
         let outcome = run_step(session, &input).map_err(|source| HostError::Session {
             path: session.path().display().to_string(),

@@ -133,7 +133,7 @@ impl Host {
     /// Check `rendered` against `[prompt] max_prompt_tokens` and `max_context_tokens`.
     /// Nothing is counted when neither is set; the counts are remembered by text, so a
     /// prompt that did not change since the last step is not counted again.
-    pub(super) fn check_token_budgets(
+    pub fn check_token_budgets(
         &self,
         rendered: &Rendered,
         scope: Option<&str>,

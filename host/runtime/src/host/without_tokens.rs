@@ -23,7 +23,7 @@ impl Host {
     }
 
     /// No budget to check: [`refuse_token_settings`] refused them all.
-    pub(super) fn check_token_budgets(
+    pub fn check_token_budgets(
         &self,
         _rendered: &Rendered,
         _scope: Option<&str>,

@@ -34,6 +34,7 @@ fn input<'a>(
         starts_series: false,
         user_texts: users,
         retry_of: None,
+        origins: None,
     }
 }
 
