@@ -12,6 +12,11 @@
 //! no longer declares) leaves the running deployment as it was.
 //!
 //! Output lines that start with `== ` mark what happened, for people and scripts alike.
+//!
+//! With `--ui`, `inspect --html`'s page is served on a loopback port too (`ui`), and drawn
+//! again after every reload.
+
+mod ui;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -29,6 +34,8 @@ pub struct DevOptions {
     pub interval: Duration,
     /// Stop after this many builds and reloads (for scripts and tests); `None` = never.
     pub max_rounds: Option<u32>,
+    /// `--ui`: serve the live page on this 127.0.0.1 port (0: any free one).
+    pub ui: Option<u16>,
 }
 
 /// One plugin being watched.
@@ -57,6 +64,10 @@ pub async fn run(target: &Target, options: DevOptions) -> anyhow::Result<()> {
     announce(&watched, &mut out)?;
     let mut stop = Stop::new()?;
     let mut prompt = render(&host, target, &mut out).await?;
+    let mut page = match options.ui {
+        Some(port) => Some(Page::start(port, &host, target, &mut out).await?),
+        None => None,
+    };
     let mut rounds = 0;
     loop {
         if options.max_rounds.is_some_and(|max| rounds >= max) {
@@ -85,11 +96,16 @@ pub async fn run(target: &Target, options: DevOptions) -> anyhow::Result<()> {
                 }
             };
             match loaded {
-                Err(e) => writeln!(
-                    out,
-                    "== loading {shown} failed; the running deployment stays loaded: {}",
-                    super::chain(&e)
-                )?,
+                Err(e) => {
+                    let why = super::chain(&e);
+                    writeln!(
+                        out,
+                        "== loading {shown} failed; the running deployment stays loaded: {why}"
+                    )?;
+                    if let Some(page) = &mut page {
+                        page.failed(format!("loading {shown} failed: {why}"));
+                    }
+                }
                 Ok((next_host, next_config)) => {
                     // The old host goes here: its plugins disposed, its MCP servers stopped.
                     host = next_host;
@@ -103,6 +119,10 @@ pub async fn run(target: &Target, options: DevOptions) -> anyhow::Result<()> {
                     let next = render(&host, target, &mut out).await?;
                     report_change(&host, target, &prompt, &next, &mut out).await?;
                     prompt = next;
+                    if let Some(page) = &mut page {
+                        page.redraw(&host, target, format!("{shown} reloaded"))
+                            .await;
+                    }
                 }
             }
             out.flush()?;
@@ -122,6 +142,12 @@ pub async fn run(target: &Target, options: DevOptions) -> anyhow::Result<()> {
                         Ok(()) => {}
                         Err(BuildFailure::Failed(why)) => {
                             writeln!(out, "== build failed for plugin \"{}\"; the running plugin stays loaded\n{why}", w.name)?;
+                            if let Some(page) = &mut page {
+                                page.failed(format!(
+                                    "the build of plugin \"{}\" failed:\n{why}",
+                                    w.name
+                                ));
+                            }
                             out.flush()?;
                             continue;
                         }
@@ -141,12 +167,17 @@ pub async fn run(target: &Target, options: DevOptions) -> anyhow::Result<()> {
                 rounds += 1;
             }
             match host.reload_plugin(w.id, &w.wasm) {
-                Err(e) => writeln!(
-                    out,
-                    "== reload of plugin \"{}\" failed; the running plugin stays loaded: {}",
-                    w.name,
-                    super::chain(&anyhow::Error::new(e))
-                )?,
+                Err(e) => {
+                    let why = super::chain(&anyhow::Error::new(e));
+                    writeln!(
+                        out,
+                        "== reload of plugin \"{}\" failed; the running plugin stays loaded: {why}",
+                        w.name
+                    )?;
+                    if let Some(page) = &mut page {
+                        page.failed(format!("the reload of plugin \"{}\" failed: {why}", w.name));
+                    }
+                }
                 Ok(declared) => {
                     writeln!(
                         out,
@@ -157,10 +188,106 @@ pub async fn run(target: &Target, options: DevOptions) -> anyhow::Result<()> {
                     let next = render(&host, target, &mut out).await?;
                     report_change(&host, target, &prompt, &next, &mut out).await?;
                     prompt = next;
+                    if let Some(page) = &mut page {
+                        page.redraw(&host, target, format!("plugin \"{}\" reloaded", w.name))
+                            .await;
+                    }
                 }
             }
             out.flush()?;
         }
+    }
+}
+
+/// The live page of `--ui`: the report drawn last, and the server that serves it.
+struct Page {
+    live: ui::Live,
+    last: Option<super::inspect::report::Report>,
+}
+
+impl Page {
+    /// Serve the page of `host`'s rendering on 127.0.0.1:`port`, and say where.
+    async fn start(
+        port: u16,
+        host: &Host,
+        target: &Target,
+        out: &mut impl Write,
+    ) -> anyhow::Result<Self> {
+        let (drawing, last) = match super::inspect::live_report(host, target).await {
+            Ok(report) => (drawing(&report, 1, None)?, Some(report)),
+            Err(e) => (failed_drawing(1, &super::chain(&e)), None),
+        };
+        let live = ui::Live::start(port, drawing)
+            .await
+            .map_err(|e| anyhow::anyhow!("--ui: cannot listen on 127.0.0.1:{port}: {e}"))?;
+        writeln!(out, "== ui: http://{}/", live.addr)?;
+        out.flush()?;
+        Ok(Self { live, last })
+    }
+
+    /// Draw `host`'s rendering after `cause`, with what changed since the last drawing.
+    async fn redraw(&mut self, host: &Host, target: &Target, cause: String) {
+        let generation = self.live.generation() + 1;
+        match super::inspect::live_report(host, target).await {
+            Ok(mut report) => {
+                report.changes = self
+                    .last
+                    .as_ref()
+                    .map(|before| super::inspect::report::Changes::between(before, &report, cause));
+                match drawing(&report, generation, None) {
+                    Ok(drawing) => self.live.publish(drawing),
+                    Err(e) => self.failed(super::chain(&e)),
+                }
+                self.last = Some(report);
+            }
+            Err(e) => self.failed(format!("{cause}, but: {}", super::chain(&e))),
+        }
+    }
+
+    /// Show `why` above the last report (which stays what the page shows).
+    fn failed(&mut self, why: String) {
+        let generation = self.live.generation() + 1;
+        let drawn = match &self.last {
+            Some(report) => drawing(report, generation, Some(why.clone())),
+            None => Ok(failed_drawing(generation, &why)),
+        };
+        self.live
+            .publish(drawn.unwrap_or_else(|_| failed_drawing(generation, &why)));
+    }
+}
+
+/// The page and update of `report` at `generation`; with `error`, shown above it.
+fn drawing(
+    report: &super::inspect::report::Report,
+    generation: u64,
+    error: Option<String>,
+) -> anyhow::Result<ui::Drawing> {
+    use super::inspect::html;
+    let mut data = html::page_data(report, Some(generation))?;
+    if let (Some(error), Some(object)) = (error, data.as_object_mut()) {
+        object.insert("error".into(), error.into());
+    }
+    let json = serde_json::to_string(&data)?;
+    Ok(ui::Drawing {
+        generation,
+        page: std::sync::Arc::new(html::page_from_data(&json, true)),
+        json: std::sync::Arc::new(json),
+    })
+}
+
+/// A drawing with no report: the first rendering failed.
+fn failed_drawing(generation: u64, why: &str) -> ui::Drawing {
+    let data = serde_json::json!({
+        "scope": "", "prompt_bytes": 0, "sections": [], "contexts": [], "tools": [], "tool_providers": [],
+        "variables": [], "suppressors": [], "listeners": [], "plugins": [],
+        "mcp_servers": [], "cuts": [], "budgets": {}, "live": true,
+        "generation": generation, "error": why,
+    });
+    let json = data.to_string();
+    ui::Drawing {
+        generation,
+        page: std::sync::Arc::new(super::inspect::html::page_from_data(&json, true)),
+        json: std::sync::Arc::new(json),
     }
 }
 

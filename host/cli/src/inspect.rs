@@ -1,31 +1,52 @@
 //! `prompt-host inspect`: who contributed what, where, and how big; with `--against`, where
-//! a model's KV-cache reuse stops compared with a previous rendering.
+//! a model's KV-cache reuse stops compared with a previous rendering. The findings are one
+//! [`report::Report`], shown as tables, as JSON (`--json`) or as a page (`--html`).
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
 
+pub(crate) mod html;
+pub(crate) mod report;
+mod session;
+mod text;
+mod timeline;
 mod timings;
 
 use super::commands::{facts, load_ready_host};
 use super::Target;
 use prompt_host::prompt::cache_prefix::{compare, section_spans};
-use prompt_host::prompt::{EntryInfo, EntryKind};
+use prompt_host::prompt::EntryKind;
+use report::{label, Report, Visible};
 
 /// The largest `--against` file read.
 const MAX_PREVIOUS_BYTES: u64 = 256 << 20;
 
+/// How `inspect` shows what it found, and what it adds.
+pub struct Options<'a> {
+    /// `--against`: a previous rendering to compare the prompt with.
+    pub against: Option<&'a Path>,
+    /// `--session`: a log whose newest request is reported too.
+    pub session: Option<&'a Path>,
+    /// `--tokenizer`.
+    pub tokenizer: Option<&'a str>,
+    /// `--timings`.
+    pub timed: bool,
+    /// `--json`: the report as JSON instead of the tables.
+    pub json: bool,
+    /// `--html`: write the report as a page to this file.
+    pub html: Option<&'a Path>,
+    /// `--context-window`: the tokens the model's window holds.
+    pub context_window: Option<usize>,
+}
+
 /// Run `inspect`.
-pub async fn run(
-    target: &Target,
-    against: Option<&Path>,
-    session: Option<&Path>,
-    tokenizer: Option<&str>,
-    timed: bool,
-) -> anyhow::Result<()> {
-    let named = tokenizer.map(super::commands::load_tokenizer).transpose()?;
+pub async fn run(target: &Target, options: Options<'_>) -> anyhow::Result<()> {
+    let named = options
+        .tokenizer
+        .map(super::commands::load_tokenizer)
+        .transpose()?;
     let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
     let scope = target.scope.as_deref();
     let max_bytes = host.registry().config().max_prompt_bytes;
@@ -33,29 +54,190 @@ pub async fn run(
     let tokenizer = named
         .map(std::sync::Arc::new)
         .or_else(|| host.tokenizer().cloned());
-    // With a tokenizer, the rendering (its contexts resolved) is what gets counted; with
-    // --timings, the rendering is what gets timed.
-    let timings = timed.then(prompt_host::prompt::Timings::new);
-    let mut facts = facts(target);
-    if let Some(timings) = &timings {
-        facts = facts.timings(std::sync::Arc::clone(timings));
-    }
-    let (assembly, tokens) = match &tokenizer {
-        Some(tokenizer) => {
-            let rendered = host.render(scope, facts).await?;
-            let report = host.token_report(&rendered, scope, tokenizer)?;
-            (rendered.assembly, Some(report))
+    // Always watched: what each listener changed is part of the report; the times are
+    // shown with --timings only.
+    let watch = prompt_host::prompt::Timings::tracing_listeners();
+    let facts = facts(target).timings(std::sync::Arc::clone(&watch));
+    let Rendering {
+        rendered,
+        tokens,
+        overrun,
+    } = rendering(&host, scope, facts, tokenizer.as_deref(), Some(&watch)).await?;
+    let log = match options.session {
+        Some(path) => {
+            let path = host.session_name(path)?;
+            Some((session::open(&path)?, path))
         }
-        None if timed => (host.render(scope, facts).await?.assembly, None),
-        None => (host.assemble(scope, facts).await?, None),
+        None => None,
     };
+    let messages = match (&log, &tokenizer) {
+        (Some((session, _)), Some(tokenizer)) => session::message_tokens(session, tokenizer)?,
+        _ => None,
+    };
+    let assembly = &rendered.assembly;
     let (prompt, spans) =
-        section_spans(&assembly, max_bytes).map_err(|source| host.render_error(scope, source))?;
-    let registry = host.registry();
-    // Layers visible to this scope, farthest first: global, then the chain reversed.
+        section_spans(assembly, max_bytes).map_err(|source| host.render_error(scope, source))?;
+    let report = build(
+        &host,
+        scope,
+        &rendered,
+        &prompt,
+        &spans,
+        tokens.as_ref(),
+        Extra {
+            overrun: overrun.as_ref().map(super::chain),
+            messages,
+            context_window: options.context_window,
+            timings: options.timed.then(|| watch.report()),
+            listener_changes: watch.listener_changes(),
+            // The timeline is for the page and the JSON; the tables keep their summary.
+            timeline: match &log {
+                Some((session, path)) if options.json || options.html.is_some() => Some(
+                    timeline::timeline(session, &prompt_host::session::display_name(path)),
+                ),
+                _ => None,
+            },
+        },
+    );
+    let mut out = std::io::stdout().lock();
+    if let Some(path) = options.html {
+        let page = html::page(&report, None)?;
+        html::write(path, &page)
+            .with_context(|| format!("cannot write the report to {}", path.display()))?;
+        writeln!(out, "report: {} ({} bytes)", path.display(), page.len())?;
+    } else if options.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        text::print(&mut out, &report)?;
+        if let Some(report) = &report.timings {
+            timings::print(&mut out, &host, report, |s| visible_layer(&host, scope, s))?;
+        }
+        if let Some(path) = options.against {
+            let text = prompt_host::fsutil::read_regular_to_string(path, MAX_PREVIOUS_BYTES)?;
+            let previous = super::prefix::previous_prompt(&text, max_bytes)
+                .with_context(|| format!("{} holds no previous prompt", path.display()))?;
+            let report = compare(&previous, &prompt, &spans);
+            writeln!(out)?;
+            writeln!(out, "cache prefix against {}:", path.display())?;
+            if report.keeps_prefix {
+                writeln!(out,
+                    "  kept: the new prompt ({} bytes) starts with the whole previous prompt ({} bytes); KV-cache reuse covers all of it",
+                    report.current_bytes, report.previous_bytes
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "  broken at byte {} of {} (previous) / {} (new): KV-cache reuse stops there",
+                    report.reusable_bytes, report.previous_bytes, report.current_bytes
+                )?;
+                match &report.first_changed_section {
+                    Some(name) => writeln!(out, "  first changed section: {name}")?,
+                    None => writeln!(out, "  the new prompt ends before the previous one")?,
+                }
+            }
+        }
+        if let Some((session, path)) = &log {
+            session::print(&mut out, session, path)?;
+        }
+    }
+    out.flush()?;
+    drop(out);
+    // Shown above beside the tables; the command still fails, as a step would.
+    match overrun {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
+/// A scope's rendering as `inspect` shows it.
+struct Rendering {
+    rendered: prompt_host::Rendered,
+    tokens: Option<prompt_host::tokens::TokenReport>,
+    /// The token budget it is over, if any.
+    overrun: Option<anyhow::Error>,
+}
+
+/// Assemble and render for `scope` within the byte budgets, but not the token budgets: a
+/// prompt over those is the one whose tokens most need showing. The overrun is kept, to be
+/// reported beside the tables and then returned.
+async fn rendering(
+    host: &prompt_host::Host,
+    scope: Option<&str>,
+    facts: prompt_host::Facts,
+    tokenizer: Option<&prompt_host::tokens::Tokenizer>,
+    timings: Option<&prompt_host::prompt::Timings>,
+) -> anyhow::Result<Rendering> {
+    let started = std::time::Instant::now();
+    let assembly = host.assemble(scope, facts).await?;
+    let assembled = std::time::Instant::now();
+    let rendered = host.render_assembly_within_bytes(assembly, scope)?;
+    if let Some(timings) = timings {
+        timings.phase("assemble", assembled - started);
+        timings.phase("render", assembled.elapsed());
+    }
+    let overrun = host
+        .check_token_budgets(&rendered, scope)
+        .err()
+        .map(Into::into);
+    let tokens = tokenizer
+        .map(|t| host.token_report(&rendered, scope, t))
+        .transpose()?;
+    Ok(Rendering {
+        rendered,
+        tokens,
+        overrun,
+    })
+}
+
+/// The report `dev --ui` draws: the scope's rendering, counted with `[prompt] tokenizer`.
+pub async fn live_report(host: &prompt_host::Host, target: &Target) -> anyhow::Result<Report> {
+    let scope = target.scope.as_deref();
+    let tokenizer = host.tokenizer().cloned();
+    let watch = prompt_host::prompt::Timings::tracing_listeners();
+    let facts = facts(target).timings(std::sync::Arc::clone(&watch));
+    let Rendering {
+        rendered,
+        tokens,
+        overrun,
+    } = rendering(host, scope, facts, tokenizer.as_deref(), Some(&watch)).await?;
+    let max_bytes = host.registry().config().max_prompt_bytes;
+    let (prompt, spans) = section_spans(&rendered.assembly, max_bytes)
+        .map_err(|source| host.render_error(scope, source))?;
+    Ok(build(
+        host,
+        scope,
+        &rendered,
+        &prompt,
+        &spans,
+        tokens.as_ref(),
+        Extra {
+            overrun: overrun.as_ref().map(super::chain),
+            messages: None,
+            context_window: None,
+            timings: None,
+            listener_changes: watch.listener_changes(),
+            timeline: None,
+        },
+    ))
+}
+
+/// What the report holds beyond the rendering itself.
+struct Extra {
+    overrun: Option<String>,
+    messages: Option<usize>,
+    context_window: Option<usize>,
+    timings: Option<prompt_host::prompt::TimingReport>,
+    listener_changes: Vec<prompt_host::prompt::ListenerChange>,
+    timeline: Option<timeline::Timeline>,
+}
+
+/// The layers visible to `scope`, farthest first: global, then the chain reversed.
+fn layers(host: &prompt_host::Host, scope: Option<&str>) -> Vec<Option<String>> {
     let mut layers: Vec<Option<String>> = vec![None];
     if let Some(key) = scope {
-        let mut chain: Vec<Option<String>> = registry
+        let mut chain: Vec<Option<String>> = host
+            .registry()
             .scope_chain(key)
             .iter()
             .map(|k| Some(k.to_string()))
@@ -63,152 +245,39 @@ pub async fn run(
         chain.reverse();
         layers.extend(chain);
     }
+    layers
+}
+
+fn visible_layer(host: &prompt_host::Host, scope: Option<&str>, layer: &Option<String>) -> bool {
+    layers(host, scope).contains(layer)
+}
+
+/// The report of `rendered`, made for `scope`.
+fn build(
+    host: &prompt_host::Host,
+    scope: Option<&str>,
+    rendered: &prompt_host::Rendered,
+    prompt: &str,
+    spans: &[prompt_host::prompt::cache_prefix::SectionSpan],
+    tokens: Option<&prompt_host::tokens::TokenReport>,
+    extra: Extra,
+) -> Report {
+    let layers = layers(host, scope);
     let rank = |s: &Option<String>| layers.iter().position(|l| l == s);
+    let registry = host.registry();
     let entries = registry.entries();
-    let visible: Vec<&EntryInfo> = entries
+    let visible = Visible::new(&entries, &layers);
+    let assembly = &rendered.assembly;
+    let context_texts: Vec<(String, String)> = rendered
+        .context_sections
         .iter()
-        .filter(|e| e.kind != EntryKind::Listener && rank(&e.scope).is_some())
+        .map(|c| (c.name.clone(), c.text.clone()))
         .collect();
-    let by_name = |kind: EntryKind| {
-        let mut map: HashMap<&str, Vec<&EntryInfo>> = HashMap::new();
-        for e in visible.iter().filter(|e| e.kind == kind) {
-            if let Some(name) = e.name.as_deref() {
-                map.entry(name).or_default().push(e);
-            }
-        }
-        for list in map.values_mut() {
-            list.sort_by_key(|e| rank(&e.scope));
-        }
-        map
-    };
-    let sections = by_name(EntryKind::Section);
-    let label = |s: &Option<String>| s.clone().unwrap_or_else(|| "global".into());
-    let mut out = std::io::stdout().lock();
 
-    writeln!(out, "scope: {}", scope.unwrap_or("global"))?;
-    writeln!(
-        out,
-        "prompt: {} bytes, {} sections",
-        prompt.len(),
-        spans.len()
-    )?;
-    // The TOKENS column is there only when counting was asked for, so the output without
-    // `--tokenizer` stays what scripts reading it already parse.
-    let token_cell = |list: Option<&Vec<prompt_host::tokens::PartTokens>>, name: &str| {
-        list.map_or_else(String::new, |parts| {
-            let count = parts
-                .iter()
-                .find(|p| p.name == name)
-                .map_or_else(|| "-".to_string(), |p| p.tokens.to_string());
-            format!(" {count:>7}")
-        })
-    };
-    let token_header = if tokens.is_some() {
-        format!(" {:>7}", "TOKENS")
-    } else {
-        String::new()
-    };
-    if let Some(report) = &tokens {
-        writeln!(
-            out,
-            "tokens ({}): prompt {}, sections counted alone {}, runtime context {}, tool schemas {}",
-            report.tokenizer,
-            report.prompt,
-            report.sections_sum,
-            report.context,
-            report.tools.iter().map(|t| t.tokens).sum::<usize>()
-        )?;
-    }
-    let sections_tokens = tokens.as_ref().map(|r| &r.sections);
-    let contexts_tokens = tokens.as_ref().map(|r| &r.contexts);
-    let tools_tokens = tokens.as_ref().map(|r| &r.tools);
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{:<34} {:>7} {:<18} {:<16} {:>7}{token_header}  shadows",
-        "SECTION", "ORDER", "PLUGIN", "LAYER", "BYTES"
-    )?;
-    for section in &assembly.sections {
-        let bytes = spans
-            .iter()
-            .find(|s| s.name == section.name)
-            .map_or(0, |s| s.end - s.start);
-        let (order, owner, layer, shadows) = match sections.get(section.name.as_str()) {
-            Some(list) => {
-                let winner = list[list.len() - 1];
-                let shadows: Vec<String> = list[..list.len() - 1]
-                    .iter()
-                    .map(|e| format!("{} in {}", e.owner, label(&e.scope)))
-                    .collect();
-                (
-                    winner.order.map_or("-".into(), |o| o.to_string()),
-                    winner.owner.clone(),
-                    label(&winner.scope),
-                    shadows.join(", "),
-                )
-            }
-            None => ("-".into(), "(listener)".into(), "-".into(), String::new()),
-        };
-        writeln!(
-            out,
-            "{:<34} {:>7} {:<18} {:<16} {:>7}{}  {}",
-            section.name,
-            order,
-            owner,
-            layer,
-            bytes,
-            token_cell(sections_tokens, &section.name),
-            shadows
-        )?;
-    }
-
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{:<34} {:<18} {:<16}{token_header}",
-        "CONTEXT", "PLUGIN", "LAYER"
-    )?;
-    let contexts = by_name(EntryKind::Context);
-    for context in &assembly.contexts {
-        let (owner, layer) = contexts
-            .get(context.name.as_str())
-            .map(|l| (l[l.len() - 1].owner.clone(), label(&l[l.len() - 1].scope)))
-            .unwrap_or_else(|| ("(listener)".into(), "-".into()));
-        writeln!(
-            out,
-            "{:<34} {:<18} {:<16}{}",
-            context.name,
-            owner,
-            layer,
-            token_cell(contexts_tokens, &context.name)
-        )?;
-    }
-
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{:<34} {:<18} {:<16}{token_header}",
-        "TOOL", "PROVIDER", "LAYER"
-    )?;
-    let declared = host.tool_owners();
-    for tool in &assembly.tools {
-        let (owner, layer) = declared
-            .get(&tool.name)
-            .map_or(("(dynamic provider or listener)", "-"), |o| {
-                (o.plugin.as_str(), o.layer.as_str())
-            });
-        writeln!(
-            out,
-            "{:<34} {:<18} {:<16}{}",
-            tool.name,
-            owner,
-            layer,
-            token_cell(tools_tokens, &tool.name)
-        )?;
-    }
-    let providers: Vec<String> = visible
-        .iter()
-        .filter(|e| e.kind == EntryKind::ToolProvider)
+    let sections = report::sections(assembly, prompt, spans, &visible, tokens);
+    let contexts = report::contexts(assembly, &context_texts, &visible, tokens);
+    let tool_providers: Vec<String> = visible
+        .of(EntryKind::ToolProvider)
         .map(|e| {
             format!(
                 "{}{} in {} ({})",
@@ -219,239 +288,200 @@ pub async fn run(
             )
         })
         .collect();
-    writeln!(out, "tool providers: {}", none_if_empty(&providers))?;
-
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{:<34} {:<18} {:<16} VALUE",
-        "VARIABLE", "PLUGIN", "LAYER"
-    )?;
-    let variables = by_name(EntryKind::Variable);
-    for (name, value) in &assembly.variables {
-        let (owner, layer) = variables
-            .get(name.as_str())
-            .map(|l| (l[l.len() - 1].owner.clone(), label(&l[l.len() - 1].scope)))
-            .unwrap_or_else(|| ("(listener)".into(), "-".into()));
-        let shown = match value {
-            Some(v) => format!("{:?}", v),
-            None => "(no value)".into(),
-        };
-        writeln!(out, "{name:<34} {owner:<18} {layer:<16} {shown}")?;
-    }
-    let suppressors: Vec<String> = visible
+    // An MCP server's tools are named `mcp__<server>__<tool>` by the host, and provided by
+    // its `mcp:<server>` plugin: attributed to it when this scope sees that provider.
+    let mcp_providers: Vec<(String, String, String)> = visible
+        .of(EntryKind::ToolProvider)
+        .filter_map(|e| {
+            let server = e.owner.strip_prefix("mcp:")?;
+            Some((format!("mcp__{server}__"), e.owner.clone(), label(&e.scope)))
+        })
+        .collect();
+    let declared = host.tool_owners();
+    let tools: Vec<report::Tool> = assembly
+        .tools
         .iter()
-        .filter(|e| e.kind == EntryKind::Suppressor)
+        .map(|tool| {
+            let (provider, layer) = match declared.get(&tool.name) {
+                Some(owner) => (owner.plugin.clone(), owner.layer.clone()),
+                None => mcp_providers
+                    .iter()
+                    .find(|(prefix, _, _)| tool.name.starts_with(prefix.as_str()))
+                    .map_or_else(
+                        || ("(dynamic provider or listener)".into(), "-".into()),
+                        |(_, plugin, layer)| (plugin.clone(), layer.clone()),
+                    ),
+            };
+            report::Tool {
+                name: tool.name.clone(),
+                provider,
+                layer,
+                description: tool.description.clone(),
+                tokens: tokens
+                    .and_then(|t| t.tools.iter().find(|p| p.name == tool.name))
+                    .map(|p| p.tokens),
+            }
+        })
+        .collect();
+    let suppressors = visible
+        .of(EntryKind::Suppressor)
         .map(|e| format!("{} in {}", e.owner, label(&e.scope)))
         .collect();
-    writeln!(out)?;
-    writeln!(
-        out,
-        "runtime context suppressed by: {}",
-        none_if_empty(&suppressors)
-    )?;
-    let listeners: Vec<String> = entries
+    let listeners = entries
         .iter()
         .filter(|e| e.kind == EntryKind::Listener)
         .map(|e| format!("{}{} ({})", e.owner, keyed(&e.name), label(&e.scope)))
         .collect();
-    writeln!(
-        out,
-        "listeners (outermost first): {}",
-        none_if_empty(&listeners)
-    )?;
 
-    // What each plugin this scope sees may reach beyond its sandbox.
-    writeln!(out)?;
-    writeln!(out, "{:<24} {:<16} GRANTS", "PLUGIN", "LAYER")?;
-    for plugin in host.plugins() {
-        if rank(&plugin.scope).is_none() {
-            continue;
-        }
-        let granted = plugin.grants.describe();
-        writeln!(
-            out,
-            "{:<24} {:<16} {granted}",
-            plugin.name,
-            label(&plugin.scope)
-        )?;
-    }
-
-    // The MCP servers this scope sees, and what each injects.
     let servers: Vec<_> = host
         .mcp_status()
         .into_iter()
         .map(|kept| kept.status)
         .filter(|s| rank(&s.scope).is_some())
         .collect();
-    if !servers.is_empty() {
-        writeln!(out)?;
-        writeln!(
-            out,
-            "{:<24} {:<16} {:<9} {:<11} {:<11} {:<12} {:>9}",
-            "MCP SERVER", "LAYER", "TRANSPORT", "LIFECYCLE", "PROTOCOL", "INSTRUCTIONS", "BYTES"
-        )?;
-        for s in &servers {
-            writeln!(
-                out,
-                "{:<24} {:<16} {:<9} {:<11} {:<11} {:<12} {:>9}",
-                s.server,
-                label(&s.scope),
-                s.transport,
-                s.lifecycle.map_or("-", |l| l.as_str()),
-                s.protocol_version.as_deref().unwrap_or("-"),
-                if s.instructions_enabled { "on" } else { "off" },
-                s.instructions.len()
-            )?;
-        }
-    }
-
-    // A server's instructions cut to their budget: said here as the prompt says it.
-    let cuts = host.instructions_cuts_for(scope);
-    if !cuts.is_empty() {
-        writeln!(out)?;
-        writeln!(out, "MCP instructions cut to their budgets:")?;
-        for cut in &cuts {
-            writeln!(
-                out,
-                "  {} (generation {}): kept {} of {} tokens ({} of {} bytes), budget {} ({})",
-                cut.server,
-                cut.generation,
-                cut.kept_tokens,
-                cut.tokens
-                    .map_or_else(|| "uncounted".to_string(), |t| t.to_string()),
-                cut.kept_bytes,
-                cut.bytes,
-                cut.budget,
-                cut.tokenizer
-            )?;
-        }
-    }
-
-    if let Some(timings) = &timings {
-        timings::print(&mut out, &host, &timings.report(), |s| rank(s).is_some())?;
-    }
-
-    if let Some(path) = against {
-        let text = prompt_host::fsutil::read_regular_to_string(path, MAX_PREVIOUS_BYTES)?;
-        let previous = super::prefix::previous_prompt(&text, max_bytes)
-            .with_context(|| format!("{} holds no previous prompt", path.display()))?;
-        let report = compare(&previous, &prompt, &spans);
-        writeln!(out)?;
-        writeln!(out, "cache prefix against {}:", path.display())?;
-        if report.keeps_prefix {
-            writeln!(out,
-                "  kept: the new prompt ({} bytes) starts with the whole previous prompt ({} bytes); KV-cache reuse covers all of it",
-                report.current_bytes, report.previous_bytes
-            )?;
-        } else {
-            writeln!(
-                out,
-                "  broken at byte {} of {} (previous) / {} (new): KV-cache reuse stops there",
-                report.reusable_bytes, report.previous_bytes, report.current_bytes
-            )?;
-            match &report.first_changed_section {
-                Some(name) => writeln!(out, "  first changed section: {name}")?,
-                None => writeln!(out, "  the new prompt ends before the previous one")?,
-            }
-        }
-    }
-    if let Some(path) = session {
-        session_report(&mut out, &host.session_name(path)?)?;
-    }
-    Ok(())
-}
-
-/// How many recorded replies `--session` lists.
-const USAGE_SHOWN: usize = 5;
-
-/// The breakpoints of the log's newest request and the usage its providers reported.
-fn session_report(out: &mut impl Write, path: &Path) -> anyhow::Result<()> {
-    use prompt_host::session::ASSISTANT_MESSAGE;
-    use prompt_host::session::{EventData, Session, Usage};
-    let (session, _) = Session::open(path).with_context(|| {
-        format!(
-            "cannot open session log {}",
-            prompt_host::session::display_name(path)
+    // What each plugin put in this rendering, in tokens.
+    let spent = |plugin: &str| -> Option<usize> {
+        tokens?;
+        let in_sections = sections.iter().filter(|s| s.plugin == plugin);
+        let in_contexts = contexts.iter().filter(|c| c.plugin == plugin);
+        let in_tools = tools.iter().filter(|t| t.provider == plugin);
+        Some(
+            in_sections.filter_map(|s| s.tokens).sum::<usize>()
+                + in_contexts.filter_map(|c| c.tokens).sum::<usize>()
+                + in_tools.filter_map(|t| t.tokens).sum::<usize>(),
         )
-    })?;
-    writeln!(out)?;
-    let route = prompt_host::session::context_in_force(session.events());
-    writeln!(
-        out,
-        "session {} (route {}, model {}):",
-        prompt_host::session::display_name(path),
-        route.name,
-        route.model.as_deref().unwrap_or("none")
-    )?;
-    match prompt_host::session::request_at(&session, None) {
-        Ok((step, request)) if request.cache_breakpoints.is_empty() => writeln!(
-            out,
-            "  step {step}'s request carries no prompt-cache breakpoints{}",
-            if route.capabilities().cache_breakpoints == 0 {
-                " (the route's provider caches on its own)"
-            } else {
-                ""
-            }
-        )?,
-        Ok((step, request)) => {
-            let at: Vec<String> = request
-                .cache_breakpoints
-                .iter()
-                .map(|b| match b.at {
-                    "system" => format!("end of system (block {})", b.index),
-                    "tools" => format!("last tool (tool {})", b.index),
-                    _ => format!("latest user turn (message {})", b.index),
-                })
-                .collect();
-            writeln!(out, "  step {step}'s cache breakpoints: {}", at.join(", "))?;
-        }
-        Err(_) => writeln!(out, "  no completed step yet")?,
-    }
-    let usages: Vec<(u64, Usage)> = session
-        .events()
-        .iter()
-        .rev()
-        .filter(|e| e.kind == ASSISTANT_MESSAGE)
-        .filter_map(|e| match &e.data {
-            EventData::Message(data) => {
-                let usage = serde_json::from_value(data.extra.get("usage")?.clone()).ok()?;
-                Some((e.seq, usage))
-            }
-            EventData::Other(_) => None,
-        })
-        .take(USAGE_SHOWN)
-        .collect();
-    if usages.is_empty() {
-        writeln!(out, "  no reply with usage recorded")?;
-        return Ok(());
-    }
-    writeln!(out, "  usage recorded with the replies, newest first:")?;
-    for (seq, usage) in usages {
-        writeln!(out, "    seq {seq}: {}", usage_line(&usage))?;
-    }
-    Ok(())
-}
-
-fn usage_line(usage: &prompt_host::session::Usage) -> String {
-    let n = |v: Option<u64>| v.map_or("?".to_string(), |v| v.to_string());
-    let cached = match (usage.cached_input_tokens, usage.input_tokens) {
-        (Some(c), Some(i)) if i > 0 => format!("{c} from cache ({}%)", c * 100 / i),
-        (c, _) => format!("{} from cache", n(c)),
     };
-    let mut line = format!("{} input tokens, {cached}", n(usage.input_tokens));
-    if let Some(written) = usage.cache_creation_input_tokens {
-        line.push_str(&format!(", {written} written to the cache"));
+    let mut plugins: Vec<report::Plugin> = host
+        .plugins()
+        .into_iter()
+        .filter(|p| rank(&p.scope).is_some())
+        .map(|p| report::Plugin {
+            tokens: spent(&p.name),
+            layer: label(&p.scope),
+            grants: p.grants.describe(),
+            name: p.name,
+        })
+        .collect();
+    for s in &servers {
+        if plugins.iter().all(|p| p.name != s.plugin) {
+            plugins.push(report::Plugin {
+                name: s.plugin.clone(),
+                layer: label(&s.scope),
+                grants: format!(
+                    "(none: the instruction provider of MCP server {})",
+                    s.server
+                ),
+                tokens: spent(&s.plugin),
+            });
+        }
     }
-    line.push_str(&format!(", {} output", n(usage.output_tokens)));
-    line
-}
-
-fn none_if_empty(items: &[String]) -> String {
-    if items.is_empty() {
-        "(none)".into()
-    } else {
-        items.join(", ")
+    let mcp_servers = servers
+        .iter()
+        .map(|s| report::McpServer {
+            server: s.server.clone(),
+            plugin: s.plugin.clone(),
+            layer: label(&s.scope),
+            transport: s.transport.to_string(),
+            lifecycle: s.lifecycle.map(|l| l.as_str().to_string()),
+            protocol: s.protocol_version.clone(),
+            instructions_enabled: s.instructions_enabled,
+            instructions_bytes: s.instructions.len(),
+        })
+        .collect();
+    let cuts = host
+        .instructions_cuts_for(scope)
+        .into_iter()
+        .map(|cut| report::Cut {
+            server: cut.server,
+            generation: cut.generation,
+            kept_tokens: cut.kept_tokens,
+            tokens: cut.tokens,
+            kept_bytes: cut.kept_bytes,
+            bytes: cut.bytes,
+            budget: cut.budget,
+            tokenizer: cut.tokenizer,
+        })
+        .collect();
+    let tokens = tokens.map(|t| {
+        let mcp = |plugin: &str| plugin.starts_with("mcp:");
+        let mcp_instructions: usize = sections
+            .iter()
+            .filter(|s| mcp(&s.plugin))
+            .filter_map(|s| s.tokens)
+            .sum();
+        let tool_tokens = |of_mcp: bool| -> usize {
+            tools
+                .iter()
+                .filter(|t| mcp(&t.provider) == of_mcp)
+                .filter_map(|t| t.tokens)
+                .sum()
+        };
+        let mut categories = vec![
+            report::Category {
+                name: "system prompt",
+                tokens: t.prompt.saturating_sub(mcp_instructions),
+            },
+            report::Category {
+                name: "MCP instructions",
+                tokens: mcp_instructions,
+            },
+            report::Category {
+                name: "tools",
+                tokens: tool_tokens(false),
+            },
+            report::Category {
+                name: "MCP tools",
+                tokens: tool_tokens(true),
+            },
+            report::Category {
+                name: "runtime context",
+                tokens: t.context,
+            },
+        ];
+        if let Some(messages) = extra.messages {
+            categories.push(report::Category {
+                name: "messages",
+                tokens: messages,
+            });
+        }
+        report::Tokens {
+            tokenizer: t.tokenizer.clone(),
+            prompt: t.prompt,
+            sections_sum: t.sections_sum,
+            context: t.context,
+            tools: t.tools.iter().map(|p| p.tokens).sum(),
+            categories,
+            context_window: extra.context_window,
+        }
+    });
+    let config = registry.config();
+    Report {
+        scope: scope.unwrap_or("global").to_string(),
+        prompt: prompt.to_string(),
+        prompt_bytes: prompt.len(),
+        context: rendered.context.clone(),
+        tokens,
+        budgets: report::Budgets {
+            max_prompt_tokens: config.max_prompt_tokens,
+            max_context_tokens: config.max_context_tokens,
+            max_prompt_bytes: config.max_prompt_bytes,
+        },
+        overrun: extra.overrun,
+        sections,
+        contexts,
+        tools,
+        tool_providers,
+        variables: report::variables(assembly, &visible),
+        suppressors,
+        listeners,
+        plugins,
+        mcp_servers,
+        cuts,
+        timings: extra.timings,
+        listener_changes: extra.listener_changes,
+        timeline: extra.timeline,
+        changes: None,
+        error: None,
     }
 }
 

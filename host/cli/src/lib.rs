@@ -194,6 +194,18 @@ pub enum Command {
         /// compile cache's hits and misses.
         #[arg(long)]
         timings: bool,
+        /// Print the report as JSON instead of the tables.
+        #[arg(long, conflicts_with = "html")]
+        json: bool,
+        /// Write the report as one self-contained HTML page (no network, no external
+        /// assets) to this file: the prompt coloured by plugin, tokens against the budgets,
+        /// the tools, listeners, variables and plugins.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        /// The model's context window, in tokens: the totals by category are shown as
+        /// shares of it (needs a tokenizer).
+        #[arg(long, value_name = "TOKENS")]
+        context_window: Option<usize>,
     },
     /// Watch the plugins' sources and `.wasm` files, rebuild and hot-reload a changed plugin,
     /// and show how the prompt changed (diff and KV-cache prefix report).
@@ -207,6 +219,15 @@ pub enum Command {
         /// Stop after this many builds and reloads (default: run until interrupted).
         #[arg(long)]
         max_rounds: Option<u32>,
+        /// Also serve `inspect --html`'s page on a loopback port, drawn again after every
+        /// reload with what the change did (sections added, removed and changed, the token
+        /// delta, whether the cache prefix survived).
+        #[arg(long)]
+        ui: bool,
+        /// The port `--ui` listens on, on 127.0.0.1 (0: any free port; the address is
+        /// printed).
+        #[arg(long, value_name = "PORT", default_value_t = 0, requires = "ui")]
+        ui_port: u16,
     },
     /// Load one plugin alone, call one export, and print its result, its log lines and the
     /// time taken.
@@ -530,13 +551,21 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             session,
             tokenizer,
             timings,
+            json,
+            html,
+            context_window,
         } => {
             inspect::run(
                 &target,
-                against.as_deref(),
-                session.as_deref(),
-                tokenizer.as_deref(),
-                timings,
+                inspect::Options {
+                    against: against.as_deref(),
+                    session: session.as_deref(),
+                    tokenizer: tokenizer.as_deref(),
+                    timed: timings,
+                    json,
+                    html: html.as_deref(),
+                    context_window,
+                },
             )
             .await
         }
@@ -550,12 +579,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             target,
             interval_ms,
             max_rounds,
+            ui,
+            ui_port,
         } => {
             dev::run(
                 &target,
                 dev::DevOptions {
                     interval: std::time::Duration::from_millis(interval_ms.max(10)),
                     max_rounds,
+                    ui: ui.then_some(ui_port),
                 },
             )
             .await

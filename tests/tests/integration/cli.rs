@@ -5,6 +5,7 @@ pub(crate) mod attacked_processes;
 pub(crate) mod commands;
 pub(crate) mod details;
 pub(crate) mod dev_loop;
+pub(crate) mod inspect_page;
 pub(crate) mod outputs_unchanged;
 pub(crate) mod scaffold;
 pub(crate) mod sessions;

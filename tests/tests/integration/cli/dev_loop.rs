@@ -15,7 +15,7 @@ use crate::integration::support::cli::{bin, Deployment};
 use crate::integration::support::serve::Served;
 
 /// The repository (the tests crate's parent).
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap()
@@ -23,7 +23,7 @@ fn repo() -> PathBuf {
 }
 
 /// The plugin's source with `text` as its fixed section.
-fn source(text: &str) -> String {
+pub(crate) fn source(text: &str) -> String {
     format!(
         "use prompt_plugin::{{declare, Error, Plugin}};\n\n\
          struct Probe;\n\n\
@@ -38,7 +38,7 @@ fn source(text: &str) -> String {
     )
 }
 
-fn lines_of(child: &mut std::process::Child) -> Receiver<String> {
+pub(crate) fn lines_of(child: &mut std::process::Child) -> Receiver<String> {
     let (tx, rx) = std::sync::mpsc::channel();
     let stdout = BufReader::new(child.stdout.take().unwrap());
     std::thread::spawn(move || {
@@ -52,7 +52,7 @@ fn lines_of(child: &mut std::process::Child) -> Receiver<String> {
 }
 
 /// Lines up to (and including) the first that starts with `marker`.
-fn until(rx: &Receiver<String>, marker: &str) -> Vec<String> {
+pub(crate) fn until(rx: &Receiver<String>, marker: &str) -> Vec<String> {
     let mut seen = Vec::new();
     loop {
         match rx.recv_timeout(Duration::from_secs(240)) {
