@@ -58,11 +58,7 @@ pub async fn run(target: &Target, options: Options<'_>) -> anyhow::Result<()> {
     // shown with --timings only.
     let watch = prompt_host::prompt::Timings::tracing_listeners();
     let facts = facts(target).timings(std::sync::Arc::clone(&watch));
-    let Rendering {
-        rendered,
-        tokens,
-        overrun,
-    } = rendering(&host, scope, facts, tokenizer.as_deref(), Some(&watch)).await?;
+    let found = rendering(&host, scope, facts, tokenizer.as_deref(), Some(&watch)).await?;
     let log = match options.session {
         Some(path) => {
             let path = host.session_name(path)?;
@@ -74,18 +70,11 @@ pub async fn run(target: &Target, options: Options<'_>) -> anyhow::Result<()> {
         (Some((session, _)), Some(tokenizer)) => session::message_tokens(session, tokenizer)?,
         _ => None,
     };
-    let assembly = &rendered.assembly;
-    let (prompt, spans) =
-        section_spans(assembly, max_bytes).map_err(|source| host.render_error(scope, source))?;
     let report = build(
         &host,
         scope,
-        &rendered,
-        &prompt,
-        &spans,
-        tokens.as_ref(),
+        &found,
         Extra {
-            overrun: overrun.as_ref().map(super::chain),
             messages,
             context_window: options.context_window,
             timings: options.timed.then(|| watch.report()),
@@ -114,10 +103,11 @@ pub async fn run(target: &Target, options: Options<'_>) -> anyhow::Result<()> {
             timings::print(&mut out, &host, report, |s| visible_layer(&host, scope, s))?;
         }
         if let Some(path) = options.against {
+            let (prompt, spans) = (&found.prompt, &found.spans);
             let text = prompt_host::fsutil::read_regular_to_string(path, MAX_PREVIOUS_BYTES)?;
             let previous = super::prefix::previous_prompt(&text, max_bytes)
                 .with_context(|| format!("{} holds no previous prompt", path.display()))?;
-            let report = compare(&previous, &prompt, &spans);
+            let report = compare(&previous, prompt, spans);
             writeln!(out)?;
             writeln!(out, "cache prefix against {}:", path.display())?;
             if report.keeps_prefix {
@@ -144,7 +134,7 @@ pub async fn run(target: &Target, options: Options<'_>) -> anyhow::Result<()> {
     out.flush()?;
     drop(out);
     // Shown above beside the tables; the command still fails, as a step would.
-    match overrun {
+    match found.overrun {
         Some(error) => Err(error),
         None => Ok(()),
     }
@@ -153,6 +143,9 @@ pub async fn run(target: &Target, options: Options<'_>) -> anyhow::Result<()> {
 /// A scope's rendering as `inspect` shows it.
 struct Rendering {
     rendered: prompt_host::Rendered,
+    /// The prompt, and where each section landed in it.
+    prompt: String,
+    spans: Vec<prompt_host::prompt::cache_prefix::SectionSpan>,
     tokens: Option<prompt_host::tokens::TokenReport>,
     /// The token budget it is over, if any.
     overrun: Option<anyhow::Error>,
@@ -183,8 +176,13 @@ async fn rendering(
     let tokens = tokenizer
         .map(|t| host.token_report(&rendered, scope, t))
         .transpose()?;
+    let max_bytes = host.registry().config().max_prompt_bytes;
+    let (prompt, spans) = section_spans(&rendered.assembly, max_bytes)
+        .map_err(|source| host.render_error(scope, source))?;
     Ok(Rendering {
         rendered,
+        prompt,
+        spans,
         tokens,
         overrun,
     })
@@ -196,23 +194,12 @@ pub async fn live_report(host: &prompt_host::Host, target: &Target) -> anyhow::R
     let tokenizer = host.tokenizer().cloned();
     let watch = prompt_host::prompt::Timings::tracing_listeners();
     let facts = facts(target).timings(std::sync::Arc::clone(&watch));
-    let Rendering {
-        rendered,
-        tokens,
-        overrun,
-    } = rendering(host, scope, facts, tokenizer.as_deref(), Some(&watch)).await?;
-    let max_bytes = host.registry().config().max_prompt_bytes;
-    let (prompt, spans) = section_spans(&rendered.assembly, max_bytes)
-        .map_err(|source| host.render_error(scope, source))?;
+    let found = rendering(host, scope, facts, tokenizer.as_deref(), Some(&watch)).await?;
     Ok(build(
         host,
         scope,
-        &rendered,
-        &prompt,
-        &spans,
-        tokens.as_ref(),
+        &found,
         Extra {
-            overrun: overrun.as_ref().map(super::chain),
             messages: None,
             context_window: None,
             timings: None,
@@ -224,7 +211,6 @@ pub async fn live_report(host: &prompt_host::Host, target: &Target) -> anyhow::R
 
 /// What the report holds beyond the rendering itself.
 struct Extra {
-    overrun: Option<String>,
     messages: Option<usize>,
     context_window: Option<usize>,
     timings: Option<prompt_host::prompt::TimingReport>,
@@ -253,15 +239,9 @@ fn visible_layer(host: &prompt_host::Host, scope: Option<&str>, layer: &Option<S
 }
 
 /// The report of `rendered`, made for `scope`.
-fn build(
-    host: &prompt_host::Host,
-    scope: Option<&str>,
-    rendered: &prompt_host::Rendered,
-    prompt: &str,
-    spans: &[prompt_host::prompt::cache_prefix::SectionSpan],
-    tokens: Option<&prompt_host::tokens::TokenReport>,
-    extra: Extra,
-) -> Report {
+fn build(host: &prompt_host::Host, scope: Option<&str>, found: &Rendering, extra: Extra) -> Report {
+    let (rendered, prompt, spans) = (&found.rendered, found.prompt.as_str(), &found.spans);
+    let tokens = found.tokens.as_ref();
     let layers = layers(host, scope);
     let rank = |s: &Option<String>| layers.iter().position(|l| l == s);
     let registry = host.registry();
@@ -466,7 +446,7 @@ fn build(
             max_context_tokens: config.max_context_tokens,
             max_prompt_bytes: config.max_prompt_bytes,
         },
-        overrun: extra.overrun,
+        overrun: found.overrun.as_ref().map(super::chain),
         sections,
         contexts,
         tools,

@@ -38,6 +38,61 @@ pub(crate) fn source(text: &str) -> String {
     )
 }
 
+/// A plugin project in a directory, built once for wasm32-wasip2, that `dev` rebuilds.
+pub(crate) struct Probe {
+    /// The project directory.
+    pub project: PathBuf,
+    /// The target directory its builds use (the guests', which holds the SDK's stack).
+    pub target_dir: PathBuf,
+}
+
+impl Probe {
+    /// The build command `dev` runs.
+    pub const BUILD: &'static str = "cargo build --release --target wasm32-wasip2";
+
+    /// Project `name` in `dir`, whose fixed section says `text`, built; with `dir/host.toml`
+    /// loading it as plugin "probe", rebuilt by `dev` when its sources change.
+    pub fn built(dir: &Path, name: &str, text: &str) -> Self {
+        let project = dir.join(name);
+        std::fs::create_dir_all(project.join("src")).unwrap();
+        // The guests' target dir already holds the wit-bindgen stack for wasm32-wasip2.
+        let target_dir = repo().join("target").join("guests");
+        std::fs::write(
+            project.join("Cargo.toml"),
+            format!(
+                "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                 [lib]\ncrate-type = [\"cdylib\"]\n\n[dependencies]\nprompt-plugin = {{ path = {:?} }}\n\n[workspace]\n",
+                repo().join("guest-examples").join("sdk").display().to_string()
+            ),
+        )
+        .unwrap();
+        std::fs::write(project.join("src/lib.rs"), source(text)).unwrap();
+        let status = Command::new("sh")
+            .args(["-c", Self::BUILD])
+            .current_dir(&project)
+            .env("CARGO_TARGET_DIR", &target_dir)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let wasm = target_dir
+            .join("wasm32-wasip2/release")
+            .join(format!("{}.wasm", name.replace('-', "_")));
+        std::fs::write(
+            dir.join("host.toml"),
+            format!(
+                "[prompt]\ntokenizer = \"cl100k_base\"\n\n[[plugin]]\nname = \"probe\"\nwasm = {:?}\ndev = {{ build = \"{}\", watch = [\"{name}/src\"], dir = \"{name}\" }}\n",
+                wasm.display().to_string(),
+                Self::BUILD
+            ),
+        )
+        .unwrap();
+        Self {
+            project,
+            target_dir,
+        }
+    }
+}
+
 pub(crate) fn lines_of(child: &mut std::process::Child) -> Receiver<String> {
     let (tx, rx) = std::sync::mpsc::channel();
     let stdout = BufReader::new(child.stdout.take().unwrap());
@@ -71,37 +126,8 @@ pub(crate) fn until(rx: &Receiver<String>, marker: &str) -> Vec<String> {
 #[test]
 fn dev_rebuilds_and_reloads_a_plugin_and_keeps_it_when_a_build_breaks() {
     let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().join("devloop-probe");
-    std::fs::create_dir_all(project.join("src")).unwrap();
-    // The guests' target dir already holds the wit-bindgen stack for wasm32-wasip2.
-    let target_dir = repo().join("target").join("guests");
-    std::fs::write(
-        project.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"devloop-probe\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
-             [lib]\ncrate-type = [\"cdylib\"]\n\n[dependencies]\nprompt-plugin = {{ path = {:?} }}\n\n[workspace]\n",
-            repo().join("guest-examples").join("sdk").display().to_string()
-        ),
-    )
-    .unwrap();
-    std::fs::write(project.join("src/lib.rs"), source("Version one.")).unwrap();
-    let build = "cargo build --release --target wasm32-wasip2";
-    let status = Command::new("sh")
-        .args(["-c", build])
-        .current_dir(&project)
-        .env("CARGO_TARGET_DIR", &target_dir)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let wasm = target_dir.join("wasm32-wasip2/release/devloop_probe.wasm");
-    std::fs::write(
-        dir.path().join("host.toml"),
-        format!(
-            "[prompt]\ntokenizer = \"cl100k_base\"\n\n[[plugin]]\nname = \"probe\"\nwasm = {:?}\ndev = {{ build = \"{build}\", watch = [\"devloop-probe/src\"], dir = \"devloop-probe\" }}\n",
-            wasm.display().to_string()
-        ),
-    )
-    .unwrap();
+    let probe = Probe::built(dir.path(), "devloop-probe", "Version one.");
+    let (project, target_dir) = (&probe.project, &probe.target_dir);
     let mut child = Command::new(bin())
         .args([
             "dev",
@@ -110,7 +136,7 @@ fn dev_rebuilds_and_reloads_a_plugin_and_keeps_it_when_a_build_breaks() {
         ])
         .args(["--interval-ms", "200", "--max-rounds", "3"])
         .env("PROMPT_HOST_CACHE_DIR", dir.path().join("cache"))
-        .env("CARGO_TARGET_DIR", &target_dir)
+        .env("CARGO_TARGET_DIR", target_dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

@@ -93,22 +93,18 @@ fn the_reference_report_shows_every_section_with_its_plugin_and_tokens() {
     let config = d.config();
     let config = config.to_str().unwrap();
     let base = [
-        "inspect",
-        "--config",
-        config,
-        "--scope",
-        "agent:0",
-        "--tokenizer",
-        "o200k_base",
-        "--fact",
-        "model=deepseek-v4",
-        "--fact",
-        "cwd=/work",
-        "--fact",
-        "sandbox=read-only",
-        "--fact",
-        "project=golden",
-    ];
+        &[
+            "inspect",
+            "--config",
+            config,
+            "--scope",
+            "agent:0",
+            "--tokenizer",
+            "o200k_base",
+        ][..],
+        &super::outputs_unchanged::FACTS[..],
+    ]
+    .concat();
     let expected = d.run(&[&base[..], &["--json"]].concat()).json();
     let page = d.path("report.html");
     let written = d.run(&[&base[..], &["--html", page.to_str().unwrap()]].concat());
@@ -437,39 +433,10 @@ fn status_of(addr: &str, request: &str) -> String {
 
 #[test]
 fn dev_ui_draws_the_page_again_after_a_rebuild_and_refuses_a_foreign_host() {
-    use super::dev_loop::{lines_of, repo, source, until};
+    use super::dev_loop::{lines_of, source, until, Probe};
     use std::process::Stdio;
     let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().join("devui-probe");
-    std::fs::create_dir_all(project.join("src")).unwrap();
-    let target_dir = repo().join("target").join("guests");
-    std::fs::write(
-        project.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"devui-probe\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
-             [lib]\ncrate-type = [\"cdylib\"]\n\n[dependencies]\nprompt-plugin = {{ path = {:?} }}\n\n[workspace]\n",
-            repo().join("guest-examples").join("sdk").display().to_string()
-        ),
-    )
-    .unwrap();
-    std::fs::write(project.join("src/lib.rs"), source("Version one.")).unwrap();
-    let build = "cargo build --release --target wasm32-wasip2";
-    let status = Command::new("sh")
-        .args(["-c", build])
-        .current_dir(&project)
-        .env("CARGO_TARGET_DIR", &target_dir)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let wasm = target_dir.join("wasm32-wasip2/release/devui_probe.wasm");
-    std::fs::write(
-        dir.path().join("host.toml"),
-        format!(
-            "[prompt]\ntokenizer = \"cl100k_base\"\n\n[[plugin]]\nname = \"probe\"\nwasm = {:?}\ndev = {{ build = \"{build}\", watch = [\"devui-probe/src\"], dir = \"devui-probe\" }}\n",
-            wasm.display().to_string()
-        ),
-    )
-    .unwrap();
+    let probe = Probe::built(dir.path(), "devui-probe", "Version one.");
     let mut dev = Command::new(crate::integration::support::cli::bin())
         .args([
             "dev",
@@ -478,7 +445,7 @@ fn dev_ui_draws_the_page_again_after_a_rebuild_and_refuses_a_foreign_host() {
         ])
         .args(["--interval-ms", "200", "--ui"])
         .env("PROMPT_HOST_CACHE_DIR", dir.path().join("cache"))
-        .env("CARGO_TARGET_DIR", &target_dir)
+        .env("CARGO_TARGET_DIR", &probe.target_dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -556,7 +523,7 @@ fn dev_ui_draws_the_page_again_after_a_rebuild_and_refuses_a_foreign_host() {
         .unwrap();
     let from_browser = lines_of(&mut browser);
     until(&from_browser, "{\"loaded\"");
-    std::fs::write(project.join("src/lib.rs"), source("Version two.")).unwrap();
+    std::fs::write(probe.project.join("src/lib.rs"), source("Version two.")).unwrap();
     until(&rx, "== cache prefix");
     let last = until(&from_browser, "{\"drawnMs\"");
     assert!(browser.wait().unwrap().success());
@@ -588,22 +555,25 @@ fn dev_ui_draws_the_page_again_after_a_rebuild_and_refuses_a_foreign_host() {
     assert!(dev.wait().unwrap().success());
 }
 
+/// `inspect --html PATH` of the persona deployment at `config`.
+fn html_args<'a>(config: &'a str, path: &'a str) -> [&'a str; 7] {
+    [
+        "inspect",
+        "--config",
+        config,
+        "--fact",
+        "mood=calm",
+        "--html",
+        path,
+    ]
+}
+
 #[test]
 fn the_report_is_written_over_a_report_only_and_never_into_a_fifo_device_or_foreign_file() {
     let d = persona_deployment();
     let config = d.config();
     let config = config.to_str().unwrap();
-    let html = |path: &str| {
-        d.run(&[
-            "inspect",
-            "--config",
-            config,
-            "--fact",
-            "mood=calm",
-            "--html",
-            path,
-        ])
-    };
+    let html = |path: &str| d.run(&html_args(config, path));
     // A new file, then the same file again: a report may replace a report.
     let report = d.path("report.html");
     let report = report.to_str().unwrap();
@@ -637,15 +607,7 @@ fn the_report_is_written_over_a_report_only_and_never_into_a_fifo_device_or_fore
     ] {
         let run = d
             .run_timed(
-                &[
-                    "inspect",
-                    "--config",
-                    config,
-                    "--fact",
-                    "mood=calm",
-                    "--html",
-                    path,
-                ],
+                &html_args(config, path),
                 std::time::Duration::from_secs(120),
             )
             .unwrap_or_else(|| panic!("inspect --html {path} hung"));

@@ -17,6 +17,18 @@ use crate::integration::support::cli::{bin, QUIET_PROGRESS};
 use crate::integration::support::hostile_peer::{Answer, Peer, Reply, Request};
 use crate::integration::support::serve::Served;
 
+/// The caller facts every recorded command is given.
+pub(crate) const FACTS: [&str; 8] = [
+    "--fact",
+    "model=deepseek-v4",
+    "--fact",
+    "cwd=/work",
+    "--fact",
+    "sandbox=read-only",
+    "--fact",
+    "project=golden",
+];
+
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("golden")
 }
@@ -175,16 +187,7 @@ fn command_line_outputs_are_unchanged() {
     for (name, config) in deployments(&dir) {
         let config = config.display().to_string();
         let scope = if name == "demo" { "agent:1" } else { "agent:0" };
-        let facts = [
-            "--fact",
-            "model=deepseek-v4",
-            "--fact",
-            "cwd=/work",
-            "--fact",
-            "sandbox=read-only",
-            "--fact",
-            "project=golden",
-        ];
+        let facts = FACTS;
         let with = |args: &[&str]| -> Vec<String> {
             args.iter()
                 .map(|s| s.to_string())
