@@ -39,6 +39,8 @@ pub struct Options<'a> {
     pub html: Option<&'a Path>,
     /// `--context-window`: the tokens the model's window holds.
     pub context_window: Option<usize>,
+    /// `--tools-as`: the route whose request shape tool schemas are counted in.
+    pub tools_as: Option<prompt_host::session::route::RouteName>,
 }
 
 /// Run `inspect`.
@@ -58,7 +60,6 @@ pub async fn run(target: &Target, options: Options<'_>) -> anyhow::Result<()> {
     // shown with --timings only.
     let watch = prompt_host::prompt::Timings::tracing_listeners();
     let facts = facts(target).timings(std::sync::Arc::clone(&watch));
-    let found = rendering(&host, scope, facts, tokenizer.as_deref(), Some(&watch)).await?;
     let log = match options.session {
         Some(path) => {
             let path = host.session_name(path)?;
@@ -66,6 +67,20 @@ pub async fn run(target: &Target, options: Options<'_>) -> anyhow::Result<()> {
         }
         None => None,
     };
+    // Tools are counted as the requests of the log's route carry them, unless told.
+    let tools_as = options.tools_as.or_else(|| {
+        log.as_ref()
+            .map(|(session, _)| prompt_host::session::context_in_force(session.events()).name)
+    });
+    let found = rendering(
+        &host,
+        scope,
+        facts,
+        tokenizer.as_deref(),
+        Some(&watch),
+        tools_as,
+    )
+    .await?;
     let messages = match (&log, &tokenizer) {
         (Some((session, _)), Some(tokenizer)) => session::message_tokens(session, tokenizer)?,
         _ => None,
@@ -160,6 +175,7 @@ async fn rendering(
     facts: prompt_host::Facts,
     tokenizer: Option<&prompt_host::tokens::Tokenizer>,
     timings: Option<&prompt_host::prompt::Timings>,
+    tools_as: Option<prompt_host::session::route::RouteName>,
 ) -> anyhow::Result<Rendering> {
     let started = std::time::Instant::now();
     let assembly = host.assemble(scope, facts).await?;
@@ -174,7 +190,7 @@ async fn rendering(
         .err()
         .map(Into::into);
     let tokens = tokenizer
-        .map(|t| host.token_report(&rendered, scope, t))
+        .map(|t| host.token_report_as(&rendered, scope, t, tools_as))
         .transpose()?;
     let max_bytes = host.registry().config().max_prompt_bytes;
     let (prompt, spans) = section_spans(&rendered.assembly, max_bytes)
@@ -194,7 +210,7 @@ pub async fn live_report(host: &prompt_host::Host, target: &Target) -> anyhow::R
     let tokenizer = host.tokenizer().cloned();
     let watch = prompt_host::prompt::Timings::tracing_listeners();
     let facts = facts(target).timings(std::sync::Arc::clone(&watch));
-    let found = rendering(host, scope, facts, tokenizer.as_deref(), Some(&watch)).await?;
+    let found = rendering(host, scope, facts, tokenizer.as_deref(), Some(&watch), None).await?;
     Ok(build(
         host,
         scope,
@@ -432,6 +448,7 @@ fn build(host: &prompt_host::Host, scope: Option<&str>, found: &Rendering, extra
             tools: t.tools.iter().map(|p| p.tokens).sum(),
             categories,
             context_window: extra.context_window,
+            tools_as: t.tools_as.map(|route| route.to_string()),
         }
     });
     let config = registry.config();

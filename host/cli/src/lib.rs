@@ -206,6 +206,11 @@ pub enum Command {
         /// shares of it (needs a tokenizer).
         #[arg(long, value_name = "TOKENS")]
         context_window: Option<usize>,
+        /// Count each tool schema as this route's requests carry it (chat-completions,
+        /// anthropic-messages, openai-responses). Default: the route of the `--session`
+        /// log, else the schema itself.
+        #[arg(long, value_name = "ROUTE", value_parser = route_args::parse_route)]
+        tools_as: Option<prompt_host::session::route::RouteName>,
     },
     /// Watch the plugins' sources and `.wasm` files, rebuild and hot-reload a changed plugin,
     /// and show how the prompt changed (diff and KV-cache prefix report).
@@ -554,6 +559,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             json,
             html,
             context_window,
+            tools_as,
         } => {
             inspect::run(
                 &target,
@@ -565,6 +571,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     json,
                     html: html.as_deref(),
                     context_window,
+                    tools_as,
                 },
             )
             .await

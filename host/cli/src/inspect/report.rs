@@ -145,6 +145,9 @@ pub struct Tokens {
     pub categories: Vec<Category>,
     /// The context window the shares are of (`--context-window`).
     pub context_window: Option<usize>,
+    /// The route whose request shape the tool schemas were counted in; `None`: as the
+    /// schema itself.
+    pub tools_as: Option<String>,
 }
 
 /// One category's tokens.

@@ -34,9 +34,13 @@ pub fn print(out: &mut impl Write, report: &Report) -> anyhow::Result<()> {
         String::new()
     };
     if let Some(tokens) = &report.tokens {
+        let shape = tokens
+            .tools_as
+            .as_deref()
+            .map_or_else(String::new, |route| format!(" (as {route} sends them)"));
         writeln!(
             out,
-            "tokens ({}): prompt {}, sections counted alone {}, runtime context {}, tool schemas {}",
+            "tokens ({}): prompt {}, sections counted alone {}, runtime context {}, tool schemas {}{shape}",
             tokens.tokenizer, tokens.prompt, tokens.sections_sum, tokens.context, tokens.tools
         )?;
         categories(out, tokens)?;

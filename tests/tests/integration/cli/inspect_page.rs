@@ -342,6 +342,26 @@ fn the_session_view_names_the_plugin_that_broke_the_cache_prefix_at_its_step() {
         }
     }
     assert_eq!(steps[0]["branch"], "first");
+    // In the terminal: the newest request's messages are a category, and the tools are
+    // counted as the log's route sends them.
+    let text = inspect(&["--tokenizer", "o200k_base"]);
+    let out = text.ok();
+    assert!(
+        out.contains("tool schemas ") && out.contains(" (as chat-completions sends them)"),
+        "{out}"
+    );
+    let messages = out
+        .lines()
+        .find(|l| l.starts_with("messages "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        messages["messages".len()..]
+            .trim()
+            .parse::<usize>()
+            .unwrap()
+            > 0,
+        "{messages}"
+    );
     assert_eq!(steps[12]["usage"]["input_tokens"], 112);
 
     let page = d.path("session.html");

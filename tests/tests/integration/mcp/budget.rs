@@ -281,6 +281,26 @@ fn the_cli_says_a_cut_in_the_prompt_on_stderr_and_in_inspect() {
     );
     assert!(run.ok().contains(&line), "{}", run.stdout);
     assert!(run.stderr.contains(&warning), "{}", run.stderr);
+    // The server's tools are its provider's, which is among the plugins; its instructions
+    // and tools are categories of their own.
+    let out = &run.stdout;
+    for tool in ["mcp__fx__echo", "mcp__fx__add"] {
+        let row = out
+            .lines()
+            .find(|l| l.starts_with(&format!("{tool} ")))
+            .unwrap_or_else(|| panic!("{tool}: {out}"));
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells[1..3], ["mcp:fx", "agent:1"], "{row}");
+    }
+    assert!(out.lines().any(|l| l.starts_with("mcp:fx ")), "{out}");
+    for category in ["MCP instructions", "MCP tools"] {
+        let row = out
+            .lines()
+            .find(|l| l.starts_with(category))
+            .unwrap_or_else(|| panic!("{category}: {out}"));
+        let tokens: usize = row[category.len()..].trim().parse().unwrap();
+        assert!(tokens > 0, "{row}");
+    }
 }
 
 #[test]

@@ -182,7 +182,7 @@
     });
   }
 
-  section("Tools, in request order");
+  section("Tools, in request order" + (tokens && tokens.tools_as ? " (tokens as " + tokens.tools_as + " sends them)" : ""));
   app.appendChild(table(
     [{ name: "Tool" }, { name: "Provider" }, { name: "Layer" }, { name: "Tokens", num: true }, { name: "Description" }],
     report.tools.map(function (t) { return [t.name, t.provider, t.layer, t.tokens, t.description]; }),
