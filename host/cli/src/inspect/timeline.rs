@@ -323,3 +323,62 @@ fn compare(before: &[Part], now: &[Part], sections: &[(String, String, usize)]) 
         ..Prefix::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sections() -> Vec<(String, String, usize)> {
+        vec![
+            ("identity".into(), "rules".into(), 10),
+            ("persona".into(), "persona".into(), 30),
+        ]
+    }
+
+    #[test]
+    fn a_changed_system_text_is_blamed_on_the_section_the_byte_falls_in() {
+        let body = |persona: &str| {
+            json!({"tools": [{"name": "t"}], "messages": [
+                {"role": "system", "content": format!("identity..\n\n{persona}")},
+                {"role": "user", "content": "hi"},
+            ]})
+        };
+        let before = parts(&body("You are calm today."));
+        let now = parts(&body("You are grumpy today."));
+        let prefix = compare(&before, &now, &sections());
+        assert!(!prefix.kept);
+        assert_eq!(prefix.part.as_deref(), Some("messages[0]"));
+        assert_eq!(prefix.section.as_deref(), Some("persona"));
+        assert_eq!(prefix.plugin.as_deref(), Some("persona"));
+        // The tools come first: a byte past the tools' part.
+        let tools = json!({"name": "t"}).to_string().len();
+        assert_eq!(
+            prefix.differs_at,
+            Some(tools + "identity..\n\nYou are ".len())
+        );
+        assert!(compare(&now, &now, &sections()).kept);
+    }
+
+    #[test]
+    fn recorded_sections_that_end_early_or_are_missing_blame_no_one_wrongly() {
+        let before = parts(&json!({"system": "aaaa", "messages": []}));
+        let now = parts(&json!({"system": "aaaaXYZ", "messages": []}));
+        // Past every recorded end: the last section.
+        let short = vec![("only".to_string(), "p".to_string(), 2)];
+        assert_eq!(
+            compare(&before, &now, &short).section.as_deref(),
+            Some("only")
+        );
+        // None recorded (an older log, or sections that did not parse): no attribution.
+        let prefix = compare(&before, &now, &[]);
+        assert_eq!((prefix.section, prefix.plugin), (None, None));
+        assert_eq!(prefix.part.as_deref(), Some("system"));
+        // A message changed after an unchanged system text is not the system's doing.
+        let a = parts(&json!({"system": "s", "messages": [{"role": "user", "content": "1"}]}));
+        let b = parts(&json!({"system": "s", "messages": [{"role": "user", "content": "2"}]}));
+        let prefix = compare(&a, &b, &sections());
+        assert_eq!(prefix.part.as_deref(), Some("messages[0]"));
+        assert_eq!(prefix.section, None);
+    }
+}
