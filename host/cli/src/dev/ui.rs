@@ -62,6 +62,8 @@ impl Live {
                     return;
                 };
                 let Ok((stream, _)) = listener.accept().await else {
+                    // Out of descriptors, say: wait rather than spin on the same error.
+                    tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 };
                 let receiver = receiver.clone();

@@ -103,17 +103,20 @@ impl Changes {
             })
             .map(|s| s.name.clone())
             .collect();
-        let common = before
-            .prompt
-            .bytes()
-            .zip(after.prompt.bytes())
-            .take_while(|(a, b)| a == b)
-            .count();
-        let first_changed_section = after
+        // The cache-prefix report `inspect --against` and `dev` print, on the new spans.
+        let spans: Vec<SectionSpan> = after
             .sections
             .iter()
-            .find(|s| s.start.is_some_and(|start| common < start + s.bytes))
-            .map(|s| s.name.clone());
+            .filter_map(|s| {
+                Some(SectionSpan {
+                    name: s.name.clone(),
+                    start: s.start?,
+                    end: s.start? + s.bytes,
+                })
+            })
+            .collect();
+        let prefix =
+            prompt_host::prompt::cache_prefix::compare(&before.prompt, &after.prompt, &spans);
         let tokens = |r: &Report| r.tokens.as_ref().map(|t| t.prompt as i64);
         Self {
             cause,
@@ -121,9 +124,9 @@ impl Changes {
             removed: was.iter().filter(|n| !now.contains(n)).cloned().collect(),
             changed,
             tokens_delta: tokens(after).zip(tokens(before)).map(|(a, b)| a - b),
-            prefix_kept: common == before.prompt.len(),
-            reusable_bytes: common,
-            first_changed_section,
+            prefix_kept: prefix.keeps_prefix,
+            reusable_bytes: prefix.reusable_bytes,
+            first_changed_section: prefix.first_changed_section,
         }
     }
 }

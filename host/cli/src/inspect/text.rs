@@ -151,11 +151,7 @@ pub fn print(out: &mut impl Write, report: &Report) -> anyhow::Result<()> {
                 did.push(format!("{verb} {}", names.join(", ")));
             }
         }
-        let key = change
-            .key
-            .as_deref()
-            .map(|k| format!(" {}", serde_json::Value::from(k)))
-            .unwrap_or_default();
+        let key = super::keyed(&change.key);
         writeln!(
             out,
             "  {}{key} ({}): {}",
