@@ -122,9 +122,26 @@ pub fn innermost(error: &reqwest::Error) -> String {
 }
 
 /// `future` within `limit`, or `None` when the limit passed first (the future is dropped,
-/// which ends the exchange: its connection is closed).
+/// which ends the exchange: its connection is closed). A limit of zero allows nothing: the
+/// future is not polled at all. (tokio's timer polls the future before its clock, which
+/// ticks by the millisecond, so a zero limit would otherwise let a fast peer through.)
 pub async fn within<F: std::future::Future>(limit: Duration, future: F) -> Option<F::Output> {
+    if limit.is_zero() {
+        return None;
+    }
     tokio::time::timeout(limit, future).await.ok()
+}
+
+/// `future` by `when`, or `None` when `when` came first; like [`within`], a time already
+/// past allows nothing.
+pub async fn by<F: std::future::Future>(
+    when: tokio::time::Instant,
+    future: F,
+) -> Option<F::Output> {
+    if when <= tokio::time::Instant::now() {
+        return None;
+    }
+    tokio::time::timeout_at(when, future).await.ok()
 }
 
 /// `now + seconds` a peer named (a token's `expires_in`, a time to live), or `None` when it
@@ -169,5 +186,20 @@ mod tests {
         let now = tokio::time::Instant::now();
         assert!(instant_after(now, Duration::from_secs(u64::MAX)).is_none());
         assert!(instant_after(now, Duration::from_secs(60)).is_some());
+    }
+
+    #[test]
+    fn a_limit_of_zero_allows_nothing_even_a_future_already_done() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            assert_eq!(within(Duration::ZERO, async { 1 }).await, None);
+            assert_eq!(within(Duration::from_secs(5), async { 1 }).await, Some(1));
+            let now = tokio::time::Instant::now();
+            assert_eq!(by(now, async { 1 }).await, None);
+            assert_eq!(by(now + Duration::from_secs(5), async { 1 }).await, Some(1));
+        });
     }
 }

@@ -225,9 +225,9 @@ async fn exchange(
                 Host::Ip(ip) => ServerName::IpAddress((*ip).into()),
             };
             let tls = tokio_rustls::TlsConnector::from(tls);
-            let stream = tokio::time::timeout_at(connect_by, tls.connect(name, tcp))
+            let stream = prompt_host_peer::by(connect_by, tls.connect(name, tcp))
                 .await
-                .map_err(|_| connect_timed_out())?
+                .ok_or_else(connect_timed_out)?
                 .map_err(|e| {
                     // rustls's own error, under the I/O error tokio-rustls wraps it in.
                     let certificate = e
@@ -255,12 +255,12 @@ async fn exchange(
         }
         Scheme::Http => Box::new(tcp),
     };
-    let (mut sender, connection) = tokio::time::timeout_at(
+    let (mut sender, connection) = prompt_host_peer::by(
         connect_by,
         builder.handshake(hyper_util::rt::TokioIo::new(stream)),
     )
     .await
-    .map_err(|_| connect_timed_out())?
+    .ok_or_else(connect_timed_out)?
     .map_err(|e| (format!("{origin}: {}", chain(&e)), Error::HttpProtocolError))?;
     // The connection runs until the response is read or dropped, and never past the
     // deadline: a peer that keeps it open holds nothing of the host's after that.
@@ -269,9 +269,9 @@ async fn exchange(
     });
     // The response's head: by the plugin's first-byte timeout.
     let (first_byte_by, plugins_first_byte) = times.phase(times.first_byte);
-    let response = tokio::time::timeout_at(first_byte_by.into(), sender.send_request(request))
+    let response = prompt_host_peer::by(first_byte_by.into(), sender.send_request(request))
         .await
-        .map_err(|_| {
+        .ok_or_else(|| {
             if plugins_first_byte {
                 (
                     format!("{origin}: no answer within the plugin's first-byte timeout"),
