@@ -1,5 +1,5 @@
-//! `assistant`, `tool-result` and `replay`: the conversation side of a session log, without
-//! a host.toml (no plugin takes part).
+//! `assistant`, `tool-result`, `compact` and `replay`: the conversation side of a session
+//! log, without a host.toml (no plugin takes part).
 
 use std::path::Path;
 
@@ -9,7 +9,9 @@ use super::commands::print_json;
 use prompt_host::session::context_in_force;
 use prompt_host::session::route::{reply, RouteName};
 use prompt_host::session::{assistant_event, tool_result_event};
+use prompt_host::session::{compact as compact_session, oldest_compactable};
 use prompt_host::session::{request_at, AssistantReply, Session, ToolCall, ToolResult};
+use prompt_host::session::{CompactionOrAppend, CompactionRange};
 
 fn open(path: &Path) -> anyhow::Result<Session> {
     let (session, report) = Session::open(path).with_context(|| {
@@ -67,6 +69,46 @@ pub fn assistant_reply(path: &Path, reply: &str, route: Option<RouteName>) -> an
         .with_context(|| format!("session log {}", prompt_host::session::display_name(path)))?;
     let seq = session.append(event)?.seq;
     print_json(&serde_json::json!({ "seq": seq }))
+}
+
+/// What `prompt-host compact` replaces.
+pub enum Range {
+    /// The surface nodes from the first seq to the second.
+    Seqs(u64, u64),
+    /// Everything after the system prompt but the newest this many turns.
+    KeepTurns(u32),
+}
+
+/// `prompt-host compact`: prints what was written (`compaction::Compacted`).
+pub fn compact(path: &Path, summary: &str, range: Range) -> anyhow::Result<()> {
+    let summary = match summary.strip_prefix('@') {
+        // Read well past the limit, so a summary too large is refused naming its size.
+        Some(file) => prompt_host::fsutil::read_regular_to_string(
+            Path::new(file),
+            16 * prompt_host::session::MAX_SUMMARY_BYTES as u64,
+        )
+        .with_context(|| format!("--summary {summary}"))?,
+        None => summary.to_string(),
+    };
+    let mut session = open(path)?;
+    let shown = prompt_host::session::display_name(path);
+    let range = match range {
+        Range::Seqs(start_seq, end_seq) => CompactionRange { start_seq, end_seq },
+        Range::KeepTurns(keep) => {
+            oldest_compactable(&session, keep as usize).with_context(|| {
+                format!(
+                    "session log {shown}: nothing to compact: no turns before the newest {keep}"
+                )
+            })?
+        }
+    };
+    let done = compact_session(&mut session, &range, &summary).map_err(|e| match e {
+        CompactionOrAppend::Refused(e) => {
+            anyhow::anyhow!("session log {shown}: compaction refused: {e}")
+        }
+        CompactionOrAppend::Append(e) => anyhow::Error::new(e),
+    })?;
+    print_json(&serde_json::to_value(&done)?)
 }
 
 /// The start of `text`, for an error message.

@@ -155,6 +155,29 @@ pub enum Command {
         #[arg(long)]
         error: bool,
     },
+    /// Replace a range of a session's surface by a summary (compaction): the log keeps what
+    /// it replaced, the next step's request carries the summary in its place. Prints what
+    /// was written and how much of the request's cached prefix is kept.
+    Compact {
+        /// The session: a log file, `sqlite:PATH#ID`, `postgres://…#ID`, or an id within
+        /// `--store`'s store.
+        #[arg(long, env = "PROMPT_HOST_SESSION")]
+        session: PathBuf,
+        /// The summary (text your model wrote), or `@FILE` to read it from a file; at most
+        /// 1 MiB.
+        #[arg(long, value_name = "TEXT")]
+        summary: String,
+        /// The first surface node to replace (an event seq).
+        #[arg(long, requires = "end_seq", conflicts_with = "keep_turns")]
+        start_seq: Option<u64>,
+        /// The last surface node to replace (an event seq).
+        #[arg(long, requires = "start_seq")]
+        end_seq: Option<u64>,
+        /// Instead of a range: replace everything after the system prompt but the newest
+        /// this many turns.
+        #[arg(long, value_name = "N", required_unless_present = "start_seq")]
+        keep_turns: Option<u32>,
+    },
     /// Operate session stores: list, export, import, copy, prune, migrate.
     Sessions {
         /// What to do.
@@ -642,6 +665,19 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         } => conversation::tool_result(&store_flag::resolve(&session)?, call_id, content, error),
         Command::Replay { session, step } => {
             conversation::replay(&store_flag::resolve(&session)?, step)
+        }
+        Command::Compact {
+            session,
+            summary,
+            start_seq,
+            end_seq,
+            keep_turns,
+        } => {
+            let range = match (start_seq, end_seq) {
+                (Some(start_seq), Some(end_seq)) => conversation::Range::Seqs(start_seq, end_seq),
+                _ => conversation::Range::KeepTurns(keep_turns.unwrap_or(1)),
+            };
+            conversation::compact(&store_flag::resolve(&session)?, &summary, range)
         }
         Command::Sessions { command } => sessions::run(command),
         Command::Serve {

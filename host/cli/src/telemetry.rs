@@ -123,6 +123,7 @@ pub fn command_span(command: &super::Command) -> tracing::Span {
         Command::Assistant { .. } => ("assistant", "prompt-host assistant"),
         Command::ToolResult { .. } => ("tool-result", "prompt-host tool-result"),
         Command::Replay { .. } => ("replay", "prompt-host replay"),
+        Command::Compact { .. } => ("compact", "prompt-host compact"),
         Command::Inspect { .. } => ("inspect", "prompt-host inspect"),
         Command::Call { .. } => ("call", "prompt-host call"),
         Command::Check { .. } => ("check", "prompt-host check"),

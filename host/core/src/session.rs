@@ -12,6 +12,7 @@
 //! projection restore their state from the log, then follow the events appended after.
 
 pub(crate) mod admin;
+pub(crate) mod compaction;
 pub(crate) mod conversation;
 pub(crate) mod depth;
 pub(crate) mod derive;
@@ -44,6 +45,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub use admin::{
     delete_session, list_sessions, migrate_store, resolve_session, StoreError, StoreName,
     StoredSession, FILE_SCHEME,
+};
+pub use compaction::{
+    compact, oldest_compactable, plan_compaction, Compacted, CompactionError, CompactionOrAppend,
+    CompactionRange, PlannedCompaction, COMPACTION_END, COMPACTION_SOURCE, COMPACTION_START,
+    MAX_SUMMARY_BYTES,
 };
 pub use conversation::{
     assistant_event, open_calls, tool_calls, tool_result_event, AssistantReply, ConversationError,

@@ -33,6 +33,7 @@ use crate::prompt::{
 use crate::session::{AssistantReply, ModelRequest, Session, ToolResult};
 use crate::wasm::{LoadedPlugin, PluginCode, PluginSource, RuntimeConfig, WasmRuntime};
 
+mod compaction;
 mod error;
 mod facts;
 mod gen_ai_provider;

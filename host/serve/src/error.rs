@@ -197,6 +197,10 @@ fn host_error_data(e: &HostError) -> Value {
             put("session", Some(path));
             "conversation"
         }
+        HostError::Compaction { path, .. } => {
+            put("session", Some(path));
+            "compaction"
+        }
         HostError::Replay(_) => "replay",
         HostError::Route(_) => "route",
         HostError::Session { path, error } => {

@@ -739,7 +739,7 @@ fn is_cancel_only(line: &str) -> bool {
 /// The session a call of a session's method names (`params.session`), as given.
 fn session_param(call: &Call) -> Option<PathBuf> {
     match call.method.as_str() {
-        "step" | "retry" | "append_assistant" | "append_tool_result" | "request"
+        "step" | "retry" | "append_assistant" | "append_tool_result" | "request" | "compact"
         | "close_session" => call
             .params
             .get("session")

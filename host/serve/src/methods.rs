@@ -302,6 +302,28 @@ fn step_options(
 }
 
 /// The JSON text of `value`.
+/// The range a `compact` call names: both seqs, or `keep_turns`, not both.
+fn compaction_range(
+    session: &Session,
+    p: &params::Compact,
+) -> Result<prompt_host::session::CompactionRange, RpcError> {
+    match (p.start_seq, p.end_seq, p.keep_turns) {
+        (Some(start_seq), Some(end_seq), None) => {
+            Ok(prompt_host::session::CompactionRange { start_seq, end_seq })
+        }
+        (None, None, Some(keep)) => {
+            prompt_host::session::oldest_compactable(session, keep as usize).ok_or_else(|| {
+                RpcError::params(format!(
+                    "nothing to compact: the session has no turns before its newest {keep}"
+                ))
+            })
+        }
+        _ => Err(RpcError::params(
+            "give start_seq and end_seq, or keep_turns, to name what to compact",
+        )),
+    }
+}
+
 pub(super) fn raw(value: &impl Serialize) -> Result<Box<RawValue>, RpcError> {
     serde_json::value::to_raw_value(value)
         .map_err(|e| RpcError::failed("internal", format!("cannot write the result: {e}")))
@@ -462,6 +484,12 @@ async fn small_result(
                 step,
                 request: &request,
             })
+        }
+        "compact" => {
+            let p: params::Compact = parse(params)?;
+            let session = state.open(&p.session)?;
+            let range = compaction_range(session, &p)?;
+            raw(&host.compact(session, &range, &p.summary)?)
         }
         "close_session" => {
             let p: params::SessionRef = parse(params)?;

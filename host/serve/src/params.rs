@@ -230,6 +230,28 @@ pub(super) struct AppendToolResult {
     pub is_error: bool,
 }
 
+/// `compact`: the range (`start_seq` and `end_seq`, or the oldest one that keeps the newest
+/// `keep_turns` turns) and the summary that replaces it.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "CompactParams")]
+pub(super) struct Compact {
+    /// Path of the session log.
+    pub session: PathBuf,
+    /// The summary that replaces the range: text the caller's model wrote (at most 1 MiB).
+    pub summary: String,
+    /// The first surface node replaced.
+    #[serde(default)]
+    pub start_seq: Option<u64>,
+    /// The last surface node replaced.
+    #[serde(default)]
+    pub end_seq: Option<u64>,
+    /// Instead of a range: compact everything after the system prompt but the newest
+    /// `keep_turns` turns.
+    #[serde(default)]
+    pub keep_turns: Option<u32>,
+}
+
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "RequestParams")]

@@ -27,6 +27,7 @@ pub const METHODS: &[&str] = &[
     "append_assistant",
     "append_tool_result",
     "request",
+    "compact",
     "close_session",
     "mcp_status",
     "subscribe",

@@ -4,6 +4,7 @@
 pub(crate) mod attacked;
 pub(crate) mod attacked_logs;
 pub(crate) mod attacked_routes;
+pub(crate) mod compaction;
 pub(crate) mod faults;
 pub(crate) mod files;
 pub(crate) mod postgres;

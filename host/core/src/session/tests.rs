@@ -1,6 +1,7 @@
 //! Session log tests over real files: validation texts, refusals that leave the file
 //! unchanged, replay, torn-tail recovery, line-numbered errors and the lock.
 
+mod compaction;
 mod crash;
 mod files;
 #[cfg(feature = "sqlite")]

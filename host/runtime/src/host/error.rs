@@ -146,6 +146,14 @@ pub enum HostError {
         /// What is wrong.
         error: crate::session::ConversationError,
     },
+    /// A compaction was refused. Nothing was written.
+    #[error("session log {path}: compaction refused: {error}")]
+    Compaction {
+        /// The log.
+        path: String,
+        /// Why.
+        error: crate::session::CompactionError,
+    },
     /// A past request could not be rebuilt.
     #[error(transparent)]
     Replay(crate::session::ReplayError),

@@ -17,11 +17,18 @@ fn repo_file(name: &str) -> String {
 #[test]
 fn the_schema_file_is_what_the_types_generate() {
     let generated = schema::text();
+    // PROMPT_HOST_BLESS=1 writes it, as for the golden files (no build of its own).
+    if std::env::var_os("PROMPT_HOST_BLESS").is_some() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../protocol/prompt-host.schema.json");
+        std::fs::write(path, &generated).unwrap();
+    }
     let file = repo_file("protocol/prompt-host.schema.json");
     assert!(
         file == generated,
         "protocol/prompt-host.schema.json is not what the server's types generate; regenerate it: \
-         cargo run -p prompt-host-serve --example schema > protocol/prompt-host.schema.json"
+         PROMPT_HOST_BLESS=1 scripts/test -p prompt-host-tests --test integration -- docs::protocol_schema, \
+         or cargo run -p prompt-host-serve --example schema > protocol/prompt-host.schema.json"
     );
 }
 

@@ -1,0 +1,496 @@
+//! Compaction through every entry point: a long conversation compacted three times on each
+//! route through `serve` (every step's request rebuilt from the log after each compaction
+//! equals what the step returned; the summary stands where the range was; a replaced
+//! runtime-context snapshot is sent again), and bad ranges and summaries refused with
+//! nothing written through `serve`, the command line and the library in a tokio runtime.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::integration::support::cli::Deployment;
+use crate::integration::support::serve::Served;
+use prompt_host::session::{CompactionRange, Session, ToolCall};
+use prompt_host::{Host, HostError, PromptConfig, RuntimeConfig, StepOptions};
+
+const DECLARE: &str = env!("GUEST_DECLARE");
+
+/// A deployment with a persona, a fixed section and a fixed runtime context in `agent:1`.
+fn deployment() -> Deployment {
+    Deployment::new(&format!(
+        "[prompt]\ninclude_harness_identity = false\npersona = \"You help on {{{{model}}}}.\"\n\n\
+         [[scope]]\nname = \"agent:1\"\n\n\
+         [[plugin]]\nname = \"facts\"\nwasm = {}\nscope = \"agent:1\"\n\
+         config = {{ sections = [{{ name = \"rules\", order = 10, text = \"Be brief.\" }}], \
+         contexts = [{{ name = \"cwd\", order = 10, text = \"cwd: /work\" }}], \
+         tools = [{{ schemas = [{{ name = \"ls\", description = \"List.\" }}] }}] }}\n",
+        Value::String(DECLARE.into())
+    ))
+}
+
+/// Every text the request's messages carry, in order, whatever the route's shape.
+fn texts(request: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    collect_texts(request.get("messages").or(request.get("input")), &mut out);
+    out
+}
+
+fn collect_texts(value: Option<&Value>, out: &mut Vec<String>) {
+    match value {
+        Some(Value::String(s)) => out.push(s.clone()),
+        Some(Value::Array(items)) => items.iter().for_each(|v| collect_texts(Some(v), out)),
+        Some(Value::Object(map)) => {
+            for key in ["content", "text", "output"] {
+                collect_texts(map.get(key), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn a_long_conversation_compacted_three_times_on_each_route_replays_every_step() {
+    let d = deployment();
+    let mut s = Served::start(
+        &["--config", d.config().to_str().unwrap()],
+        &d.path("cache"),
+    );
+    let routes = [
+        json!("chat-completions"),
+        json!({"name": "anthropic-messages", "options": {"max_tokens": 1024}}),
+        json!("openai-responses"),
+    ];
+    for route in routes {
+        let name = route
+            .get("name")
+            .unwrap_or(&route)
+            .as_str()
+            .unwrap()
+            .to_string();
+        let session = d.path(&format!("{name}.jsonl"));
+        let session = session.to_str().unwrap();
+        let step = |s: &mut Served, user: Option<String>| {
+            let mut params = json!({"session": session, "scope": "agent:1", "facts": {"model": "m1"}, "route": route});
+            if let Some(u) = user {
+                params["user"] = json!([u]);
+            }
+            s.ok("step", params)
+        };
+        let mut returned: Vec<Value> = Vec::new();
+        let mut compactions = 0;
+        for turn in 0..60 {
+            let stepped = step(&mut s, Some(format!("question {turn}")));
+            returned.push(stepped["request"].clone());
+            if turn % 3 == 1 {
+                let id = format!("call_{turn}");
+                s.ok("append_assistant", json!({"session": session, "tool_calls": [{"id": id, "name": "ls", "arguments": {"path": "."}}]}));
+                s.ok("append_tool_result", json!({"session": session, "call_id": id, "content": format!("files of turn {turn}")}));
+                let stepped = step(&mut s, None);
+                returned.push(stepped["request"].clone());
+            }
+            s.ok(
+                "append_assistant",
+                json!({"session": session, "text": format!("answer {turn}")}),
+            );
+            if turn % 20 == 19 {
+                compactions += 1;
+                let summary = format!("summary {compactions} of turns up to {turn}");
+                let done = s.ok(
+                    "compact",
+                    json!({"session": session, "summary": summary, "keep_turns": 3}),
+                );
+                assert_eq!(
+                    done["summary_seq"],
+                    done["start_event"].as_u64().unwrap() + 1,
+                    "{done}"
+                );
+                // The system prompt, and nothing after it, is kept before the range.
+                assert_eq!(done["prefix_messages_kept"], 1, "{name}: {done}");
+                // The next request: the system prompt (apart on Anthropic and Responses),
+                // the summary, the three kept turns, the context sent again, the new input.
+                let stepped = step(&mut s, Some(format!("after compaction {compactions}")));
+                returned.push(stepped["request"].clone());
+                let sent = texts(&stepped["request"]);
+                let at = sent.iter().position(|t| *t == summary);
+                assert!(at.is_some_and(|i| i <= 1), "{name}: {sent:?}");
+                assert!(!sent.iter().any(|t| t == "question 0"), "{name}: {sent:?}");
+                assert!(
+                    sent.iter().any(|t| *t == format!("question {}", turn - 2)),
+                    "{name}: {sent:?}"
+                );
+                // The runtime-context snapshot was in the range: it is sent again, once.
+                let context = sent.iter().filter(|t| t.contains("cwd: /work")).count();
+                assert_eq!(context, 1, "{name}: {sent:?}");
+                s.ok(
+                    "append_assistant",
+                    json!({"session": session, "text": "noted"}),
+                );
+            }
+        }
+        assert_eq!(compactions, 3);
+        // Every step, before and after each compaction, rebuilt from the log as returned.
+        for (n, request) in returned.iter().enumerate() {
+            let replayed = s.ok("request", json!({"session": session, "step": n}));
+            assert_eq!(&replayed["request"], request, "{name}: step {n}");
+        }
+        // The log still holds every turn: compaction shadows, never deletes.
+        let log = std::fs::read_to_string(session).unwrap();
+        assert!(log.contains("\"question 0\""));
+        assert_eq!(log.matches("\"compaction/start\"").count(), 3);
+    }
+}
+
+/// A log of two turns with a tool call in the first: seqs as `stepped` returns them.
+fn stepped_log(s: &mut Served, session: &str) {
+    let step = |s: &mut Served, user: Option<&str>| {
+        let mut params = json!({"session": session, "scope": "agent:1", "facts": {"model": "m1"}});
+        if let Some(u) = user {
+            params["user"] = json!([u]);
+        }
+        s.ok("step", params);
+    };
+    step(s, Some("first"));
+    s.ok(
+        "append_assistant",
+        json!({"session": session, "tool_calls": [{"id": "c1", "name": "ls", "arguments": {}}]}),
+    );
+    s.ok(
+        "append_tool_result",
+        json!({"session": session, "call_id": "c1", "content": "a"}),
+    );
+    step(s, None);
+    s.ok(
+        "append_assistant",
+        json!({"session": session, "text": "done"}),
+    );
+    step(s, Some("second"));
+}
+
+/// Surface nodes by kind, from the log on disk.
+fn surface(path: &Path) -> Vec<(u64, String)> {
+    let (session, _) = Session::open(path).unwrap();
+    session
+        .surface()
+        .iter()
+        .map(|seq| (seq, session.event(seq).unwrap().kind.clone()))
+        .collect()
+}
+
+/// The seq of the first surface node of `kind` (after node 0), and of the tool result.
+fn seqs(path: &Path) -> (u64, u64, u64) {
+    let nodes = surface(path);
+    let first_user = nodes.iter().find(|(_, k)| k == "user/message").unwrap().0;
+    let call = nodes
+        .iter()
+        .find(|(_, k)| k == "assistant/message")
+        .unwrap()
+        .0;
+    let result = nodes.iter().find(|(_, k)| k == "tool/result").unwrap().0;
+    assert!(first_user < call && call < result);
+    (first_user, call, result)
+}
+
+/// The refusals each entry point must give, as (params, text in the message).
+fn bad_inputs(path: &Path) -> Vec<(Value, String)> {
+    let (user, call, result) = seqs(path);
+    let (session, _) = Session::open(path).unwrap();
+    let events = session.events().len() as u64;
+    let head = session.surface().nodes()[0];
+    vec![
+        (
+            json!({"start_seq": user, "end_seq": events + 5}),
+            format!("seq {} is beyond the log, which has {events} events", events + 5),
+        ),
+        (
+            json!({"start_seq": result, "end_seq": user}),
+            format!("the range is reversed: seq {result} comes after seq {user} on the surface"),
+        ),
+        (
+            json!({"start_seq": head, "end_seq": head}),
+            format!("the range starts at seq {head}, the system prompt (node 0)"),
+        ),
+        (
+            json!({"start_seq": user, "end_seq": call}),
+            format!("the range would separate tool call c1 (seq {call}) from its result (seq {result}); end the range at seq {result} or later"),
+        ),
+        (
+            json!({"start_seq": user, "end_seq": result, "summary": "x".repeat(10 << 20)}),
+            "the summary is 10485760 bytes; a compaction summary may be at most 1048576 bytes (1 MiB)".into(),
+        ),
+        (
+            json!({"start_seq": user, "end_seq": result, "summary": ""}),
+            "the summary is empty".into(),
+        ),
+    ]
+}
+
+fn nested(depth: usize) -> Value {
+    (0..depth).fold(json!("deep"), |inner, _| json!([inner]))
+}
+
+#[test]
+fn bad_ranges_and_summaries_are_refused_through_serve_with_nothing_written() {
+    let d = deployment();
+    let mut s = Served::start(
+        &["--config", d.config().to_str().unwrap()],
+        &d.path("cache"),
+    );
+    let path = d.path("s.jsonl");
+    let session = path.to_str().unwrap();
+    stepped_log(&mut s, session);
+    // Read while the server does not hold the log (it takes the writer's lock).
+    s.ok("close_session", json!({"session": session}));
+    let bad = bad_inputs(&path);
+    let (user, _, result) = seqs(&path);
+    let before = std::fs::read(&path).unwrap();
+    for (params, text) in bad {
+        let mut p = json!({"session": session, "summary": "the summary"});
+        p.as_object_mut()
+            .unwrap()
+            .extend(params.as_object().unwrap().clone());
+        let answer = s.call("compact", p);
+        let error = &answer["error"];
+        assert_eq!(error["data"]["kind"], "compaction", "{answer:.300}");
+        assert_eq!(error["data"]["session"], session);
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!("session log {session}: compaction refused: ")),
+            "{message}"
+        );
+        assert!(message.contains(&text), "{message:.300} lacks {text}");
+        assert_eq!(std::fs::read(&path).unwrap(), before, "{text}");
+    }
+    // A summary that is not text, nested to the reader's depth limit and past it; a range
+    // and keep_turns at once; neither.
+    // Within the reader's 128 levels the params are read and refused as params; past them
+    // the line is refused as it is read.
+    for (summary, code) in [(nested(124), -32602), (nested(200), -32700)] {
+        let answer = s.call(
+            "compact",
+            json!({"session": session, "summary": summary, "keep_turns": 1}),
+        );
+        assert_eq!(answer["error"]["code"], code, "{answer:.300}");
+    }
+    let both = s.err("compact", json!({"session": session, "summary": "s", "start_seq": user, "end_seq": result, "keep_turns": 1}));
+    assert!(
+        both.contains("give start_seq and end_seq, or keep_turns"),
+        "{both}"
+    );
+    let none = s.err(
+        "compact",
+        json!({"session": session, "summary": "s", "keep_turns": 9}),
+    );
+    assert!(
+        none.contains("nothing to compact: the session has no turns before its newest 9"),
+        "{none}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    // And a good one goes through on the same server.
+    let done = s.ok(
+        "compact",
+        json!({"session": session, "summary": "s", "start_seq": user, "end_seq": result}),
+    );
+    assert_eq!(done["replaced"].as_array().unwrap().len(), 4, "{done}");
+}
+
+#[test]
+fn bad_ranges_and_summaries_are_refused_through_the_command_line_with_nothing_written() {
+    let d = deployment();
+    let path = d.path("s.jsonl");
+    let session = path.to_str().unwrap();
+    let config = d.config();
+    let config = config.to_str().unwrap();
+    for (user, route) in [("first", None), ("", Some("tool")), ("second", None)] {
+        if route.is_some() {
+            d.run(&[
+                "assistant",
+                "--session",
+                session,
+                "--tool-call",
+                r#"{"id":"c1","name":"ls","arguments":{}}"#,
+            ])
+            .ok();
+            d.run(&[
+                "tool-result",
+                "--session",
+                session,
+                "--call-id",
+                "c1",
+                "--content",
+                "a",
+            ])
+            .ok();
+            d.run(&[
+                "step",
+                "--config",
+                config,
+                "--scope",
+                "agent:1",
+                "--fact",
+                "model=m1",
+                "--session",
+                session,
+            ])
+            .ok();
+            d.run(&["assistant", "--session", session, "--text", "done"])
+                .ok();
+            continue;
+        }
+        d.run(&[
+            "step",
+            "--config",
+            config,
+            "--scope",
+            "agent:1",
+            "--fact",
+            "model=m1",
+            "--session",
+            session,
+            "--user",
+            user,
+        ])
+        .ok();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let big = d.path("big.txt");
+    std::fs::write(&big, "x".repeat(10 << 20)).unwrap();
+    let big = format!("@{}", big.display());
+    for (params, text) in bad_inputs(&path) {
+        let mut args = vec!["compact".to_string(), "--session".into(), session.into()];
+        let summary = match params["summary"].as_str() {
+            Some(s) if s.len() > 1000 => big.clone(),
+            Some(s) => s.to_string(),
+            None => "the summary".into(),
+        };
+        args.extend(["--summary".into(), summary]);
+        args.extend(["--start-seq".into(), params["start_seq"].to_string()]);
+        args.extend(["--end-seq".into(), params["end_seq"].to_string()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = d.run(&args);
+        run.fails(
+            1,
+            &[
+                &format!("session log {session}: compaction refused: "),
+                &text,
+            ],
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), before, "{text}");
+    }
+    // A summary file that is a FIFO is refused without blocking.
+    let fifo = d.path("fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let run = d.run(&[
+        "compact",
+        "--session",
+        session,
+        "--summary",
+        &format!("@{}", fifo.display()),
+        "--keep-turns",
+        "1",
+    ]);
+    run.fails(1, &["--summary @", "not a regular file"]);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    // Neither a range nor --keep-turns is a usage error.
+    d.run(&["compact", "--session", session, "--summary", "s"])
+        .fails(2, &["--keep-turns"]);
+    // A good one prints what it wrote, and the log reopens with the summary on its surface.
+    let done = d
+        .run(&[
+            "compact",
+            "--session",
+            session,
+            "--summary",
+            "the first turn",
+            "--keep-turns",
+            "1",
+        ])
+        .json();
+    let nodes = surface(&path);
+    assert!(
+        nodes
+            .iter()
+            .any(|(seq, _)| json!(seq) == done["summary_seq"]),
+        "{done} {nodes:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_ranges_and_summaries_are_refused_by_the_library_in_a_tokio_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompt = PromptConfig::default()
+        .include_harness_identity(false)
+        .persona("You help on {{model}}.");
+    let host = Host::new(prompt, RuntimeConfig::with_cache_dir(dir.path())).unwrap();
+    let path = dir.path().join("s.jsonl");
+    let (mut session, _) = Session::open(&path).unwrap();
+    let facts = || prompt_host::Facts::new().with("model", "m1");
+    let user = |t: &str| StepOptions::default().user_texts(vec![t.to_string()]);
+    host.step(&mut session, None, facts(), &user("first"))
+        .await
+        .unwrap();
+    let reply =
+        prompt_host::session::AssistantReply::calls(vec![ToolCall::new("c1", "ls", json!({}))]);
+    host.append_assistant(&mut session, &reply).unwrap();
+    let result = prompt_host::session::ToolResult {
+        call_id: "c1".into(),
+        content: "a".into(),
+        is_error: false,
+    };
+    host.append_tool_result(&mut session, &result).unwrap();
+    host.step(&mut session, None, facts(), &StepOptions::default())
+        .await
+        .unwrap();
+    host.append_assistant(
+        &mut session,
+        &prompt_host::session::AssistantReply::text("done"),
+    )
+    .unwrap();
+    host.step(&mut session, None, facts(), &user("second"))
+        .await
+        .unwrap();
+    drop(session);
+    let bad = bad_inputs(&path);
+    let before = std::fs::read(&path).unwrap();
+    let (mut session, _) = Session::open(&path).unwrap();
+    for (params, text) in bad {
+        let range = CompactionRange {
+            start_seq: params["start_seq"].as_u64().unwrap(),
+            end_seq: params["end_seq"].as_u64().unwrap(),
+        };
+        let summary = params["summary"].as_str().unwrap_or("the summary");
+        let error = host.compact(&mut session, &range, summary).unwrap_err();
+        assert!(matches!(error, HostError::Compaction { .. }), "{error:?}");
+        let shown = error.to_string();
+        assert!(
+            shown.starts_with(&format!(
+                "session log {}: compaction refused: ",
+                path.display()
+            )),
+            "{shown}"
+        );
+        assert!(shown.contains(&text), "{shown:.300} lacks {text}");
+        assert_eq!(std::fs::read(&path).unwrap(), before, "{text}");
+    }
+    // A good one, then the next step sends the summary after the system prompt.
+    let range = prompt_host::session::oldest_compactable(&session, 1).unwrap();
+    let done = host
+        .compact(&mut session, &range, "they said first")
+        .unwrap();
+    assert_eq!(done.prefix_messages_kept, 1);
+    let (_, outcome) = host
+        .step(&mut session, None, facts(), &user("third"))
+        .await
+        .unwrap();
+    let messages = outcome.request.body["messages"].clone();
+    assert_eq!(messages[0]["role"], "system");
+    assert_eq!(
+        messages[1],
+        json!({"role": "user", "content": "they said first"})
+    );
+    let (_, replayed) = host.replay(&session, None).unwrap();
+    assert_eq!(replayed.body, outcome.request.body);
+}
