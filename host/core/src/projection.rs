@@ -13,5 +13,8 @@ pub(crate) mod system_prompt;
 mod test_support;
 
 pub use runtime_context::{Retained, RuntimeContextProjection};
-pub use step::{run_step, HeaderReason, SectionOrigin, SectionOrigins, StepInput, StepOutcome};
+pub use step::{
+    run_step, run_step_checked, HeaderReason, SectionOrigin, SectionOrigins, StepInput,
+    StepOutcome, StepRefused,
+};
 pub use system_prompt::{AdmissionFlags, SystemNode, SystemPromptCommit, SystemPromptProjection};

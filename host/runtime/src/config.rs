@@ -595,6 +595,12 @@ fn validate_settings(config: &HostConfig) -> Result<(), (String, String)> {
             }
         }
     }
+    if config.sessions.max_request_tokens.is_some() && config.prompt.tokenizer.is_none() {
+        return Err((
+            "sessions.max_request_tokens".to_string(),
+            "a token budget needs prompt.tokenizer, the tokenizer that counts it".into(),
+        ));
+    }
     #[cfg(feature = "mcp")]
     for (i, mcp) in config.mcp.iter().enumerate() {
         if let Some(value) = mcp.max_instruction_tokens {

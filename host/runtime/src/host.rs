@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::config::HostConfig;
 use crate::policy::{OnError, PluginSpec};
-use crate::projection::{run_step, StepInput, StepOutcome};
+use crate::projection::{run_step_checked, StepInput, StepOutcome, StepRefused};
 use crate::prompt::CancelToken;
 use crate::prompt::{
     join_context_sections, render_context_sections_within, render_prompt_within, AssembleContext,
@@ -112,6 +112,8 @@ pub struct Host {
     oci_source: Mutex<oci_source::OciSource>,
     /// The store a bare session name is an id in (`[sessions] store`).
     session_store: Option<crate::session::StoreName>,
+    /// `[sessions] max_request_tokens`: the most tokens a step's request may count.
+    max_request_tokens: Option<usize>,
 }
 
 /// The global variables the host registers, each reading the caller fact of the same name
@@ -152,6 +154,7 @@ impl Host {
             #[cfg(feature = "oci")]
             oci_source: Mutex::new(oci_source),
             session_store: None,
+            max_request_tokens: None,
         })
     }
 
@@ -160,6 +163,20 @@ impl Host {
     pub fn with_session_store(mut self, store: Option<crate::session::StoreName>) -> Self {
         self.session_store = store;
         self
+    }
+
+    /// With `[sessions] max_request_tokens`: a step whose request would count more tokens
+    /// (with `[prompt] tokenizer`, as the route sends it) fails with
+    /// [`HostError::OverRequestBudget`] and writes nothing. Needs a tokenizer: without
+    /// one, such a step fails with [`HostError::BudgetNeedsTokenizer`].
+    pub fn with_max_request_tokens(mut self, limit: Option<usize>) -> Self {
+        self.max_request_tokens = limit;
+        self
+    }
+
+    /// `[sessions] max_request_tokens`, if set.
+    pub fn max_request_tokens(&self) -> Option<usize> {
+        self.max_request_tokens
     }
 
     /// The store a bare session name is an id in (host.toml's `[sessions] store`), if any.
@@ -215,6 +232,7 @@ impl Host {
         let oci_source = oci_source::OciSource::configured(config, &runtime)?;
         let mut host = Self::new(config.prompt.clone(), runtime)?;
         host.session_store = config.sessions.store.clone();
+        host.max_request_tokens = config.sessions.max_request_tokens;
         #[cfg(feature = "oci")]
         host.set_oci_source(oci_source);
         // Every key first: a parent may be declared after its children.

@@ -186,6 +186,22 @@ fn host_error_data(e: &HostError) -> Value {
             counts = vec![("limit", error.limit), ("tokens", error.tokens)];
             "token-budget"
         }
+        HostError::OverRequestBudget {
+            path,
+            tokens,
+            limit,
+            oldest,
+        } => {
+            put("session", Some(path));
+            put("budget", Some("sessions.max_request_tokens"));
+            put("tokenizer", Some(&tokens.tokenizer));
+            counts = vec![("limit", *limit), ("tokens", tokens.total)];
+            if let Some(range) = oldest {
+                counts.push(("start_seq", range.start_seq as usize));
+                counts.push(("end_seq", range.end_seq as usize));
+            }
+            "token-budget"
+        }
         HostError::ConfiguredTokenizer(_) | HostError::Tokenizer(_) | HostError::NoTokenizer => {
             "tokenizer"
         }

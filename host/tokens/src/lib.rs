@@ -30,12 +30,14 @@ mod budget;
 mod cache;
 mod cuts;
 mod hf;
+mod request;
 
 pub use budget::{
     check as check_budget, BudgetError, Contributor, OverTokenBudget, TokenBudgeted, LARGEST_NAMED,
 };
 pub use cache::{CacheStats, MAX_CACHED_BYTES, MAX_CACHED_TEXTS};
 pub use hf::MAX_RUN as MAX_TOKENIZER_JSON_RUN;
+pub use request::{count_request, RequestTokens};
 
 use serde::Serialize;
 use thiserror::Error;

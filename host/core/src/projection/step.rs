@@ -140,10 +140,42 @@ pub struct StepOutcome {
 /// or not at all (in a shared store, one conditional append). On an error nothing of the
 /// step is written.
 pub fn run_step(session: &mut Session, input: &StepInput<'_>) -> Result<StepOutcome, AppendError> {
+    run_step_checked(session, input, |_| Ok::<(), std::convert::Infallible>(())).map_err(
+        |e| match e {
+            StepRefused::Append(e) => e,
+            StepRefused::Check(never) => match never {},
+        },
+    )
+}
+
+/// Why [`run_step_checked`] wrote nothing.
+#[derive(Debug)]
+pub enum StepRefused<E> {
+    /// The log refused or failed the write.
+    Append(AppendError),
+    /// The caller's check refused the request.
+    Check(E),
+}
+
+/// [`run_step`], with `check` looking at the step's request before anything is written: a
+/// refusal leaves the log and the session as they were (a request over a token budget is
+/// never logged as sent).
+pub fn run_step_checked<E>(
+    session: &mut Session,
+    input: &StepInput<'_>,
+    check: impl FnOnce(&StepOutcome) -> Result<(), E>,
+) -> Result<StepOutcome, StepRefused<E>> {
     session.stage();
-    match stage_step(session, input) {
+    let staged = stage_step(session, input)
+        .map_err(StepRefused::Append)
+        .and_then(|outcome| {
+            check(&outcome)
+                .map(|()| outcome)
+                .map_err(StepRefused::Check)
+        });
+    match staged {
         Ok(outcome) => {
-            session.commit_staged()?;
+            session.commit_staged().map_err(StepRefused::Append)?;
             Ok(outcome)
         }
         Err(e) => {

@@ -11,6 +11,7 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields, default)]
 pub(super) struct RawSessions {
     store: Option<String>,
+    max_request_tokens: Option<usize>,
 }
 
 /// The `[sessions]` table, checked.
@@ -20,6 +21,10 @@ pub struct SessionsConfig {
     /// The store a bare session name is an id in: `sqlite:PATH` (relative to the file) or
     /// `postgres://USER@HOST/DB`. `None`: a bare name is a log file's path.
     pub store: Option<StoreName>,
+    /// The most tokens a step's request may count, as its route sends it (system prompt,
+    /// tools, messages), with `[prompt] tokenizer`; a step over it fails with kind
+    /// `token-budget` and writes nothing, naming the oldest range a compaction could replace.
+    pub max_request_tokens: Option<usize>,
 }
 
 impl SessionsConfig {
@@ -35,8 +40,17 @@ impl RawSessions {
     /// Check the store's name; a SQLite database's path is resolved against `base` (the
     /// file's directory), as every path in host.toml is.
     pub(super) fn check(self, base: &Path) -> Result<SessionsConfig, (String, String)> {
+        if self.max_request_tokens == Some(0) {
+            return Err((
+                "sessions.max_request_tokens".to_string(),
+                "must be at least 1".to_string(),
+            ));
+        }
         let Some(text) = self.store else {
-            return Ok(SessionsConfig::default());
+            return Ok(SessionsConfig {
+                store: None,
+                max_request_tokens: self.max_request_tokens,
+            });
         };
         let store = StoreName::parse(&text).map_err(|_| {
             (
@@ -52,6 +66,7 @@ impl RawSessions {
                 StoreName::Sqlite(db) => StoreName::Sqlite(base.join(db)),
                 other => other,
             }),
+            max_request_tokens: self.max_request_tokens,
         })
     }
 }

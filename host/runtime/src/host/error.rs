@@ -146,6 +146,20 @@ pub enum HostError {
         /// What is wrong.
         error: crate::session::ConversationError,
     },
+    /// A step's request would count more tokens than `[sessions] max_request_tokens`.
+    /// Nothing was written.
+    #[cfg(feature = "tokens")]
+    #[error("session log {path}: the request would count {} tokens ({}: system prompt {}, tools {}, messages {}), over [sessions] max_request_tokens = {limit}; {}", .tokens.total, .tokens.tokenizer, .tokens.system, .tokens.tools, .tokens.messages, compact_hint(.oldest.as_ref()))]
+    OverRequestBudget {
+        /// The log.
+        path: String,
+        /// The request's count.
+        tokens: crate::tokens::RequestTokens,
+        /// The budget.
+        limit: usize,
+        /// The oldest range a compaction could replace (keeping the newest turn), if any.
+        oldest: Option<crate::session::CompactionRange>,
+    },
     /// A compaction was refused. Nothing was written.
     #[error("session log {path}: compaction refused: {error}")]
     Compaction {
@@ -166,6 +180,18 @@ pub enum HostError {
         /// What failed.
         error: AppendError,
     },
+}
+
+/// What an over-budget request's error suggests.
+#[cfg(feature = "tokens")]
+fn compact_hint(oldest: Option<&crate::session::CompactionRange>) -> String {
+    match oldest {
+        Some(range) => format!(
+            "compact the conversation: the oldest range a compaction could replace is seqs {} to {} (everything before the newest turn)",
+            range.start_seq, range.end_seq
+        ),
+        None => "no range can be compacted (the newest turn alone is over the budget)".into(),
+    }
 }
 
 /// Who registered an entry that a render error names.

@@ -290,9 +290,15 @@ impl Host {
             retry_of,
             origins: Some(&origins),
         };
-        let outcome = run_step(session, &input).map_err(|source| HostError::Session {
-            path: session.path().display().to_string(),
-            error: source,
+        let checked = run_step_checked(session, &input, |outcome| {
+            self.check_request_budget(&outcome.request)
+        });
+        let outcome = checked.map_err(|refused| {
+            let path = session.path().display().to_string();
+            match refused {
+                StepRefused::Append(error) => HostError::Session { path, error },
+                StepRefused::Check(over) => over.into_error(path, session),
+            }
         })?;
         if !span.is_disabled() {
             span.record("prompt_host.commits", spans::int(outcome.commits.len()));

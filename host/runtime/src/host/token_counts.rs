@@ -174,6 +174,66 @@ impl Host {
     }
 }
 
+/// Why a step's request was refused before it was written.
+pub(super) enum RequestOver {
+    /// Over `[sessions] max_request_tokens`.
+    Budget {
+        tokens: crate::tokens::RequestTokens,
+        limit: usize,
+    },
+    /// The count failed, or there is nothing to count with.
+    Error(HostError),
+}
+
+impl RequestOver {
+    /// The host's error for the step on `session` (whose newest turn is kept by the
+    /// compaction the error suggests).
+    pub(super) fn into_error(self, path: String, session: &Session) -> HostError {
+        match self {
+            RequestOver::Budget { tokens, limit } => HostError::OverRequestBudget {
+                path,
+                tokens,
+                limit,
+                oldest: crate::session::oldest_compactable(session, 1),
+            },
+            RequestOver::Error(error) => error,
+        }
+    }
+}
+
+impl Host {
+    /// Count a step's request against `[sessions] max_request_tokens` (nothing is counted
+    /// without one).
+    pub(super) fn check_request_budget(
+        &self,
+        request: &crate::session::ModelRequest,
+    ) -> Result<(), RequestOver> {
+        let Some(limit) = self.max_request_tokens else {
+            return Ok(());
+        };
+        let tokenizer = self.tokenizer_named(None).map_err(|_| {
+            RequestOver::Error(HostError::BudgetNeedsTokenizer {
+                budget: "sessions.max_request_tokens".into(),
+            })
+        })?;
+        let tokens = tokens::count_request(&tokenizer, request)
+            .map_err(|e| RequestOver::Error(HostError::Tokenizer(e)))?;
+        if tokens.total > limit {
+            return Err(RequestOver::Budget { tokens, limit });
+        }
+        Ok(())
+    }
+
+    /// What `request` counts, as its route sends it, with `tokenizer`.
+    pub fn request_tokens(
+        &self,
+        request: &crate::session::ModelRequest,
+        tokenizer: &Tokenizer,
+    ) -> Result<crate::tokens::RequestTokens, HostError> {
+        tokens::count_request(tokenizer, request).map_err(HostError::Tokenizer)
+    }
+}
+
 /// Each section's text as it lands in the rendered prompt.
 fn prompt_parts(rendered: &Rendered, max_bytes: usize) -> Vec<NamedText> {
     // The assembly rendered within this budget a moment ago, so it renders again; should it

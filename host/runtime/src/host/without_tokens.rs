@@ -16,7 +16,30 @@ pub(super) fn refuse_token_settings(prompt: &PromptConfig) -> Result<(), HostErr
     }
 }
 
+/// A step's request refused before it was written (this build counts nothing).
+pub(super) struct RequestOver(HostError);
+
+impl RequestOver {
+    pub(super) fn into_error(self, _path: String, _session: &crate::session::Session) -> HostError {
+        self.0
+    }
+}
+
 impl Host {
+    /// No count: a `max_request_tokens` set on this build is refused at the step.
+    pub(super) fn check_request_budget(
+        &self,
+        _request: &crate::session::ModelRequest,
+    ) -> Result<(), RequestOver> {
+        match self.max_request_tokens {
+            None => Ok(()),
+            Some(limit) => Err(RequestOver(HostError::MissingFeature {
+                entry: format!("sessions.max_request_tokens = {limit}"),
+                feature: Feature::Tokens,
+            })),
+        }
+    }
+
     /// No counts for the span.
     pub(super) fn span_tokens(&self, _rendered: &Rendered) -> Option<spans::SpanTokens<'_>> {
         None

@@ -494,3 +494,128 @@ async fn bad_ranges_and_summaries_are_refused_by_the_library_in_a_tokio_runtime(
     let (_, replayed) = host.replay(&session, None).unwrap();
     assert_eq!(replayed.body, outcome.request.body);
 }
+
+/// A deployment whose requests may count at most `limit` tokens.
+fn budgeted(limit: usize) -> Deployment {
+    let d = deployment();
+    let toml = std::fs::read_to_string(d.config()).unwrap();
+    let toml = toml.replacen("[prompt]\n", "[prompt]\ntokenizer = \"o200k_base\"\n", 1);
+    std::fs::write(
+        d.config(),
+        format!("[sessions]\nmax_request_tokens = {limit}\n\n{toml}"),
+    )
+    .unwrap();
+    d
+}
+
+#[test]
+fn a_request_over_max_request_tokens_fails_naming_the_range_to_compact_and_writes_nothing() {
+    let d = budgeted(300);
+    let mut s = Served::start(
+        &["--config", d.config().to_str().unwrap()],
+        &d.path("cache"),
+    );
+    let path = d.path("s.jsonl");
+    let session = path.to_str().unwrap();
+    let long = "many words in a question ".repeat(10);
+    let step = |s: &mut Served, n: usize| {
+        s.call(
+            "step",
+            json!({"session": session, "scope": "agent:1", "facts": {"model": "m1"}, "user": [format!("{n}: {long}")]}),
+        )
+    };
+    let mut refused = None;
+    for n in 0..20 {
+        let answer = step(&mut s, n);
+        if answer.get("error").is_some() {
+            refused = Some(answer);
+            break;
+        }
+        s.ok(
+            "append_assistant",
+            json!({"session": session, "text": format!("answer {n}")}),
+        );
+    }
+    let refused = refused.expect("the conversation outgrew 300 tokens");
+    let error = &refused["error"];
+    let data = &error["data"];
+    assert_eq!(data["kind"], "token-budget", "{refused}");
+    assert_eq!(data["budget"], "sessions.max_request_tokens");
+    assert_eq!(data["limit"], 300);
+    assert!(data["tokens"].as_u64().unwrap() > 300, "{refused}");
+    let (start, end) = (
+        data["start_seq"].as_u64().unwrap(),
+        data["end_seq"].as_u64().unwrap(),
+    );
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("over [sessions] max_request_tokens = 300; compact the conversation: the oldest range a compaction could replace is seqs"),
+        "{message}"
+    );
+    // Nothing of the refused step is in the log.
+    s.ok("close_session", json!({"session": session}));
+    let before = std::fs::read(&path).unwrap();
+    let steps = String::from_utf8_lossy(&before)
+        .matches("\"step/start\"")
+        .count();
+    // The range named goes through, and the same step then fits.
+    let done = s.ok("compact", json!({"session": session, "summary": "earlier questions", "start_seq": start, "end_seq": end}));
+    assert_eq!(done["replaced"][0], start);
+    let answer = step(&mut s, 99);
+    assert!(answer.get("result").is_some(), "{answer}");
+    let after = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(after.matches("\"step/start\"").count(), steps + 1);
+}
+
+#[test]
+fn max_request_tokens_holds_through_the_command_line_and_needs_a_tokenizer() {
+    let d = budgeted(40);
+    let path = d.path("s.jsonl");
+    let session = path.to_str().unwrap();
+    let config = d.config();
+    let config = config.to_str().unwrap();
+    let run = d.run(&[
+        "step",
+        "--config",
+        config,
+        "--scope",
+        "agent:1",
+        "--fact",
+        "model=m1",
+        "--session",
+        session,
+        "--user",
+        "hello",
+    ]);
+    run.fails(
+        1,
+        &[
+            "over [sessions] max_request_tokens = 40",
+            "no range can be compacted",
+        ],
+    );
+    assert!(!path.exists() || std::fs::read(&path).unwrap().is_empty());
+    // A budget with no tokenizer to count it stops the host, naming the key.
+    let toml = std::fs::read_to_string(d.config()).unwrap();
+    std::fs::write(d.config(), toml.replace("tokenizer = \"o200k_base\"\n", "")).unwrap();
+    let run = d.run(&[
+        "step",
+        "--config",
+        config,
+        "--scope",
+        "agent:1",
+        "--fact",
+        "model=m1",
+        "--session",
+        session,
+        "--user",
+        "hello",
+    ]);
+    run.fails(
+        1,
+        &[
+            "sessions.max_request_tokens",
+            "a token budget needs prompt.tokenizer",
+        ],
+    );
+}
