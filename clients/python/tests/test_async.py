@@ -12,6 +12,7 @@ from conftest import IDENTITY, SNAPSHOT, Wire, run
 from prompt_host import (
     Assembly,
     AsyncPromptHost,
+    Compacted,
     Describe,
     McpStatus,
     Notification,
@@ -62,6 +63,11 @@ def test_every_method(open_async_host, wasm, wire: Wire, tmp_path: Path) -> None
             assert s2.request["messages"][0]["content"] == f"{IDENTITY}\n\nOn n."
             assert await host.request(log, 1) == Replay(1, s1.request)
             assert await host.request(log) == Replay(s2.step, s2.request)
+            # Everything after the system prompt (keep no turn) becomes the summary; the steps
+            # before it replay as they were sent.
+            done = await host.compact(log, "They said hi; ls listed a b.", keep_turns=0)
+            assert isinstance(done, Compacted) and done.summary_seq == done.start_event + 1
+            assert await host.request(log, 1) == Replay(1, s1.request)
             assert await host.close_session(log) is True
             assert await host.mcp_status(wait_ms=0) == []
             await host.subscribe(log="off", plugins=False, registry=False, mcp=False)
@@ -73,8 +79,8 @@ def test_every_method(open_async_host, wasm, wire: Wire, tmp_path: Path) -> None
     run(main())
     assert {m["method"] for m in wire.sent if "id" in m} >= {
         "describe", "bind_scope", "dispose_scope", "scopes", "load_plugin", "dispose_plugin", "plugins", "assemble",
-        "render", "step", "retry", "append_assistant", "append_tool_result", "request", "close_session", "mcp_status",
-        "subscribe", "$/cancelRequest",
+        "render", "step", "retry", "append_assistant", "append_tool_result", "request", "compact", "close_session",
+        "mcp_status", "subscribe", "$/cancelRequest",
     }
 
 

@@ -50,6 +50,7 @@ METHODS = [
     "append_assistant",
     "append_tool_result",
     "request",
+    "compact",
     "close_session",
     "mcp_status",
     "subscribe",

@@ -223,6 +223,7 @@ METHODS: Dict[str, Tuple[Union[str, Reads], Union[type, Reads]]] = {
     "append_assistant": ("append_assistant", reads("seq", reason="append_assistant returns seq")),
     "append_tool_result": ("append_tool_result", reads("seq", reason="append_tool_result returns seq")),
     "request": ("request", t.Replay),
+    "compact": ("compact", t.Compacted),
     "close_session": ("close_session", reads("closed", reason="close_session returns closed")),
     "mcp_status": ("mcp_status", t.McpStatus),
     "subscribe": ("subscribe", reads(reason="an empty object: nothing to return")),

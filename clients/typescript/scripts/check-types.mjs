@@ -287,6 +287,7 @@ export const METHODS = {
   append_assistant: ["AppendAssistantParams", reads(["seq"], "appendAssistant returns seq")],
   append_tool_result: ["AppendToolResultParams", reads(["seq"], "appendToolResult returns seq")],
   request: ["RequestParams", "Replay"],
+  compact: ["CompactParams", "Compacted"],
   close_session: [reads(["session"], "closeSession(session)"), reads(["closed"], "closeSession returns closed")],
   mcp_status: [reads(["wait_ms"], "mcpStatus({ wait_ms? })"), "McpStatus"],
   subscribe: ["SubscribeParams", reads([], "an empty object: nothing to return")],

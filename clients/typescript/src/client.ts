@@ -16,6 +16,8 @@ import type {
   AppendAssistantParams,
   AppendToolResultParams,
   Assembly,
+  CompactParams,
+  Compacted,
   Describe,
   Facts,
   LoadPluginParams,
@@ -500,6 +502,20 @@ export class PromptHost extends EventEmitter {
   /** The request step `step` returned (the newest when absent), rebuilt from the log. */
   request(params: RequestParams, options?: CallOptions): Promise<Replay> {
     return this.call("request", defined(params), options);
+  }
+
+  /**
+   * Replace a range of the session's surface by `summary` (text the caller's model wrote, at
+   * most 1 MiB): the nodes from `start_seq` to `end_seq`, or everything after the system
+   * prompt but the newest `keep_turns` turns. One durable write; the log keeps what was
+   * replaced, so `request` rebuilds every earlier step as it was sent, and the next `step`
+   * sends the summary in the range's place. Rejects with kind `compaction`, nothing written,
+   * when the range is not on the surface, is reversed, starts at the system prompt, holds
+   * system prompt nodes only, separates a tool call from its result or covers a call with no
+   * result yet, or the summary is empty or over 1 MiB.
+   */
+  compact(params: CompactParams, options?: CallOptions): Promise<Compacted> {
+    return this.call("compact", defined(params), options);
   }
 
   async closeSession(session: string, options?: CallOptions): Promise<boolean> {

@@ -22,6 +22,7 @@ export type ErrorKind =
   | "session"
   | "conflict"
   | "conversation"
+  | "compaction"
   | "replay"
   | "unknown-plugin"
   | "config"
@@ -55,11 +56,15 @@ export interface ErrorData {
   bytes?: number;
   limit?: number;
   /** `token-budget`: the host.toml key of the budget passed. */
-  budget?: "max_prompt_tokens" | "max_context_tokens";
+  budget?: "max_prompt_tokens" | "max_context_tokens" | "max_request_tokens";
   /** `token-budget`: the tokenizer that counted. */
   tokenizer?: string;
   /** `token-budget`: the rendering's tokens (`limit` is the budget). */
   tokens?: number;
+  /** `token-budget` of a request: the first node of the oldest range `compact` could replace. */
+  start_seq?: number;
+  /** `token-budget` of a request: the last node of that range. */
+  end_seq?: number;
   /** `conflict`: the seq this server would have written. */
   expected?: number;
   /** `conflict`: the session's next seq in the store (another writer appended first). */

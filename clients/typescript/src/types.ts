@@ -321,6 +321,24 @@ export interface Replay {
   request: Request;
 }
 
+/** The result of `compact`: the events it wrote, the nodes the summary replaced, and what it
+ * left of the request's cached prefix. */
+export interface Compacted {
+  /** The seq of the `compaction/start` event. */
+  start_event: number;
+  /** The seq of the summary message, which now stands where the range was. */
+  summary_seq: number;
+  /** The seq of the `compaction/end` event. */
+  end_event: number;
+  /** The surface nodes replaced (seqs), in surface order. */
+  replaced: number[];
+  /** How many of the request's messages before the range are sent as they were: a
+   * provider's prompt cache keeps at most the tools, the system prompt and these. */
+  prefix_messages_kept: number;
+  /** The surface node the cached prefix now ends at: the summary. */
+  prefix_ends_at_seq: number;
+}
+
 export interface Describe {
   name: "prompt-host";
   version: string;
@@ -539,6 +557,31 @@ export interface RequestParams {
   session: string;
   step?: number;
 }
+
+/** `compact` of a range: the surface nodes from `start_seq` to `end_seq`, both given. */
+export interface CompactRangeParams {
+  session: string;
+  /** The text that replaces the range (the caller's model wrote it; at most 1 MiB). */
+  summary: string;
+  /** The first surface node replaced (its seq). */
+  start_seq: number;
+  /** The last surface node replaced (its seq). */
+  end_seq: number;
+  keep_turns?: never;
+}
+
+/** `compact` by turns: everything after the system prompt but the newest `keep_turns` turns. */
+export interface CompactKeepParams {
+  session: string;
+  /** The text that replaces the range (the caller's model wrote it; at most 1 MiB). */
+  summary: string;
+  keep_turns: number;
+  start_seq?: never;
+  end_seq?: never;
+}
+
+/** `compact`'s params: a range, or `keep_turns`; not both. */
+export type CompactParams = CompactRangeParams | CompactKeepParams;
 
 export interface SubscribeParams {
   log?: LogLevel;

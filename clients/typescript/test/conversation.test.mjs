@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { IDENTITY, SNAPSHOT, session, tempDir, wasm, withHost } from "./helpers.mjs";
+import { FAILED, PromptHostError } from "prompt-host";
+import { IDENTITY, SNAPSHOT, rejection, session, tempDir, wasm, withHost } from "./helpers.mjs";
 
 const SCOPE = "agent:conv";
 const TOOLS = [
@@ -115,6 +116,62 @@ test("five turns, three tool calls: every request exactly as expected; replay eq
     const text = (method) =>
       Object.fromEntries(wire.responses().filter((m) => wire.methods.get(m.id) === method).map((m) => [m.result.step, JSON.stringify(m.result.request)]));
     assert.deepEqual(text("request"), text("step"));
+  }));
+
+/** The seq of the user's message `text`, from the log on disk. */
+function userMessageSeq(log, text) {
+  const events = readFileSync(log, "utf8").trim().split("\n").slice(1).map((line) => JSON.parse(line));
+  const found = events.find((e) => e.type === "user/message" && JSON.stringify(e.data).includes(JSON.stringify(text)));
+  assert.ok(found, `no user message ${text} in ${log}`);
+  return found.seq;
+}
+
+test("compact: a range that splits a tool call is refused, nothing written; the summary is sent after the system prompt; earlier steps replay unchanged", () =>
+  withHost(async (host) => {
+    await deploy(host);
+    const log = join(tempDir(), "session.jsonl");
+    const m1 = { model: "m1", cwd: "/repo" };
+    const steps = [await host.step({ session: log, scope: SCOPE, facts: m1, user: ["List the files."] })];
+    const call = await host.appendAssistant({ session: log, tool_calls: [{ id: "call_1", name: "ls", arguments: { path: "." } }] });
+    const result = await host.appendToolResult({ session: log, call_id: "call_1", content: "README.md\nsrc" });
+    steps.push(await host.step({ session: log, scope: SCOPE, facts: m1 }));
+    await host.appendAssistant({ session: log, text: "README.md and src." });
+    steps.push(await host.step({ session: log, scope: SCOPE, facts: m1, user: ["Thanks."] }));
+    await host.appendAssistant({ session: log, text: "You're welcome." });
+    const userSeq = userMessageSeq(log, "List the files.");
+    assert.ok(userSeq < call && call < result);
+    const before = readFileSync(log);
+
+    // From the user's message to the call, leaving its result out: refused, nothing written.
+    const e = await rejection(host.compact({ session: log, summary: "They listed the files.", start_seq: userSeq, end_seq: call }));
+    assert.ok(e instanceof PromptHostError);
+    assert.deepEqual([e.code, e.kind, e.session, e.method], [FAILED, "compaction", log, "compact"]);
+    assert.ok(e.message.startsWith(`session log ${log}: compaction refused: `), e.message);
+    assert.ok(
+      e.message.includes(`the range would separate tool call call_1 (seq ${call}) from its result (seq ${result}); end the range at seq ${result} or later`),
+      e.message,
+    );
+    assert.deepEqual(readFileSync(log), before);
+
+    // Everything but the newest turn becomes the summary.
+    const summary = "The user asked for the files: README.md and src.";
+    const done = await host.compact({ session: log, summary, keep_turns: 1 });
+    assert.deepEqual([done.summary_seq, done.end_event, done.prefix_ends_at_seq], [done.start_event + 1, done.start_event + 2, done.start_event + 1]);
+    assert.equal(done.replaced[0], userSeq);
+    assert.ok(done.replaced.includes(call) && done.replaced.includes(result), JSON.stringify(done));
+    assert.equal(done.prefix_messages_kept, 1);
+
+    // The next request: the system prompt, the summary, the kept turn, the new input (and the
+    // runtime-context snapshot, which was in the range, sent again).
+    const next = await host.step({ session: log, scope: SCOPE, facts: m1, user: ["And the tests?"] });
+    const messages = next.request.messages;
+    assert.deepEqual(messages.slice(0, 4), [system("m1"), user(summary), user("Thanks."), { role: "assistant", content: "You're welcome." }]);
+    assert.ok(messages.slice(4).some((m) => m.content === "And the tests?"), JSON.stringify(messages));
+    assert.equal(messages.filter((m) => m.content === CONTEXT.content).length, 1, JSON.stringify(messages));
+    assert.ok(!messages.some((m) => m.content === "List the files." || m.tool_call_id === "call_1"), JSON.stringify(messages));
+
+    // The log keeps what was replaced: every step replays as it was sent.
+    for (const s of [...steps, next]) assert.deepEqual(await host.request({ session: log, step: s.step }), { step: s.step, request: s.request });
   }));
 
 test("retry re-uses the assembly: no plugin call", () =>

@@ -13,7 +13,8 @@ import { CACHE, IDENTITY, REPO, SNAPSHOT, Wire, binary, rejection, session, slee
 
 const METHODS = [
   "describe", "bind_scope", "dispose_scope", "scopes", "load_plugin", "reload_plugin", "dispose_plugin", "plugins", "assemble", "render",
-  "step", "retry", "append_assistant", "append_tool_result", "request", "close_session", "mcp_status", "subscribe",
+  "step", "retry", "append_assistant", "append_tool_result", "request", "compact", "close_session", "mcp_status",
+  "subscribe",
   "$/cancelRequest",
 ];
 

@@ -41,6 +41,9 @@ export async function run(): Promise<void> {
   await host.appendAssistant({ session, reply: { role: message.role, content: message.content } });
   const calls: ToolCall[] = [{ id: "1", name: "ls", arguments: { path: "." } }, { id: "2", name: "ls", arguments: '{"path": "."}' }, { id: "3", name: "ls" }];
   await host.appendAssistant({ session, text: "x", reasoning: "y", tool_calls: calls, usage });
+  const compacted = await host.compact({ session, summary: "s", keep_turns: 3 });
+  const kept: number = compacted.prefix_messages_kept + (await host.compact({ session, summary: "s", start_seq: 1, end_seq: 4 })).replaced.length;
+  void kept;
   const n: number = step.cache.breakpoints.length + (step.cache.last_usage?.input_tokens ?? 0) + step.route.capabilities.cache_breakpoints;
   const where: "system" | "tools" | "message" | undefined = step.cache.breakpoints[0]?.at;
   const model: string | null = step.route.model;
@@ -58,6 +61,8 @@ test("misuse does not compile", () => {
     ["route without reply", 'await host.appendAssistant({ session, text: "x", route: "chat-completions" });', /not assignable/],
     ["reply with text", 'await host.appendAssistant({ session, reply: {}, text: "x" });', /not assignable/],
     ["arguments that are neither an object nor text", 'await host.appendAssistant({ session, tool_calls: [{ id: "1", name: "ls", arguments: 5 }] });', /'number' is not assignable/],
+    ["compact with a range and keep_turns", 'await host.compact({ session, summary: "s", start_seq: 1, end_seq: 2, keep_turns: 1 });', /not assignable/],
+    ["compact with half a range", 'await host.compact({ session, summary: "s", start_seq: 1 });', /not assignable/],
     ["a reply route that is a spec", 'await host.appendAssistant({ session, reply: {}, route: { name: "chat-completions" } });', /not assignable/],
   ];
   // One program: case n is on line first + n.

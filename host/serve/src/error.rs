@@ -193,7 +193,7 @@ fn host_error_data(e: &HostError) -> Value {
             oldest,
         } => {
             put("session", Some(path));
-            put("budget", Some("sessions.max_request_tokens"));
+            put("budget", Some("max_request_tokens"));
             put("tokenizer", Some(&tokens.tokenizer));
             counts = vec![("limit", *limit), ("tokens", tokens.total)];
             if let Some(range) = oldest {

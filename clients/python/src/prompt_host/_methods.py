@@ -28,6 +28,7 @@ from . import _wire
 from ._wire import CancelToken, PathLike, Reply
 from .types import (
     Assembly,
+    Compacted,
     Describe,
     Facts,
     McpStatus,
@@ -308,6 +309,33 @@ def request(
     return Call("request", _wire.request(session, step), Replay.from_json, cancel, timeout)
 
 
+def compact(
+    session: PathLike,
+    summary: str,
+    *,
+    start_seq: Optional[int] = None,
+    end_seq: Optional[int] = None,
+    keep_turns: Optional[int] = None,
+    cancel: Optional[CancelToken] = None,
+    timeout: Optional[float] = None,
+) -> Call[Compacted]:
+    """Replace a range of the session's surface by ``summary`` (text the caller's model
+    wrote, at most 1 MiB): the surface nodes from ``start_seq`` to ``end_seq`` (both
+    given), or, with ``keep_turns``, everything after the system prompt but the newest
+    ``keep_turns`` turns. One durable write; the log keeps what was replaced, so `request`
+    rebuilds every earlier step as it was sent, and the next `step` sends the summary in
+    the range's place. `Compacted` says what was written and how many of the request's
+    messages before the range are sent unchanged (what a provider's prompt cache can
+    keep). A range that is not on the surface, is reversed, starts at the system prompt,
+    holds system prompt nodes only, separates a tool call from its result or covers a call
+    of the current turn with no result yet, and an empty summary or one over 1 MiB, are
+    refused (`PromptHostError`, kind ``compaction``; the message says which and where the
+    range could end instead), and nothing is written. A range and ``keep_turns`` together,
+    or neither, is invalid params (code -32602)."""
+    params = _wire.compact(session, summary, start_seq, end_seq, keep_turns)
+    return Call("compact", params, Compacted.from_json, cancel, timeout)
+
+
 def close_session(
     session: PathLike, *, cancel: Optional[CancelToken] = None, timeout: Optional[float] = None
 ) -> Call[bool]:
@@ -352,6 +380,7 @@ METHODS = (
     append_assistant,
     append_tool_result,
     request,
+    compact,
     close_session,
     mcp_status,
     subscribe,

@@ -285,6 +285,20 @@ def request(session: PathLike, step: Optional[int]) -> Dict[str, Any]:
     return p
 
 
+def compact(
+    session: PathLike,
+    summary: str,
+    start_seq: Optional[int],
+    end_seq: Optional[int],
+    keep_turns: Optional[int],
+) -> Dict[str, Any]:
+    p: Dict[str, Any] = {"session": path_param(session), "summary": summary}
+    _put(p, "start_seq", start_seq)
+    _put(p, "end_seq", end_seq)
+    _put(p, "keep_turns", keep_turns)
+    return p
+
+
 def subscribe(
     log: Optional[str], plugins: Optional[bool], registry: Optional[bool], mcp: Optional[bool]
 ) -> Dict[str, Any]:

@@ -456,6 +456,7 @@ class AsyncPromptHost:
     append_assistant = _methods.asynchronous(_methods.append_assistant)
     append_tool_result = _methods.asynchronous(_methods.append_tool_result)
     request = _methods.asynchronous(_methods.request)
+    compact = _methods.asynchronous(_methods.compact)
     close_session = _methods.asynchronous(_methods.close_session)
     mcp_status = _methods.asynchronous(_methods.mcp_status)
     subscribe = _methods.asynchronous(_methods.subscribe)

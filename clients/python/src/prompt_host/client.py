@@ -542,6 +542,7 @@ class PromptHost:
     append_assistant = _methods.sync(_methods.append_assistant)
     append_tool_result = _methods.sync(_methods.append_tool_result)
     request = _methods.sync(_methods.request)
+    compact = _methods.sync(_methods.compact)
     close_session = _methods.sync(_methods.close_session)
     mcp_status = _methods.sync(_methods.mcp_status)
     subscribe = _methods.sync(_methods.subscribe)

@@ -27,6 +27,7 @@ __all__ = [
     "CallTiming",
     "Capabilities",
     "ChatRequest",
+    "Compacted",
     "Describe",
     "Facts",
     "GrantDir",
@@ -767,6 +768,37 @@ class Replay:
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> Replay:
         return cls(step=v["step"], request=v["request"])
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """The result of ``compact``: the events it wrote, the nodes the summary replaced, and
+    what it left of the request's cached prefix."""
+
+    #: The seq of the ``compaction/start`` event.
+    start_event: int
+    #: The seq of the summary message, which now stands where the range was.
+    summary_seq: int
+    #: The seq of the ``compaction/end`` event.
+    end_event: int
+    #: The surface nodes replaced (seqs), in surface order.
+    replaced: List[int]
+    #: How many of the request's messages before the range are sent as they were: a
+    #: provider's prompt cache keeps at most the tools, the system prompt and these.
+    prefix_messages_kept: int
+    #: The surface node the cached prefix now ends at: the summary.
+    prefix_ends_at_seq: int
+
+    @classmethod
+    def from_json(cls, v: Mapping[str, Any]) -> Compacted:
+        return cls(
+            start_event=v["start_event"],
+            summary_seq=v["summary_seq"],
+            end_event=v["end_event"],
+            replaced=list(v["replaced"]),
+            prefix_messages_kept=v["prefix_messages_kept"],
+            prefix_ends_at_seq=v["prefix_ends_at_seq"],
+        )
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,8 @@ pub enum ErrorKind {
     Conflict,
     /// A conversation event was refused.
     Conversation,
+    /// A compaction's range or summary was refused; nothing was written.
+    Compaction,
     /// A step could not be derived again.
     Replay,
     /// No such plugin.
@@ -127,6 +129,8 @@ pub enum BudgetName {
     MaxPromptTokens,
     /// `[prompt] max_context_tokens`.
     MaxContextTokens,
+    /// `[sessions] max_request_tokens`.
+    MaxRequestTokens,
 }
 
 /// The structured fields of an error: its kind, and what it is about when that is known.
@@ -183,6 +187,13 @@ pub struct ErrorData {
     /// The tokens counted.
     #[schemars(skip_serializing_if = "Option::is_none")]
     pub tokens: Option<u64>,
+    /// `token-budget` of a request: the first node of the oldest range a compaction could
+    /// replace.
+    #[schemars(skip_serializing_if = "Option::is_none")]
+    pub start_seq: Option<u64>,
+    /// `token-budget` of a request: the last node of that range.
+    #[schemars(skip_serializing_if = "Option::is_none")]
+    pub end_seq: Option<u64>,
     /// `conflict`: the seq this server would have written.
     #[schemars(skip_serializing_if = "Option::is_none")]
     pub expected: Option<u64>,

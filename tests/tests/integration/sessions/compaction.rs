@@ -540,7 +540,7 @@ fn a_request_over_max_request_tokens_fails_naming_the_range_to_compact_and_write
     let error = &refused["error"];
     let data = &error["data"];
     assert_eq!(data["kind"], "token-budget", "{refused}");
-    assert_eq!(data["budget"], "sessions.max_request_tokens");
+    assert_eq!(data["budget"], "max_request_tokens");
     assert_eq!(data["limit"], 300);
     assert!(data["tokens"].as_u64().unwrap() > 300, "{refused}");
     let (start, end) = (
