@@ -57,7 +57,7 @@ pub enum CompactionError {
         events: u64,
     },
     /// A seq of the range is an event that is not (or no longer) on the surface.
-    #[error("seq {seq} is not on the surface (it is a {kind}{why}); the surface holds {surface}")]
+    #[error("seq {seq} is not on the surface (its event is {kind}{why}); the surface holds {surface}")]
     NotOnSurface {
         /// The seq asked for.
         seq: u64,

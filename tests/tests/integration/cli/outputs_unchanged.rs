@@ -452,6 +452,19 @@ fn every_serve_method_answers_as_before() {
         ),
         ("request", json!({"session": log, "step": 0})),
         ("request", json!({"session": log})),
+        (
+            "compact",
+            json!({"session": log, "summary": "Backwards.", "start_seq": 9, "end_seq": 2}),
+        ),
+        (
+            "compact",
+            json!({"session": log, "summary": "The user asked for the files; they were a, b and c.", "keep_turns": 1}),
+        ),
+        (
+            "step",
+            json!({"session": log, "scope": "agent:1", "facts": facts, "user": ["Third."]}),
+        ),
+        ("request", json!({"session": log, "step": 1})),
         ("close_session", json!({"session": log})),
         (
             "reload_plugin",

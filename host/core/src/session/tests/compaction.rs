@@ -140,7 +140,7 @@ fn bad_ranges_and_summaries_are_refused_naming_why_and_write_nothing() {
         &mut s,
         range(2, 4),
         "x",
-        "seq 2 is not on the surface (it is a assistant/message, replaced by seq 11); the surface holds [0, 11, 5, 6, 7, 8, 9]",
+        "seq 2 is not on the surface (its event is assistant/message, replaced by seq 11); the surface holds [0, 11, 5, 6, 7, 8, 9]",
     );
 }
 
