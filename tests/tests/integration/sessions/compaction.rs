@@ -567,17 +567,13 @@ fn a_request_over_max_request_tokens_fails_naming_the_range_to_compact_and_write
     assert_eq!(after.matches("\"step/start\"").count(), steps + 1);
 }
 
-#[test]
-fn max_request_tokens_holds_through_the_command_line_and_needs_a_tokenizer() {
-    let d = budgeted(40);
-    let path = d.path("s.jsonl");
-    let session = path.to_str().unwrap();
+/// `prompt-host step` in `agent:1` with one user message.
+fn cli_step(d: &Deployment, session: &str, user: &str) -> crate::integration::support::cli::Run {
     let config = d.config();
-    let config = config.to_str().unwrap();
-    let run = d.run(&[
+    d.run(&[
         "step",
         "--config",
-        config,
+        config.to_str().unwrap(),
         "--scope",
         "agent:1",
         "--fact",
@@ -585,8 +581,16 @@ fn max_request_tokens_holds_through_the_command_line_and_needs_a_tokenizer() {
         "--session",
         session,
         "--user",
-        "hello",
-    ]);
+        user,
+    ])
+}
+
+#[test]
+fn max_request_tokens_holds_through_the_command_line_and_needs_a_tokenizer() {
+    let d = budgeted(40);
+    let path = d.path("s.jsonl");
+    let session = path.to_str().unwrap();
+    let run = cli_step(&d, session, "hello");
     run.fails(
         1,
         &[
@@ -598,19 +602,7 @@ fn max_request_tokens_holds_through_the_command_line_and_needs_a_tokenizer() {
     // A budget with no tokenizer to count it stops the host, naming the key.
     let toml = std::fs::read_to_string(d.config()).unwrap();
     std::fs::write(d.config(), toml.replace("tokenizer = \"o200k_base\"\n", "")).unwrap();
-    let run = d.run(&[
-        "step",
-        "--config",
-        config,
-        "--scope",
-        "agent:1",
-        "--fact",
-        "model=m1",
-        "--session",
-        session,
-        "--user",
-        "hello",
-    ]);
+    let run = cli_step(&d, session, "hello");
     run.fails(
         1,
         &[
