@@ -143,10 +143,10 @@ pub struct Compacted {
     pub end_event: u64,
     /// The surface nodes replaced, in surface order.
     pub replaced: Vec<u64>,
-    /// How many surface messages before the range (the system prompt's node among them,
-    /// which Anthropic and Responses carry outside `messages`) the next request sends as
-    /// they were: a provider's prompt cache holds at most the tools and these. The range's
-    /// first node is where the cached prefix ends; a range that starts later keeps more.
+    /// How many of the request's messages before the range are sent as they were: a
+    /// provider's prompt cache holds at most the tools, the system prompt and these. The
+    /// range's first node is where the cached prefix ends; a range that starts later keeps
+    /// more of it.
     pub prefix_messages_kept: u64,
     /// The surface node the cached prefix now ends at: the summary.
     pub prefix_ends_at_seq: u64,
