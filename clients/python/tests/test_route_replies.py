@@ -192,6 +192,63 @@ def test_a_log_that_changes_route(host: PromptHost, wasm, tmp_path: Path) -> Non
         validate_request(step.route.name, step.request)
 
 
+def test_a_providers_compaction_goes_back_in_place(host: PromptHost, wasm, tmp_path: Path) -> None:
+    """Compaction on the provider's side (docs/routes.md): OpenAI's ``compaction`` output item,
+    served by the stand-in through the SDK, and Anthropic's ``compaction`` block with the
+    context edits it reports. Each goes back where it was, as sent, in a request the SDK's
+    types take (Anthropic's beta types: the block is a beta feature); the runtime-context
+    snapshot, now behind the provider's summary, is sent again after it."""
+    deploy(host, wasm)
+    snapshot = "Sandbox: read-only."
+    compaction = {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAAB"}
+    said = {"type": "message", "id": "m1", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "Built.", "annotations": []}]}
+    options = {"context_management": [{"type": "compaction", "compact_threshold": 200000}]}
+    with FakeProvider([responses_response([compaction, said]), responses_response([said])]) as provider:
+        conv = Conversation(host, str(tmp_path / "responses.jsonl"), "openai-responses", provider)
+        facts = {"model": MODEL["openai-responses"], "cwd": "/repo"}
+        first = conv.step(facts=facts, route={"name": "openai-responses", "options": options}, user=["Build it."])
+        host.append_assistant(conv.log, reply=conv.send(first).to_dict())
+        second = conv.step(facts=facts, user=["Now test it."])
+        conv.send(second)
+        check_bodies(conv)
+    items = second.request["input"]
+    at = items.index(compaction)
+    assert items[at + 1] == said
+    # After the compacted turn: the user's message and the snapshot, sent again.
+    rest = json.dumps(items[at + 2:])
+    assert "Now test it." in rest and snapshot in rest, rest
+    assert snapshot in json.dumps(items[:at])
+    body = json.loads(conv.sent[-1][1].body)
+    assert undeclared_in_request("openai-responses", body) == []
+    validate_request("openai-responses", body)
+
+    from anthropic.types.beta.message_create_params import MessageCreateParamsNonStreaming as BetaParams
+    from sdk_support import validate
+
+    block = {"type": "compaction", "content": "The user asked for a site; it is built.", "signature": "c2ln"}
+    report = {"applied_edits": [{"type": "clear_tool_uses_20250919", "cleared_tool_uses": 2, "cleared_input_tokens": 900}]}
+    log = tmp_path / "anthropic.jsonl"
+    facts = {"model": MODEL["anthropic-messages"], "cwd": "/repo"}
+    route = {"name": "anthropic-messages", "options": {"max_tokens": 512, "context_management": {"edits": [{"type": "compact_20260112"}]}}}
+    host.step(log, scope=SCOPE, facts=facts, route=route, user=["Build it."])
+    host.append_assistant(
+        log,
+        reply={"type": "message", "role": "assistant", "content": [block, {"type": "text", "text": "Built."}], "context_management": report},
+    )
+    step = host.step(log, scope=SCOPE, facts=facts, user=["Now test it."])
+    messages = step.request["messages"]
+    (turn,) = [m for m in messages if m["role"] == "assistant"]
+    assert turn["content"][0] == block and turn["content"][1]["text"] == "Built."
+    after = messages[messages.index(turn) + 1:]
+    assert snapshot in json.dumps(after), after
+    assert "applied_edits" not in json.dumps(step.request)
+    recorded = [json.loads(line) for line in log.read_text().splitlines()]
+    (reply,) = [e for e in recorded if e["type"] == "assistant/message"]
+    assert reply["data"]["message"]["provider"]["context_management"] == report
+    validate(BetaParams, step.request)
+
+
 def test_usage_given_as_a_mapping(host: PromptHost, tmp_path: Path) -> None:
     log = tmp_path / "s.jsonl"
     host.step(log, facts={"model": "gpt-5.5"}, route="openai-responses", user=["Hi."])

@@ -7,7 +7,8 @@
 use std::collections::HashSet;
 
 use crate::prompt::{NamedText, CONTEXT_CLEARED, SYSTEM_PROMPT_PLUGIN_ID};
-use crate::session::event::USER_MESSAGE;
+use crate::session::event::{ASSISTANT_MESSAGE, USER_MESSAGE};
+use crate::session::route::reply::compacted_by_provider;
 use crate::session::{ContentBlock, Event, Message, Session, SessionId, Source};
 
 /// The snapshot the projection believes the model currently sees.
@@ -43,6 +44,15 @@ fn owned_message(event: &Event) -> Option<&Message> {
         .filter(|m| m.is_from_plugin(SYSTEM_PROMPT_PLUGIN_ID))
 }
 
+/// An assistant reply in which the provider compacted the conversation on its side
+/// (OpenAI's `compaction` item, Anthropic's `compaction` block). Sent back, it stands for
+/// everything before it: Anthropic drops the messages before it, OpenAI lets them go. A
+/// snapshot before it is, to the model, part of a summary, so the projection sends the
+/// snapshot again, as after a compaction of the log (RC8, RC9).
+fn provider_compaction(event: &Event) -> bool {
+    event.kind == ASSISTANT_MESSAGE && event.message().is_some_and(compacted_by_provider)
+}
+
 fn retained_of(event: &Event, message: &Message) -> Retained {
     Retained::Snapshot {
         seq: event.seq,
@@ -52,15 +62,23 @@ fn retained_of(event: &Event, message: &Message) -> Retained {
 
 impl RuntimeContextProjection {
     /// Restore from `session`: the newest owned snapshot still on the surface wins; owned
-    /// snapshots that were shadowed only record that one existed.
+    /// snapshots that were shadowed, or that a provider's compaction on the surface follows,
+    /// only record that one existed.
     pub fn restore(session: &Session) -> Self {
         let surface: HashSet<u64> = session.surface().iter().collect();
         let mut retained = Retained::Never;
+        let mut compacted_after = false;
         for event in session.events().iter().rev() {
+            if surface.contains(&event.seq) && provider_compaction(event) {
+                compacted_after = true;
+            }
             let Some(message) = owned_message(event) else {
                 continue;
             };
             retained = Retained::Gone;
+            if compacted_after {
+                break;
+            }
             if surface.contains(&event.seq) {
                 retained = retained_of(event, message);
                 break;
@@ -98,7 +116,7 @@ impl RuntimeContextProjection {
                     .source_event_seqs
                     .as_ref()
                     .is_some_and(|sources| sources.contains(seq));
-            if cites_retained {
+            if cites_retained || provider_compaction(event) {
                 self.retained = Retained::Gone;
             }
         }

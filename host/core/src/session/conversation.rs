@@ -141,6 +141,10 @@ pub struct ProviderReply {
     pub route: crate::session::route::RouteName,
     /// The reply.
     pub reply: Value,
+    /// What the provider reported of the context it managed for this request (Anthropic's
+    /// `context_management`: the context edits it applied); logged as
+    /// `provider.context_management`, never sent back.
+    pub context_management: Option<Value>,
 }
 
 /// Token counts of one turn, as the provider reported them.
@@ -366,10 +370,11 @@ pub fn assistant_event(
     }
     let mut message = Message::new("assistant", content);
     if let Some(provider) = &reply.provider {
-        message.extra.insert(
-            "provider".into(),
-            json!({"route": provider.route.as_str(), "reply": provider.reply}),
-        );
+        let mut recorded = json!({"route": provider.route.as_str(), "reply": provider.reply});
+        if let Some(report) = &provider.context_management {
+            recorded["context_management"] = report.clone();
+        }
+        message.extra.insert("provider".into(), recorded);
     }
     let mut data = MessageData::new(message);
     if let Some(usage) = &reply.usage {

@@ -4,7 +4,7 @@
 //! observed as a session event, and every state reached by following is also checked against
 //! a fresh restore from the log.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::{Retained, RuntimeContextProjection};
 use crate::projection::test_support::Log;
@@ -219,4 +219,69 @@ fn rc16_events_of_another_session_are_ignored() {
     assert_eq!(rc.retained(), &snap(0, &x()));
     assert!(rc.project(&x(), &policy_a()).is_none());
     assert_eq!(theirs.retained(), &snap(0, &y()));
+}
+
+/// A provider's reply (`route`'s shape) appended as the assistant's message; its seq.
+fn reply(log: &mut Log, rc: &mut RuntimeContextProjection, route: &str, reply: Value) -> u64 {
+    let route = crate::session::route::RouteName::parse(route).unwrap();
+    let read = crate::session::route::reply::parse(route, &reply).unwrap();
+    let event = crate::session::assistant_event(&log.session, &read).unwrap();
+    let id = log.session.id();
+    let event = log.session.append(event).unwrap().clone();
+    rc.observe(id, &event);
+    assert_eq!(
+        RuntimeContextProjection::restore(&log.session).retained(),
+        rc.retained()
+    );
+    event.seq
+}
+
+#[test]
+fn a_providers_compaction_after_the_snapshot_sends_it_again() {
+    let replies = [
+        (
+            "openai-responses",
+            json!({"object": "response", "output": [
+                {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAA…"},
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]}]}),
+        ),
+        (
+            "anthropic-messages",
+            json!({"type": "message", "role": "assistant", "content": [
+                {"type": "compaction", "content": "The user asked for a website; it is built."},
+                {"type": "text", "text": "Done."}]}),
+        ),
+    ];
+    for (route, compacting) in replies {
+        let mut log = Log::new();
+        log.user();
+        let mut rc = RuntimeContextProjection::restore(&log.session);
+        let m = rc.project(&x(), &policy_a()).unwrap();
+        let seq = commit(&mut log, &mut rc, m);
+        // An ordinary reply leaves the snapshot where the model sees it.
+        let plain = json!({"type": "message", "role": "assistant", "content": [{"type": "text", "text": "Hi."}]});
+        let plain = match route {
+            "openai-responses" => json!({"object": "response", "output": [
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi."}]}]}),
+            _ => plain,
+        };
+        reply(&mut log, &mut rc, route, plain);
+        assert_eq!(rc.retained(), &snap(seq, &x()), "{route}");
+        log.user();
+        // A reply in which the provider compacted: the snapshot is behind its summary.
+        reply(&mut log, &mut rc, route, compacting);
+        assert_eq!(rc.retained(), &Retained::Gone, "{route}");
+        // RC8 and RC9, as after a compaction of the log.
+        assert_eq!(text_of(&rc.project(&x(), &policy_a()).unwrap()), x());
+        assert_eq!(text_of(&rc.project("", &[]).unwrap()), CONTEXT_CLEARED);
+        // The snapshot sent again after it is the one the model sees.
+        let m = rc.project(&x(), &policy_a()).unwrap();
+        let again = commit(&mut log, &mut rc, m);
+        assert_eq!(rc.retained(), &snap(again, &x()), "{route}");
+        log.reopen();
+        assert_eq!(
+            RuntimeContextProjection::restore(&log.session).retained(),
+            &snap(again, &x())
+        );
+    }
 }

@@ -15,6 +15,27 @@ use crate::session::conversation::{
     arguments_of, AssistantReply, ConversationError, ProviderReply, ToolCall, Usage,
 };
 
+/// The type of the item (openai-responses) or content block (anthropic-messages) in which a
+/// provider hands back a conversation it compacted on its side: sent back in place, it
+/// stands for everything before it.
+pub const COMPACTION: &str = "compaction";
+
+/// Whether `message` was recorded from a provider's reply that compacted the conversation
+/// on the provider's side (a [`COMPACTION`] item or block): what came before it is, to the
+/// model, the provider's summary.
+pub fn compacted_by_provider(message: &crate::session::Message) -> bool {
+    message
+        .extra
+        .get("provider")
+        .and_then(|provider| provider.get("reply"))
+        .and_then(Value::as_array)
+        .is_some_and(|items| {
+            items
+                .iter()
+                .any(|item| item.get("type").and_then(Value::as_str) == Some(COMPACTION))
+        })
+}
+
 /// Read `reply`, sent by the provider of `route`.
 pub fn parse(route: RouteName, reply: &Value) -> Result<AssistantReply, ConversationError> {
     let wrong = |message: String| ConversationError::WrongShape {
@@ -42,6 +63,7 @@ pub fn parse(route: RouteName, reply: &Value) -> Result<AssistantReply, Conversa
         provider: Some(ProviderReply {
             route,
             reply: read.raw,
+            context_management: read.context_management,
         }),
         usage: read.usage,
     })
@@ -50,10 +72,12 @@ pub fn parse(route: RouteName, reply: &Value) -> Result<AssistantReply, Conversa
 /// The route whose shape `reply` unmistakably has, if any.
 fn shape_of(reply: &Value) -> Option<RouteName> {
     if let Value::Array(items) = reply {
-        // Bare content blocks, or bare output items.
-        let first = items.first()?.get("type")?.as_str()?;
-        return Some(match first {
+        // Bare content blocks, or bare output items. Both providers name their compaction
+        // item `compaction`: OpenAI's item has an `id`, Anthropic's block has none.
+        let first = items.first()?;
+        return Some(match first.get("type")?.as_str()? {
             "message" | "function_call" | "reasoning" => RouteName::OpenaiResponses,
+            COMPACTION if first.get("id").is_some() => RouteName::OpenaiResponses,
             _ => RouteName::AnthropicMessages,
         });
     }
@@ -91,6 +115,9 @@ struct Read {
     calls: Vec<ToolCall>,
     raw: Value,
     usage: Option<Usage>,
+    /// What the provider reports of the context it managed (Anthropic's
+    /// `context_management`: the edits it applied), kept in the log, never sent back.
+    context_management: Option<Value>,
 }
 
 /// Why a reply was refused while it was read.
@@ -206,6 +233,7 @@ fn chat(reply: &Value) -> Result<Read, Refused> {
         calls,
         raw: Value::Object(raw),
         usage,
+        context_management: None,
     })
 }
 
@@ -233,6 +261,11 @@ fn anthropic(reply: &Value) -> Result<Read, Refused> {
         calls: Vec::new(),
         raw: Value::Array(blocks.clone()),
         usage: None,
+        context_management: match reply {
+            Value::Object(message) => message.get("context_management").cloned(),
+            _ => None,
+        }
+        .filter(|report| !report.is_null()),
     };
     for (index, block) in blocks.iter().enumerate() {
         let kind = block
@@ -261,7 +294,8 @@ fn anthropic(reply: &Value) -> Result<Read, Refused> {
                 )?;
                 read.calls.push(call);
             }
-            // Redacted thinking, server tools and their results: kept in the reply only.
+            // Redacted thinking, server tools and their results, a compaction block: kept in
+            // the reply only.
             _ => {}
         }
     }
@@ -307,6 +341,7 @@ fn responses(reply: &Value) -> Result<Read, Refused> {
         calls: Vec::new(),
         raw: Value::Array(items.clone()),
         usage: None,
+        context_management: None,
     };
     for (index, item) in items.iter().enumerate() {
         let kind = item
@@ -350,7 +385,7 @@ fn responses(reply: &Value) -> Result<Read, Refused> {
                         .extend(part.get("text").and_then(Value::as_str).map(str::to_string));
                 }
             }
-            // Other items (built-in tool calls, …): kept in the reply only.
+            // Other items (built-in tool calls, a compaction item, …): kept in the reply only.
             _ => {}
         }
     }

@@ -528,3 +528,73 @@ fn the_system_breakpoint_stays_on_the_stable_prefix_when_an_update_joins_the_sys
         json!([{"type": "text", "text": "v1", "cache_control": {"type": "ephemeral"}}, {"type": "text", "text": "v2"}])
     );
 }
+
+#[test]
+fn a_providers_compaction_goes_back_in_place_and_its_report_stays_in_the_log() {
+    // OpenAI: the compaction item, as a Response's output or bare output items (whose
+    // first item alone says which provider sent it).
+    let responses = route(RouteSpec::new(RouteName::OpenaiResponses).model("gpt-5.2"));
+    let item = json!({"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAAB…"});
+    let said = json!({"type": "message", "id": "m1", "role": "assistant", "status": "completed",
+                      "content": [{"type": "output_text", "text": "Done.", "annotations": []}]});
+    for reply in [
+        json!({"object": "response", "output": [item, said]}),
+        json!([item, said]),
+    ] {
+        let mut log = Log::new();
+        log.system("v1").user("a");
+        let read = reply::parse(RouteName::OpenaiResponses, &reply).unwrap();
+        assert_eq!(read.text.as_deref(), Some("Done."));
+        log.reply(read).user("b");
+        let request = log.request(&responses);
+        assert_eq!(request["input"][1], item, "{request}");
+        assert_eq!(request["input"][2], said);
+        assert_eq!(request["input"][3]["content"], "b");
+    }
+    // Anthropic: the compaction block, and the context edits it reports.
+    let anthropic = route(
+        RouteSpec::new(RouteName::AnthropicMessages)
+            .model("claude-opus-4-8")
+            .option("max_tokens", json!(64))
+            .cache(false),
+    );
+    let block = json!({"type": "compaction", "content": "The user asked for a website; it is built.",
+                       "signature": "EqQB…", "encrypted_content": "opaque"});
+    let report = json!({"applied_edits": [{"type": "clear_tool_uses_20250919",
+                                           "cleared_tool_uses": 3, "cleared_input_tokens": 9000}]});
+    let message = json!({"type": "message", "role": "assistant", "content": [block, {"type": "text", "text": "Done."}],
+                         "context_management": report});
+    let read = reply::parse(RouteName::AnthropicMessages, &message).unwrap();
+    assert_eq!(
+        read.provider.as_ref().unwrap().context_management,
+        Some(report.clone())
+    );
+    let mut log = Log::new();
+    log.system("v1").user("a").reply(read).user("b");
+    let request = log.request(&anthropic);
+    assert_eq!(
+        request["messages"][1]["content"],
+        json!([block, {"type": "text", "text": "Done."}])
+    );
+    assert!(!request.to_string().contains("applied_edits"), "{request}");
+    let recorded = log
+        .session
+        .events()
+        .iter()
+        .find(|e| e.kind == crate::session::event::ASSISTANT_MESSAGE)
+        .unwrap();
+    assert_eq!(
+        recorded.message().unwrap().extra["provider"]["context_management"],
+        report
+    );
+    // A bare compaction block is Anthropic's, and the Responses route refuses it.
+    let bare = json!([block]);
+    assert!(reply::parse(RouteName::AnthropicMessages, &bare).is_ok());
+    let refused = reply::parse(RouteName::OpenaiResponses, &bare).unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("shaped like a reply of the anthropic-messages route"),
+        "{refused}"
+    );
+}
