@@ -29,6 +29,7 @@ from prompt_host import (
     PromptHost,
     PromptHostError,
     Rendered,
+    RequestTokens,
     ServerExited,
     TokenReport,
     ToolSchema,
@@ -202,6 +203,12 @@ def test_token_counts_on_request(host: PromptHost, wasm, wire: Wire, tmp_path: P
     step = host.step(tmp_path / "s.jsonl", scope="a", facts={"model": "m1"}, tokens="cl100k_base")
     assert step.tokens is not None and step.tokens.tools_as == "chat-completions"
     assert dataclasses.replace(step.tokens, tools_as=None) == t
+    # And its request as the route sends it: the system message's text is the prompt.
+    counted = step.request_tokens
+    assert isinstance(counted, RequestTokens) and counted.tokenizer == "cl100k_base"
+    assert counted.system == t.prompt and counted.tools == 0 and counted.messages > 0
+    assert counted.total == counted.system + counted.tools + counted.messages
+    assert host.step(tmp_path / "plain.jsonl", scope="a", facts={"model": "m1"}).request_tokens is None
     # No [prompt] tokenizer: `True` says how to get one; an unknown name is named.
     with pytest.raises(PromptHostError) as e:
         host.render(tokens=True)

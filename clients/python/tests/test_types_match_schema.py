@@ -257,6 +257,7 @@ TYPES: Dict[str, type] = {
     "results.step.tokens.sections[]": t.PartTokens,
     "results.step.tokens.contexts[]": t.PartTokens,
     "results.step.tokens.tools[]": t.PartTokens,
+    "results.step.request_tokens": t.RequestTokens,
     "results.step.timings": t.TimingReport,
     "results.step.timings.calls[]": t.CallTiming,
     "results.step.mcp_cuts[]": t.InstructionsCut,

@@ -317,6 +317,7 @@ export const TYPES = {
   "results.step.cache.breakpoints[]": "CacheBreakpoint",
   "results.step.cache.last_usage": "Usage",
   "results.step.tokens": "TokenReport",
+  "results.step.request_tokens": "RequestTokens",
   "results.step.tokens.sections[]": "PartTokens",
   "results.step.tokens.contexts[]": "PartTokens",
   "results.step.tokens.tools[]": "PartTokens",

@@ -282,6 +282,23 @@ export interface TokenReport {
 }
 
 /**
+ * A step's request counted as its route sends it: the system prompt's text, the tool list
+ * as JSON, and each message or input item as JSON.
+ */
+export interface RequestTokens {
+  /** The tokenizer that counted. */
+  tokenizer: string;
+  /** The system prompt's text. */
+  system: number;
+  /** The tool list, as JSON. */
+  tools: number;
+  /** The messages (or input items), each as JSON. */
+  messages: number;
+  /** The sum. */
+  total: number;
+}
+
+/**
  * `tokens` of `render` and `step`: `true` counts with host.toml's `[prompt] tokenizer`; a
  * name (`"o200k_base"`, `"cl100k_base"` or a `tokenizer.json` path) counts with that one.
  */
@@ -308,8 +325,14 @@ export interface StepResult {
   tokens?: TokenReport;
   /** Where the step's time went, when `step({ timings: true })` asked. */
   timings?: TimingReport;
-  /** Why `tokens` is missing although asked for: the step was written, and a count that
-   * failed afterwards does not make it an error. */
+  /**
+   * The request's tokens as its route sends it (system prompt, tools, messages): counted with
+   * the tokenizer `step({ tokens })` asked for, else, under host.toml's
+   * `[sessions] max_request_tokens`, with the `[prompt] tokenizer`.
+   */
+  request_tokens?: RequestTokens;
+  /** Why a count asked for (`tokens`, `request_tokens`) is missing: the step was written,
+   * and a count that failed afterwards does not make it an error. */
   tokens_error?: string;
   /** The MCP servers the step's scope sees whose instructions were cut (absent when none). */
   mcp_cuts?: InstructionsCut[];
@@ -335,8 +358,6 @@ export interface Compacted {
   /** How many of the request's messages before the range are sent as they were: a
    * provider's prompt cache keeps at most the tools, the system prompt and these. */
   prefix_messages_kept: number;
-  /** The surface node the cached prefix now ends at: the summary. */
-  prefix_ends_at_seq: number;
 }
 
 export interface Describe {

@@ -229,6 +229,13 @@ config = { max_bytes = 1048576 }
       const retried = await host.retry({ session: log, tokens: true, timings: true });
       assert.deepEqual(retried.mcp_cuts, [cut]);
       assert.ok(retried.tokens && retried.timings);
+      // The request as its route sends it, counted with the same tokenizer.
+      const counted = retried.request_tokens;
+      assert.equal(counted.tokenizer, retried.tokens.tokenizer);
+      assert.equal(counted.system, retried.tokens.prompt);
+      assert.ok(counted.messages > 0);
+      assert.equal(counted.total, counted.system + counted.tools + counted.messages);
+      assert.equal(step.request_tokens, undefined);
       for (let i = 0; i < 100 && !notes.some((n) => n.method === "mcp/instructions_cut"); i++) await sleep(50);
       assert.deepEqual(notes.filter((n) => n.method === "mcp/instructions_cut").map((n) => n.params), [cut]);
     },

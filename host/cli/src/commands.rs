@@ -163,9 +163,31 @@ pub async fn render(target: &Target, json: bool, counting: &Counting) -> anyhow:
     }
 }
 
-/// `prompt-host step`: one step against a session log; prints the model request.
-pub async fn step(target: &Target, session: &Path, options: StepOptions) -> anyhow::Result<()> {
+/// Whether `step` counts its request, and with what.
+pub enum RequestCounting {
+    /// It does not.
+    None,
+    /// With host.toml's `[prompt] tokenizer` (`--tokens`).
+    Configured,
+    /// With `--tokenizer`'s, loaded before the host.
+    Named(Tokenizer),
+}
+
+/// `prompt-host step`: one step against a session log; prints the model request, and its
+/// tokens on standard error when `counting` asks.
+pub async fn step(
+    target: &Target,
+    session: &Path,
+    options: StepOptions,
+    counting: RequestCounting,
+) -> anyhow::Result<()> {
     let host = load_ready_host(&target.config, target.scope.as_deref()).await?;
+    // Known before the step, so a count that cannot be made writes nothing.
+    let tokenizer = match counting {
+        RequestCounting::None => None,
+        RequestCounting::Configured => Some(host.tokenizer_named(None)?),
+        RequestCounting::Named(tokenizer) => Some(Arc::new(tokenizer)),
+    };
     let session = &host.session_name(session)?;
     let (mut log, report) = Session::open(session).with_context(|| {
         format!(
@@ -179,7 +201,18 @@ pub async fn step(target: &Target, session: &Path, options: StepOptions) -> anyh
     let (_, outcome) = host
         .step(&mut log, target.scope.as_deref(), facts(target), &options)
         .await?;
-    print_json(&serde_json::to_value(&outcome.request)?)
+    print_json(&serde_json::to_value(&outcome.request)?)?;
+    if let Some(tokenizer) = tokenizer {
+        // The step is written: a count that fails now is a warning, not the step's error.
+        match host.request_tokens(&outcome.request, &tokenizer) {
+            Ok(t) => eprintln!(
+                "request: {} tokens ({}: system prompt {}, tools {}, messages {})",
+                t.total, t.tokenizer, t.system, t.tools, t.messages
+            ),
+            Err(e) => super::warn(&format!("the request was not counted: {e}")),
+        }
+    }
+    Ok(())
 }
 
 /// Load `--tokenizer`'s tokenizer, the error naming it.

@@ -6,12 +6,12 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::commands::print_json;
+use prompt_host::session::compact as compact_session;
 use prompt_host::session::context_in_force;
 use prompt_host::session::route::{reply, RouteName};
 use prompt_host::session::{assistant_event, tool_result_event};
-use prompt_host::session::{compact as compact_session, oldest_compactable};
 use prompt_host::session::{request_at, AssistantReply, Session, ToolCall, ToolResult};
-use prompt_host::session::{CompactionOrAppend, CompactionRange};
+use prompt_host::session::{CompactionError, CompactionOrAppend, CompactionRange};
 
 fn open(path: &Path) -> anyhow::Result<Session> {
     let (session, report) = Session::open(path).with_context(|| {
@@ -51,14 +51,20 @@ pub fn assistant(
     print_json(&serde_json::json!({ "seq": seq }))
 }
 
+/// An argument's text: itself, or with `@FILE` the file's (a regular file only, so a FIFO or
+/// a device cannot block the command; at most `limit` bytes).
+fn inline_or_file(flag: &str, argument: &str, limit: u64) -> anyhow::Result<String> {
+    match argument.strip_prefix('@') {
+        Some(file) => prompt_host::fsutil::read_regular_to_string(Path::new(file), limit)
+            .with_context(|| format!("{flag} {argument}")),
+        None => Ok(argument.to_string()),
+    }
+}
+
 /// `prompt-host assistant --reply`: the provider's own reply, read for `route` (the log's
 /// route when `None`); prints `{"seq": N}`.
 pub fn assistant_reply(path: &Path, reply: &str, route: Option<RouteName>) -> anyhow::Result<()> {
-    let text = match reply.strip_prefix('@') {
-        Some(file) => prompt_host::fsutil::read_regular_to_string(Path::new(file), 64 << 20)
-            .with_context(|| format!("--reply {reply}"))?,
-        None => reply.to_string(),
-    };
+    let text = inline_or_file("--reply", reply, 64 << 20)?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("--reply is not valid JSON: {}", excerpt(&text)))?;
     let mut session = open(path)?;
@@ -81,31 +87,21 @@ pub enum Range {
 
 /// `prompt-host compact`: prints what was written (`compaction::Compacted`).
 pub fn compact(path: &Path, summary: &str, range: Range) -> anyhow::Result<()> {
-    let summary = match summary.strip_prefix('@') {
-        // Read well past the limit, so a summary too large is refused naming its size.
-        Some(file) => prompt_host::fsutil::read_regular_to_string(
-            Path::new(file),
-            16 * prompt_host::session::MAX_SUMMARY_BYTES as u64,
-        )
-        .with_context(|| format!("--summary {summary}"))?,
-        None => summary.to_string(),
-    };
+    // Read well past the limit, so a summary too large is refused naming its size.
+    let limit = 16 * prompt_host::session::MAX_SUMMARY_BYTES as u64;
+    let summary = inline_or_file("--summary", summary, limit)?;
     let mut session = open(path)?;
     let shown = prompt_host::session::display_name(path);
+    let refused =
+        |e: CompactionError| anyhow::anyhow!("session log {shown}: compaction refused: {e}");
     let range = match range {
         Range::Seqs(start_seq, end_seq) => CompactionRange { start_seq, end_seq },
         Range::KeepTurns(keep) => {
-            oldest_compactable(&session, keep as usize).with_context(|| {
-                format!(
-                    "session log {shown}: nothing to compact: no turns before the newest {keep}"
-                )
-            })?
+            CompactionRange::keeping(&session, keep as usize).map_err(refused)?
         }
     };
     let done = compact_session(&mut session, &range, &summary).map_err(|e| match e {
-        CompactionOrAppend::Refused(e) => {
-            anyhow::anyhow!("session log {shown}: compaction refused: {e}")
-        }
+        CompactionOrAppend::Refused(e) => refused(e),
         CompactionOrAppend::Append(e) => anyhow::Error::new(e),
     })?;
     print_json(&serde_json::to_value(&done)?)

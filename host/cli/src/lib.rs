@@ -113,6 +113,14 @@ pub enum Command {
         /// A user message for this step (repeatable).
         #[arg(long = "user", value_name = "TEXT")]
         users: Vec<String>,
+        /// Also count the request as its route sends it (system prompt, tools, messages) with
+        /// host.toml's `[prompt] tokenizer`, on standard error.
+        #[arg(long)]
+        tokens: bool,
+        /// As `--tokens`, with this tokenizer: `o200k_base`, `cl100k_base` or a
+        /// `tokenizer.json` path.
+        #[arg(long, value_name = "TOKENIZER", conflicts_with = "tokens")]
+        tokenizer: Option<String>,
     },
     /// Append the model's reply to a session log: text, reasoning, tool calls.
     Assistant {
@@ -562,7 +570,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             in_history,
             starts_series,
             users,
+            tokens,
+            tokenizer,
         } => {
+            let counting = match tokenizer {
+                Some(spec) => commands::RequestCounting::Named(commands::load_tokenizer(&spec)?),
+                None if tokens => commands::RequestCounting::Configured,
+                None => commands::RequestCounting::None,
+            };
             let mut options = prompt_host::host::StepOptions::default();
             if let Some(spec) = route.spec() {
                 options = options.route(spec);
@@ -571,7 +586,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 .in_history(in_history)
                 .starts_series(starts_series)
                 .user_texts(users);
-            commands::step(&target, &session, options).await
+            commands::step(&target, &session, options, counting).await
         }
         Command::Inspect {
             target,

@@ -24,6 +24,7 @@ use prompt_host::projection::StepOutcome;
 use prompt_host::prompt::{CancelToken, TimingReport, Timings};
 use prompt_host::session::{AssistantReply, Session, ToolResult};
 use prompt_host::tokens::Tokenizer;
+use prompt_host::HostError;
 
 /// What a session's queue keeps between its requests: the open log, and the newest step's
 /// rendering (what `retry` re-uses).
@@ -107,8 +108,11 @@ pub struct StepAnswer {
     pub outcome: StepOutcome,
     /// The rendering's token counts (`tokens` in the params).
     pub tokens: Option<prompt_host::tokens::TokenReport>,
-    /// Why the token counts asked for are missing: the step was written, and a count that
-    /// failed afterwards does not turn it into an error.
+    /// The request's tokens as its route sends it: counted with the tokenizer `tokens` asked
+    /// for, else, under `[sessions] max_request_tokens`, with the one that budget counts with.
+    pub request_tokens: Option<prompt_host::tokens::RequestTokens>,
+    /// Why a token count asked for (`tokens`, `request_tokens`) is missing: the step was
+    /// written, and a count that failed afterwards does not turn it into an error.
     pub tokens_error: Option<String>,
     /// Where the step's time went (`timings` in the params).
     pub timings: Option<TimingReport>,
@@ -160,21 +164,38 @@ impl Measure {
         rendered: &Rendered,
         outcome: StepOutcome,
     ) -> StepAnswer {
-        let counted = self.tokenizer.map(|tokenizer| {
-            host.token_report_as(rendered, scope, &tokenizer, Some(outcome.route.name))
+        let counted = self.tokenizer.as_ref().map(|tokenizer| {
+            host.token_report_as(rendered, scope, tokenizer, Some(outcome.route.name))
         });
-        let (tokens, tokens_error) = match counted {
-            None => (None, None),
-            Some(Ok(report)) => (Some(report), None),
-            Some(Err(error)) => (None, Some(error.to_string())),
-        };
+        // A request budget counted this request already; the tokenizer's cache answers again.
+        let request_counter = self.tokenizer.or_else(|| {
+            host.max_request_tokens()
+                .and_then(|_| host.tokenizer().cloned())
+        });
+        let request_counted =
+            request_counter.map(|tokenizer| host.request_tokens(&outcome.request, &tokenizer));
+        let mut tokens_error = None;
+        let tokens = kept(counted, &mut tokens_error);
+        let request_tokens = kept(request_counted, &mut tokens_error);
         StepAnswer {
             outcome,
             tokens,
+            request_tokens,
             tokens_error,
             timings: self.timings.map(|t| t.report()),
             mcp_cuts: host.instructions_cuts_for(scope),
             leftovers: Leftovers::default(),
+        }
+    }
+}
+
+/// A count's value, or `None` with the first count's error kept in `error`.
+fn kept<T>(counted: Option<Result<T, HostError>>, error: &mut Option<String>) -> Option<T> {
+    match counted? {
+        Ok(value) => Some(value),
+        Err(failed) => {
+            error.get_or_insert_with(|| failed.to_string());
+            None
         }
     }
 }
@@ -307,15 +328,16 @@ fn compaction_range(
     session: &Session,
     p: &params::Compact,
 ) -> Result<prompt_host::session::CompactionRange, RpcError> {
+    use prompt_host::session::CompactionRange;
     match (p.start_seq, p.end_seq, p.keep_turns) {
-        (Some(start_seq), Some(end_seq), None) => {
-            Ok(prompt_host::session::CompactionRange { start_seq, end_seq })
-        }
+        (Some(start_seq), Some(end_seq), None) => Ok(CompactionRange { start_seq, end_seq }),
         (None, None, Some(keep)) => {
-            prompt_host::session::oldest_compactable(session, keep as usize).ok_or_else(|| {
-                RpcError::params(format!(
-                    "nothing to compact: the session has no turns before its newest {keep}"
-                ))
+            CompactionRange::keeping(session, keep as usize).map_err(|error| {
+                HostError::Compaction {
+                    path: session.path().display().to_string(),
+                    error,
+                }
+                .into()
             })
         }
         _ => Err(RpcError::params(

@@ -47,6 +47,7 @@ __all__ = [
     "Rendered",
     "Replay",
     "Request",
+    "RequestTokens",
     "ResponsesRequest",
     "Route",
     "RouteName",
@@ -457,6 +458,37 @@ class TokenReport:
 
 
 @dataclass(frozen=True)
+class RequestTokens:
+    """A step's request counted as its route sends it (`StepResult.request_tokens`): the
+    system prompt's text, the tool list as JSON, and each message or input item as JSON."""
+
+    #: The tokenizer that counted.
+    tokenizer: str
+    #: The system prompt's text.
+    system: int
+    #: The tool list, as JSON.
+    tools: int
+    #: The messages (or input items), each as JSON.
+    messages: int
+    #: The sum.
+    total: int
+
+    @classmethod
+    def from_json(cls, v: Mapping[str, Any]) -> RequestTokens:
+        return cls(
+            tokenizer=v["tokenizer"],
+            system=v["system"],
+            tools=v["tools"],
+            messages=v["messages"],
+            total=v["total"],
+        )
+
+    @classmethod
+    def maybe(cls, v: Optional[Mapping[str, Any]]) -> Optional[RequestTokens]:
+        return None if v is None else cls.from_json(v)
+
+
+@dataclass(frozen=True)
 class Usage:
     """Token figures of a reply (``append_assistant``'s ``usage=``, `Cache.last_usage`).
     ``input_tokens`` counts cached input too; a figure not known is ``None``."""
@@ -665,11 +697,15 @@ class StepResult:
     tokens: Optional[TokenReport] = None
     #: Where the step's time went, when ``step(timings=True)`` asked.
     timings: Optional[TimingReport] = None
-    #: Why ``tokens`` is missing although asked for: the step was written, and a count that
-    #: failed afterwards does not make it an error.
+    #: Why a count asked for (``tokens``, ``request_tokens``) is missing: the step was
+    #: written, and a count that failed afterwards does not make it an error.
     tokens_error: Optional[str] = None
     #: The MCP servers the step's scope sees whose instructions were cut to their budgets.
     mcp_cuts: List[InstructionsCut] = field(default_factory=list)
+    #: The request's tokens as its route sends it (system prompt, tools, messages): counted
+    #: with the tokenizer ``step(tokens=…)`` asked for, else, under host.toml's
+    #: ``[sessions] max_request_tokens``, with the ``[prompt] tokenizer``.
+    request_tokens: Optional[RequestTokens] = None
 
     def request_json(self) -> bytes:
         """`request` as compact UTF-8 JSON text: the body of the provider's HTTP request.
@@ -691,6 +727,7 @@ class StepResult:
             "timings": TimingReport.maybe(v.get("timings")),
             "tokens_error": v.get("tokens_error"),
             "mcp_cuts": InstructionsCut.all(v.get("mcp_cuts")),
+            "request_tokens": RequestTokens.maybe(v.get("request_tokens")),
         }
         request = v["request"]
         if isinstance(request, dict):
@@ -786,8 +823,6 @@ class Compacted:
     #: How many of the request's messages before the range are sent as they were: a
     #: provider's prompt cache keeps at most the tools, the system prompt and these.
     prefix_messages_kept: int
-    #: The surface node the cached prefix now ends at: the summary.
-    prefix_ends_at_seq: int
 
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> Compacted:
@@ -797,7 +832,6 @@ class Compacted:
             end_event=v["end_event"],
             replaced=list(v["replaced"]),
             prefix_messages_kept=v["prefix_messages_kept"],
-            prefix_ends_at_seq=v["prefix_ends_at_seq"],
         )
 
 

@@ -44,6 +44,15 @@ pub struct CompactionRange {
     pub end_seq: u64,
 }
 
+impl CompactionRange {
+    /// The oldest range that keeps the newest `keep_turns` turns whole
+    /// ([`oldest_compactable`]); refused when there is none.
+    pub fn keeping(session: &Session, keep_turns: usize) -> Result<Self, CompactionError> {
+        oldest_compactable(session, keep_turns)
+            .ok_or(CompactionError::NothingToCompact { keep_turns })
+    }
+}
+
 /// Why a compaction was refused. Nothing was written.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
@@ -110,6 +119,12 @@ pub enum CompactionError {
         /// The assistant message making the call.
         call_seq: u64,
     },
+    /// `keep_turns` keeps every turn there is: no range before them can be compacted.
+    #[error("nothing to compact: the session has no turns before its newest {keep_turns}")]
+    NothingToCompact {
+        /// The turns asked to be kept.
+        keep_turns: usize,
+    },
     /// The summary is empty (or whitespace).
     #[error("the summary is empty: a compaction replaces the range with the summary's text")]
     EmptySummary,
@@ -148,8 +163,6 @@ pub struct Compacted {
     /// range's first node is where the cached prefix ends; a range that starts later keeps
     /// more of it.
     pub prefix_messages_kept: u64,
-    /// The surface node the cached prefix now ends at: the summary.
-    pub prefix_ends_at_seq: u64,
 }
 
 /// Check `range` and `summary` against `session` and form the events that compact it.
@@ -237,7 +250,6 @@ pub fn compact(
         end_event: seqs.start + 2,
         replaced: planned.replaced,
         prefix_messages_kept: kept,
-        prefix_ends_at_seq: seqs.start + 1,
     })
 }
 

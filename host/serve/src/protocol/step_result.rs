@@ -13,7 +13,7 @@ use prompt_host::session::route::{
     ToolErrorForm,
 };
 use prompt_host::session::{ModelRequest, Usage};
-use prompt_host::tokens::TokenReport;
+use prompt_host::tokens::{RequestTokens, TokenReport};
 
 /// A step's result as the protocol gives it (`step` in docs/protocol.md), borrowing the
 /// outcome: serialised as a line's answer, or into an in-process client's own objects.
@@ -40,8 +40,13 @@ pub struct StepResultView<'a> {
     /// The rendering's token counts (`tokens` in the params).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokens: Option<&'a TokenReport>,
-    /// Why the token counts asked for are missing: the step was written, and a count that
-    /// failed afterwards does not make it an error.
+    /// The request's tokens as its route sends it (system prompt, tools, messages): counted
+    /// with the tokenizer `tokens` asked for, else, under `[sessions] max_request_tokens`,
+    /// with the `[prompt] tokenizer` that budget counts with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_tokens: Option<&'a RequestTokens>,
+    /// Why a token count asked for (`tokens`, `request_tokens`) is missing: the step was
+    /// written, and a count that failed afterwards does not make it an error.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokens_error: Option<&'a str>,
     /// Where the step's time went (`timings` in the params).
@@ -132,6 +137,7 @@ impl<'a> StepResultView<'a> {
         let outcome = &answer.outcome;
         Self {
             tokens: answer.tokens.as_ref(),
+            request_tokens: answer.request_tokens.as_ref(),
             tokens_error: answer.tokens_error.as_deref(),
             timings: answer.timings.as_ref(),
             mcp_cuts: &answer.mcp_cuts,

@@ -298,59 +298,18 @@ fn bad_ranges_and_summaries_are_refused_through_the_command_line_with_nothing_wr
     let d = deployment();
     let path = d.path("s.jsonl");
     let session = path.to_str().unwrap();
-    let config = d.config();
-    let config = config.to_str().unwrap();
-    for (user, route) in [("first", None), ("", Some("tool")), ("second", None)] {
-        if route.is_some() {
-            d.run(&[
-                "assistant",
-                "--session",
-                session,
-                "--tool-call",
-                r#"{"id":"c1","name":"ls","arguments":{}}"#,
-            ])
-            .ok();
-            d.run(&[
-                "tool-result",
-                "--session",
-                session,
-                "--call-id",
-                "c1",
-                "--content",
-                "a",
-            ])
-            .ok();
-            d.run(&[
-                "step",
-                "--config",
-                config,
-                "--scope",
-                "agent:1",
-                "--fact",
-                "model=m1",
-                "--session",
-                session,
-            ])
-            .ok();
-            d.run(&["assistant", "--session", session, "--text", "done"])
-                .ok();
-            continue;
-        }
-        d.run(&[
-            "step",
-            "--config",
-            config,
-            "--scope",
-            "agent:1",
-            "--fact",
-            "model=m1",
-            "--session",
-            session,
-            "--user",
-            user,
-        ])
+    // A turn, a turn with a tool call answered, and a third turn.
+    cli_step(&d, session, &["first"], &[]).ok();
+    let call = r#"{"id":"c1","name":"ls","arguments":{}}"#;
+    d.run(&["assistant", "--session", session, "--tool-call", call])
         .ok();
-    }
+    let result = ["--call-id", "c1", "--content", "a"];
+    d.run(&[&["tool-result", "--session", session][..], &result].concat())
+        .ok();
+    cli_step(&d, session, &[], &[]).ok();
+    d.run(&["assistant", "--session", session, "--text", "done"])
+        .ok();
+    cli_step(&d, session, &["second"], &[]).ok();
     let before = std::fs::read(&path).unwrap();
     let big = d.path("big.txt");
     std::fs::write(&big, "x".repeat(10 << 20)).unwrap();
@@ -525,12 +484,18 @@ fn a_request_over_max_request_tokens_fails_naming_the_range_to_compact_and_write
         )
     };
     let mut refused = None;
+    let mut last_total = 0;
     for n in 0..20 {
         let answer = step(&mut s, n);
         if answer.get("error").is_some() {
             refused = Some(answer);
             break;
         }
+        // Under the budget, every step reports what its request counts, unasked.
+        let counted = &answer["result"]["request_tokens"];
+        let total = request_total(counted, "o200k_base");
+        assert!(total > last_total && total <= 300, "{counted}");
+        last_total = total;
         s.ok(
             "append_assistant",
             json!({"session": session, "text": format!("answer {n}")}),
@@ -543,6 +508,7 @@ fn a_request_over_max_request_tokens_fails_naming_the_range_to_compact_and_write
     assert_eq!(data["budget"], "max_request_tokens");
     assert_eq!(data["limit"], 300);
     assert!(data["tokens"].as_u64().unwrap() > 300, "{refused}");
+    assert!(data["tokens"].as_u64().unwrap() > last_total);
     let (start, end) = (
         data["start_seq"].as_u64().unwrap(),
         data["end_seq"].as_u64().unwrap(),
@@ -563,14 +529,118 @@ fn a_request_over_max_request_tokens_fails_naming_the_range_to_compact_and_write
     assert_eq!(done["replaced"][0], start);
     let answer = step(&mut s, 99);
     assert!(answer.get("result").is_some(), "{answer}");
+    let total = request_total(&answer["result"]["request_tokens"], "o200k_base");
+    assert!(total < data["tokens"].as_u64().unwrap(), "{answer}");
     let after = std::fs::read_to_string(&path).unwrap();
     assert_eq!(after.matches("\"step/start\"").count(), steps + 1);
 }
 
-/// `prompt-host step` in `agent:1` with one user message.
-fn cli_step(d: &Deployment, session: &str, user: &str) -> crate::integration::support::cli::Run {
+/// A step's `request_tokens`, checked whole: counted with `tokenizer`, its parts adding up
+/// to its total, which it returns.
+fn request_total(counted: &Value, tokenizer: &str) -> u64 {
+    assert_eq!(counted["tokenizer"], tokenizer, "{counted}");
+    let part = |name: &str| {
+        counted[name]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{counted}"))
+    };
+    assert!(part("system") > 0 && part("tools") > 0 && part("messages") > 0);
+    assert_eq!(
+        part("system") + part("tools") + part("messages"),
+        part("total")
+    );
+    part("total")
+}
+
+#[test]
+fn a_step_reports_its_requests_tokens_as_its_route_sends_them() {
+    let d = deployment();
+    let mut s = Served::start(
+        &["--config", d.config().to_str().unwrap()],
+        &d.path("cache"),
+    );
+    let tokenizer = prompt_host::tokens::Tokenizer::load("cl100k_base", None).unwrap();
+    for route in ["chat-completions", "anthropic-messages", "openai-responses"] {
+        let path = d.path(&format!("{route}.jsonl"));
+        let session = path.to_str().unwrap();
+        let spec = json!({"name": route, "options": {"max_tokens": 64}});
+        let result = s.ok(
+            "step",
+            json!({"session": session, "scope": "agent:1", "facts": {"model": "m1"},
+                   "route": spec, "user": ["What is in /work?"], "tokens": "cl100k_base"}),
+        );
+        let counted = &result["request_tokens"];
+        request_total(counted, "cl100k_base");
+        // The system prompt is counted as text, wherever the route carries it.
+        let request = &result["request"];
+        let system = match route {
+            "chat-completions" => request["messages"][0]["content"].clone(),
+            "anthropic-messages" => request["system"][0]["text"].clone(),
+            _ => request["instructions"].clone(),
+        };
+        let system = tokenizer.count(system.as_str().unwrap()).unwrap();
+        assert_eq!(counted["system"], system, "{route}: {counted}");
+        // The tools as the route's JSON list.
+        let tools = tokenizer.count(&request["tools"].to_string()).unwrap();
+        assert_eq!(counted["tools"], tools, "{route}: {counted}");
+        // Not asked and no budget: not counted.
+        s.ok(
+            "append_assistant",
+            json!({"session": session, "text": "Two files."}),
+        );
+        let plain = s.ok(
+            "step",
+            json!({"session": session, "scope": "agent:1", "facts": {"model": "m1"}, "user": ["And?"]}),
+        );
+        assert!(plain.get("request_tokens").is_none(), "{plain}");
+    }
+    // A tokenizer that cannot be loaded fails the step before anything is written.
+    let path = d.path("nope.jsonl");
+    let answer = s.call(
+        "step",
+        json!({"session": path.to_str().unwrap(), "scope": "agent:1", "facts": {"model": "m1"},
+               "user": ["hi"], "tokens": "no-such-tokenizer"}),
+    );
+    assert_eq!(answer["error"]["data"]["kind"], "tokenizer", "{answer}");
+    assert!(!path.exists());
+}
+
+#[test]
+fn the_command_line_counts_a_steps_request_on_standard_error() {
+    let d = deployment();
+    let path = d.path("s.jsonl");
+    let session = path.to_str().unwrap();
+    let step = |extra: &[&str]| cli_step(&d, session, &["hello"], extra);
+    let run = step(&["--tokenizer", "o200k_base"]);
+    let request: Value = serde_json::from_str(run.ok()).unwrap();
+    let tokenizer = prompt_host::tokens::Tokenizer::load("o200k_base", None).unwrap();
+    let system = tokenizer
+        .count(request["messages"][0]["content"].as_str().unwrap())
+        .unwrap();
+    assert!(
+        run.stderr.contains(&format!(
+            "tokens (o200k_base: system prompt {system}, tools "
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.starts_with("request: "), "{}", run.stderr);
+    // --tokens needs host.toml's tokenizer; without one, nothing is written.
+    let before = std::fs::read(&path).unwrap();
+    step(&["--tokens"]).fails(1, &["no tokenizer"]);
+    step(&["--tokenizer", "no-such-tokenizer"]).fails(1, &["no-such-tokenizer"]);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+/// `prompt-host step` in `agent:1` with these user messages, and `extra` arguments.
+fn cli_step(
+    d: &Deployment,
+    session: &str,
+    users: &[&str],
+    extra: &[&str],
+) -> crate::integration::support::cli::Run {
     let config = d.config();
-    d.run(&[
+    let mut args = vec![
         "step",
         "--config",
         config.to_str().unwrap(),
@@ -580,9 +650,12 @@ fn cli_step(d: &Deployment, session: &str, user: &str) -> crate::integration::su
         "model=m1",
         "--session",
         session,
-        "--user",
-        user,
-    ])
+    ];
+    for user in users {
+        args.extend(["--user", user]);
+    }
+    args.extend_from_slice(extra);
+    d.run(&args)
 }
 
 #[test]
@@ -590,7 +663,7 @@ fn max_request_tokens_holds_through_the_command_line_and_needs_a_tokenizer() {
     let d = budgeted(40);
     let path = d.path("s.jsonl");
     let session = path.to_str().unwrap();
-    let run = cli_step(&d, session, "hello");
+    let run = cli_step(&d, session, &["hello"], &[]);
     run.fails(
         1,
         &[
@@ -602,7 +675,7 @@ fn max_request_tokens_holds_through_the_command_line_and_needs_a_tokenizer() {
     // A budget with no tokenizer to count it stops the host, naming the key.
     let toml = std::fs::read_to_string(d.config()).unwrap();
     std::fs::write(d.config(), toml.replace("tokenizer = \"o200k_base\"\n", "")).unwrap();
-    let run = cli_step(&d, session, "hello");
+    let run = cli_step(&d, session, &["hello"], &[]);
     run.fails(
         1,
         &[

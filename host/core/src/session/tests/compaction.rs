@@ -180,5 +180,12 @@ fn the_oldest_compactable_range_keeps_the_newest_turns_whole() {
     assert_eq!(oldest_compactable(&s, 2), Some(range(1, 4)));
     assert_eq!(oldest_compactable(&s, 3), None);
     assert_eq!(oldest_compactable(&s, 0), Some(range(1, 9)));
-    let _ = CompactionError::EmptySummary;
+    // The same choice, refused by name when it keeps everything.
+    assert_eq!(CompactionRange::keeping(&s, 2), Ok(range(1, 4)));
+    let none = CompactionRange::keeping(&s, 3).unwrap_err();
+    assert_eq!(none, CompactionError::NothingToCompact { keep_turns: 3 });
+    assert_eq!(
+        none.to_string(),
+        "nothing to compact: the session has no turns before its newest 3"
+    );
 }
