@@ -200,7 +200,7 @@ def test_token_counts_on_request(host: PromptHost, wasm, wire: Wire, tmp_path: P
     assert t.tools_as is None
     # A step counts the rendering it committed, with the same figures; its tools (none
     # here) are counted as its route sends them.
-    step = host.step(tmp_path / "s.jsonl", scope="a", facts={"model": "m1"}, tokens="cl100k_base")
+    step = host.step(tmp_path / "s.jsonl", scope="a", facts={"model": "m1"}, user=["Hi."], tokens="cl100k_base")
     assert step.tokens is not None and step.tokens.tools_as == "chat-completions"
     assert dataclasses.replace(step.tokens, tools_as=None) == t
     # And its request as the route sends it: the system message's text is the prompt.
