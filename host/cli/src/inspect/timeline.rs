@@ -3,14 +3,15 @@
 //! branch of the decision that was), the runtime-context snapshot, the route and model, where
 //! the cache breakpoints fell, the usage the reply carried, and the first byte where the
 //! step's request stops sharing a prefix with the previous step's — attributed to the section
-//! and plugin that changed, from the sections each system commit recorded.
+//! and plugin that changed, from the sections each system commit recorded, or to a compaction
+//! of the log written since the previous step.
 
 use serde::Serialize;
 use serde_json::Value;
 
 use prompt_host::session::{
-    request_at, EventData, Session, Usage, ASSISTANT_MESSAGE, STEP_START, SYSTEM_MESSAGE,
-    USER_MESSAGE,
+    request_at, EventData, Session, Usage, ASSISTANT_MESSAGE, COMPACTION_START, STEP_START,
+    SYSTEM_MESSAGE, USER_MESSAGE,
 };
 
 /// The newest steps a timeline shows: each is a replay of the log up to its end.
@@ -53,6 +54,18 @@ pub struct Step {
     pub prefix: Prefix,
     /// The usage recorded with the reply to this step.
     pub usage: Option<Usage>,
+    /// The newest compaction of the log written since the previous step: the request's
+    /// messages changed where it put its summary.
+    pub compaction: Option<CompactionSeen>,
+}
+
+/// A compaction of the log, as `compaction/start` recorded it.
+#[derive(Debug, Serialize)]
+pub struct CompactionSeen {
+    /// The seq of its `compaction/start`.
+    pub seq: u64,
+    /// How many surface nodes its summary replaced.
+    pub replaced: usize,
 }
 
 /// One system-prompt commit.
@@ -105,6 +118,23 @@ pub fn timeline(session: &Session, name: &str) -> Timeline {
     let mut steps = Vec::new();
     let mut previous: Option<Vec<Part>> = None;
     for (k, &(at, step)) in starts.iter().enumerate().skip(earlier_steps) {
+        // Written before this step and after the previous one's start (its own events and
+        // what followed them: replies, results, a compaction).
+        let since = k.checked_sub(1).map_or(0, |before| starts[before].0);
+        let compaction = events[since..at]
+            .iter()
+            .rev()
+            .find(|e| e.kind == COMPACTION_START)
+            .map(|e| CompactionSeen {
+                seq: e.seq,
+                replaced: match &e.data {
+                    EventData::Other(data) => data
+                        .get("replaced")
+                        .and_then(Value::as_array)
+                        .map_or(0, Vec::len),
+                    EventData::Message(_) => 0,
+                },
+            });
         let until = starts.get(k + 1).map_or(events.len(), |(next, _)| *next);
         let within = &events[at..until];
         let Ok((_, request)) = request_at(session, Some(step)) else {
@@ -181,6 +211,7 @@ pub fn timeline(session: &Session, name: &str) -> Timeline {
                 .collect(),
             prefix,
             usage,
+            compaction,
         });
         previous = Some(parts);
     }

@@ -684,3 +684,57 @@ fn max_request_tokens_holds_through_the_command_line_and_needs_a_tokenizer() {
         ],
     );
 }
+
+#[test]
+fn inspect_names_the_compaction_behind_a_step_whose_prefix_broke() {
+    let d = deployment();
+    let mut s = Served::start(
+        &["--config", d.config().to_str().unwrap()],
+        &d.path("cache"),
+    );
+    let path = d.path("s.jsonl");
+    let session = path.to_str().unwrap();
+    stepped_log(&mut s, session);
+    s.ok(
+        "append_assistant",
+        json!({"session": session, "text": "second answer"}),
+    );
+    let done = s.ok(
+        "compact",
+        json!({"session": session, "summary": "They listed a directory.", "keep_turns": 1}),
+    );
+    s.ok(
+        "step",
+        json!({"session": session, "scope": "agent:1", "facts": {"model": "m1"}, "user": ["third"]}),
+    );
+    s.ok("close_session", json!({"session": session}));
+    let config = d.config();
+    let report = d
+        .run(&[
+            "inspect",
+            "--config",
+            config.to_str().unwrap(),
+            "--scope",
+            "agent:1",
+            "--fact",
+            "model=m1",
+            "--session",
+            session,
+            "--json",
+        ])
+        .json();
+    let steps = report["timeline"]["steps"].as_array().expect("steps");
+    let (last, earlier) = steps.split_last().unwrap();
+    assert!(
+        earlier.iter().all(|s| s["compaction"].is_null()),
+        "{report}"
+    );
+    assert_eq!(last["compaction"]["seq"], done["start_event"], "{last}");
+    assert_eq!(
+        last["compaction"]["replaced"],
+        done["replaced"].as_array().unwrap().len()
+    );
+    // The request breaks at the summary, right after the system prompt.
+    assert_eq!(last["prefix"]["kept"], false);
+    assert_eq!(last["prefix"]["part"], "messages[1]", "{last}");
+}

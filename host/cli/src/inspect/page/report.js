@@ -240,6 +240,7 @@
       var prefix = st.step === tl.steps[0].step && !st.prefix.kept && st.prefix.differs_at === null ? "-" :
         st.prefix.kept ? "kept" : "breaks at byte " + st.prefix.differs_at + " in " + st.prefix.part +
           (st.prefix.section ? ": section " + st.prefix.section + " of " + st.prefix.plugin : "");
+      if (st.compaction) prefix += "; after compaction #" + st.compaction.seq + " (" + st.compaction.replaced + " nodes replaced)";
       var usage = st.usage ? (text(st.usage.input_tokens) + " in, " + text(st.usage.cached_input_tokens) + " cached, " + text(st.usage.output_tokens) + " out") : "-";
       return [st.step, st.route + (st.model ? " / " + st.model : ""), st.branch, commits || "-",
         st.snapshot_bytes === null ? "-" : st.snapshot_bytes + " B", st.breakpoints.join(", ") || "-", prefix, usage];
@@ -253,6 +254,7 @@
         var attrs = { "data-step": st.step, "class": st.prefix.differs_at === null ? "" : "broke" };
         if (st.prefix.section) attrs["data-changed-section"] = st.prefix.section;
         if (st.prefix.plugin) attrs["data-changed-plugin"] = st.prefix.plugin;
+        if (st.compaction) attrs["data-compaction"] = st.compaction.seq;
         return attrs;
       }));
   }
