@@ -1,6 +1,7 @@
 //! The route surfaces attacked from outside: the file `assistant --reply @FILE` opens, a
-//! provider reply nested around the log's depth limit, numbers a double would change, and
-//! recorded blocks that try to add prompt-cache breakpoints.
+//! provider reply (and a provider's context-management report) nested around the log's depth
+//! limit, numbers a double would change, and recorded blocks that try to add prompt-cache
+//! breakpoints.
 
 use std::time::Duration;
 
@@ -124,6 +125,64 @@ fn a_provider_reply_nested_around_the_depth_limit_is_refused_or_reads_back() {
         ]);
         if answer.get("error").is_none() {
             appended.ok();
+        }
+    }
+    assert!(
+        accepted > 0 && refused > 0,
+        "{accepted} accepted, {refused} refused"
+    );
+}
+
+#[test]
+fn a_context_management_report_nested_around_the_depth_limit_is_refused_or_reads_back() {
+    // Anthropic's report of the context edits it applied enters at the reply's top level
+    // and is written three levels deeper, at /data/message/provider/context_management.
+    let d = Deployment::new("");
+    let mut accepted = 0;
+    let mut refused = 0;
+    for levels in [100usize, 118, 120, 121, 122, 124] {
+        let log = d.path(&format!("report-{levels}.jsonl"));
+        let mut s = Served::start(&[], &d.path("cache"));
+        s.ok("step", json!({"session": log, "route": {"name": "anthropic-messages", "model": "claude-opus-4-8", "options": {"max_tokens": 64}}, "user": ["hi"]}));
+        let before = lines(&log);
+        let reply = json!({"type": "message", "role": "assistant", "content": [
+            {"type": "compaction", "content": "Earlier turns, summarised."},
+            {"type": "text", "text": "Done."}],
+            "context_management": {"applied_edits": nested(levels)}});
+        let answer = s.call("append_assistant", json!({"session": log, "reply": reply}));
+        if answer.get("error").is_some() {
+            let message = answer["error"]["message"].as_str().unwrap();
+            assert!(
+                message.contains("levels deep at /data/message/provider/context_management")
+                    || message.contains("recursion limit exceeded"),
+                "{levels}: {message}"
+            );
+            assert_eq!(lines(&log), before, "{levels}: refused, yet appended");
+            refused += 1;
+        } else {
+            accepted += 1;
+        }
+        s.ok("close_session", json!({"session": log}));
+        drop(s);
+        // Another process reads what was acknowledged; the next request carries the
+        // compaction block back, and never the report.
+        let config = d.config();
+        let step = d.run(&[
+            "step",
+            "--config",
+            config.to_str().unwrap(),
+            "--session",
+            log.to_str().unwrap(),
+            "--user",
+            "next",
+        ]);
+        let request: Value = serde_json::from_str(step.ok()).unwrap();
+        let text = request.to_string();
+        assert!(!text.contains("applied_edits"), "{levels}: {text:.300}");
+        if answer.get("error").is_none() {
+            assert!(text.contains("Earlier turns, summarised."), "{levels}");
+            let kept = std::fs::read_to_string(&log).unwrap();
+            assert!(kept.contains("\"context_management\":{\"applied_edits\""));
         }
     }
     assert!(
