@@ -166,6 +166,17 @@ fn stepped_log(s: &mut Served, session: &str) {
     step(s, Some("second"));
 }
 
+/// A server on [`deployment`] and a log of three turns stepped through it ([`stepped_log`]).
+fn served_stepped_log(d: &Deployment) -> (Served, std::path::PathBuf) {
+    let mut s = Served::start(
+        &["--config", d.config().to_str().unwrap()],
+        &d.path("cache"),
+    );
+    let path = d.path("s.jsonl");
+    stepped_log(&mut s, path.to_str().unwrap());
+    (s, path)
+}
+
 /// Surface nodes by kind, from the log on disk.
 fn surface(path: &Path) -> Vec<(u64, String)> {
     let (session, _) = Session::open(path).unwrap();
@@ -231,13 +242,8 @@ fn nested(depth: usize) -> Value {
 #[test]
 fn bad_ranges_and_summaries_are_refused_through_serve_with_nothing_written() {
     let d = deployment();
-    let mut s = Served::start(
-        &["--config", d.config().to_str().unwrap()],
-        &d.path("cache"),
-    );
-    let path = d.path("s.jsonl");
+    let (mut s, path) = served_stepped_log(&d);
     let session = path.to_str().unwrap();
-    stepped_log(&mut s, session);
     // Read while the server does not hold the log (it takes the writer's lock).
     s.ok("close_session", json!({"session": session}));
     let bad = bad_inputs(&path);
@@ -688,13 +694,8 @@ fn max_request_tokens_holds_through_the_command_line_and_needs_a_tokenizer() {
 #[test]
 fn inspect_names_the_compaction_behind_a_step_whose_prefix_broke() {
     let d = deployment();
-    let mut s = Served::start(
-        &["--config", d.config().to_str().unwrap()],
-        &d.path("cache"),
-    );
-    let path = d.path("s.jsonl");
+    let (mut s, path) = served_stepped_log(&d);
     let session = path.to_str().unwrap();
-    stepped_log(&mut s, session);
     s.ok(
         "append_assistant",
         json!({"session": session, "text": "second answer"}),

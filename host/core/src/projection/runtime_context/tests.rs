@@ -38,7 +38,15 @@ fn snap(seq: u64, text: &str) -> Retained {
 /// Commit `message` as a user message, let `rc` observe it, and check restore agrees.
 fn commit(log: &mut Log, rc: &mut RuntimeContextProjection, message: Message) -> u64 {
     let data = MessageData::new(message);
-    let event = NewEvent::message(USER_MESSAGE, data, SurfaceIntent::append());
+    follow(
+        log,
+        rc,
+        NewEvent::message(USER_MESSAGE, data, SurfaceIntent::append()),
+    )
+}
+
+/// Append `event`, let `rc` observe it, and check a restore from the log agrees; its seq.
+fn follow(log: &mut Log, rc: &mut RuntimeContextProjection, event: NewEvent) -> u64 {
     let id = log.session.id();
     let event = log.session.append(event).unwrap().clone();
     rc.observe(id, &event);
@@ -226,14 +234,7 @@ fn reply(log: &mut Log, rc: &mut RuntimeContextProjection, route: &str, reply: V
     let route = crate::session::route::RouteName::parse(route).unwrap();
     let read = crate::session::route::reply::parse(route, &reply).unwrap();
     let event = crate::session::assistant_event(&log.session, &read).unwrap();
-    let id = log.session.id();
-    let event = log.session.append(event).unwrap().clone();
-    rc.observe(id, &event);
-    assert_eq!(
-        RuntimeContextProjection::restore(&log.session).retained(),
-        rc.retained()
-    );
-    event.seq
+    follow(log, rc, event)
 }
 
 #[test]
