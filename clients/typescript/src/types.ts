@@ -326,9 +326,8 @@ export interface StepResult {
   /** Where the step's time went, when `step({ timings: true })` asked. */
   timings?: TimingReport;
   /**
-   * The request's tokens as its route sends it (system prompt, tools, messages): counted with
-   * the tokenizer `step({ tokens })` asked for, else, under host.toml's
-   * `[sessions] max_request_tokens`, with the `[prompt] tokenizer`.
+   * The request's tokens as its route sends it (system prompt, tools, messages), counted with
+   * the tokenizer `step({ tokens })` asked for.
    */
   request_tokens?: RequestTokens;
   /** Why a count asked for (`tokens`, `request_tokens`) is missing: the step was written,

@@ -108,8 +108,8 @@ pub struct StepAnswer {
     pub outcome: StepOutcome,
     /// The rendering's token counts (`tokens` in the params).
     pub tokens: Option<prompt_host::tokens::TokenReport>,
-    /// The request's tokens as its route sends it: counted with the tokenizer `tokens` asked
-    /// for, else, under `[sessions] max_request_tokens`, with the one that budget counts with.
+    /// The request's tokens as its route sends it, counted with the tokenizer `tokens` asked
+    /// for.
     pub request_tokens: Option<prompt_host::tokens::RequestTokens>,
     /// Why a token count asked for (`tokens`, `request_tokens`) is missing: the step was
     /// written, and a count that failed afterwards does not turn it into an error.
@@ -164,16 +164,15 @@ impl Measure {
         rendered: &Rendered,
         outcome: StepOutcome,
     ) -> StepAnswer {
-        let counted = self.tokenizer.as_ref().map(|tokenizer| {
-            host.token_report_as(rendered, scope, tokenizer, Some(outcome.route.name))
-        });
-        // A request budget counted this request already; the tokenizer's cache answers again.
-        let request_counter = self.tokenizer.or_else(|| {
-            host.max_request_tokens()
-                .and_then(|_| host.tokenizer().cloned())
-        });
-        let request_counted =
-            request_counter.map(|tokenizer| host.request_tokens(&outcome.request, &tokenizer));
+        // Only when asked: a request budget counts inside the step, and a second count of a
+        // long conversation on every step would cost what the budget's count costs.
+        let (counted, request_counted) = match &self.tokenizer {
+            Some(tokenizer) => (
+                Some(host.token_report_as(rendered, scope, tokenizer, Some(outcome.route.name))),
+                Some(host.request_tokens(&outcome.request, tokenizer)),
+            ),
+            None => (None, None),
+        };
         let mut tokens_error = None;
         let tokens = kept(counted, &mut tokens_error);
         let request_tokens = kept(request_counted, &mut tokens_error);

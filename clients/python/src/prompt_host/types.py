@@ -702,9 +702,8 @@ class StepResult:
     tokens_error: Optional[str] = None
     #: The MCP servers the step's scope sees whose instructions were cut to their budgets.
     mcp_cuts: List[InstructionsCut] = field(default_factory=list)
-    #: The request's tokens as its route sends it (system prompt, tools, messages): counted
-    #: with the tokenizer ``step(tokens=…)`` asked for, else, under host.toml's
-    #: ``[sessions] max_request_tokens``, with the ``[prompt] tokenizer``.
+    #: The request's tokens as its route sends it (system prompt, tools, messages), counted
+    #: with the tokenizer ``step(tokens=…)`` asked for.
     request_tokens: Optional[RequestTokens] = None
 
     def request_json(self) -> bytes:

@@ -40,9 +40,8 @@ pub struct StepResultView<'a> {
     /// The rendering's token counts (`tokens` in the params).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokens: Option<&'a TokenReport>,
-    /// The request's tokens as its route sends it (system prompt, tools, messages): counted
-    /// with the tokenizer `tokens` asked for, else, under `[sessions] max_request_tokens`,
-    /// with the `[prompt] tokenizer` that budget counts with.
+    /// The request's tokens as its route sends it (system prompt, tools, messages), counted
+    /// with the tokenizer `tokens` asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_tokens: Option<&'a RequestTokens>,
     /// Why a token count asked for (`tokens`, `request_tokens`) is missing: the step was

@@ -486,7 +486,7 @@ fn a_request_over_max_request_tokens_fails_naming_the_range_to_compact_and_write
     let step = |s: &mut Served, n: usize| {
         s.call(
             "step",
-            json!({"session": session, "scope": "agent:1", "facts": {"model": "m1"}, "user": [format!("{n}: {long}")]}),
+            json!({"session": session, "scope": "agent:1", "facts": {"model": "m1"}, "user": [format!("{n}: {long}")], "tokens": true}),
         )
     };
     let mut refused = None;
@@ -497,7 +497,7 @@ fn a_request_over_max_request_tokens_fails_naming_the_range_to_compact_and_write
             refused = Some(answer);
             break;
         }
-        // Under the budget, every step reports what its request counts, unasked.
+        // Under the budget, every step reports what its request counts, growing to the limit.
         let counted = &answer["result"]["request_tokens"];
         let total = request_total(counted, "o200k_base");
         assert!(total > last_total && total <= 300, "{counted}");
@@ -589,7 +589,7 @@ fn a_step_reports_its_requests_tokens_as_its_route_sends_them() {
         // The tools as the route's JSON list.
         let tools = tokenizer.count(&request["tools"].to_string()).unwrap();
         assert_eq!(counted["tools"], tools, "{route}: {counted}");
-        // Not asked and no budget: not counted.
+        // Not asked: not counted.
         s.ok(
             "append_assistant",
             json!({"session": session, "text": "Two files."}),
