@@ -645,9 +645,21 @@ fn cli_step(
     users: &[&str],
     extra: &[&str],
 ) -> crate::integration::support::cli::Run {
+    cli_in_agent(d, "step", session, users, extra)
+}
+
+/// `prompt-host COMMAND` on [`deployment`]'s `agent:1` and `session`, with these user
+/// messages and `extra` arguments.
+fn cli_in_agent(
+    d: &Deployment,
+    command: &str,
+    session: &str,
+    users: &[&str],
+    extra: &[&str],
+) -> crate::integration::support::cli::Run {
     let config = d.config();
     let mut args = vec![
-        "step",
+        command,
         "--config",
         config.to_str().unwrap(),
         "--scope",
@@ -709,21 +721,7 @@ fn inspect_names_the_compaction_behind_a_step_whose_prefix_broke() {
         json!({"session": session, "scope": "agent:1", "facts": {"model": "m1"}, "user": ["third"]}),
     );
     s.ok("close_session", json!({"session": session}));
-    let config = d.config();
-    let report = d
-        .run(&[
-            "inspect",
-            "--config",
-            config.to_str().unwrap(),
-            "--scope",
-            "agent:1",
-            "--fact",
-            "model=m1",
-            "--session",
-            session,
-            "--json",
-        ])
-        .json();
+    let report = cli_in_agent(&d, "inspect", session, &[], &["--json"]).json();
     let steps = report["timeline"]["steps"].as_array().expect("steps");
     let (last, earlier) = steps.split_last().unwrap();
     assert!(
