@@ -635,6 +635,31 @@ fn the_command_line_counts_a_steps_request_on_standard_error() {
     let before = std::fs::read(&path).unwrap();
     step(&["--tokens"]).fails(1, &["no tokenizer"]);
     step(&["--tokenizer", "no-such-tokenizer"]).fails(1, &["no-such-tokenizer"]);
+    // A tokenizer file that is a FIFO is refused without blocking, before the step.
+    let fifo = d.path("tokenizer.json");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let config = d.config();
+    let run = d
+        .run_timed(
+            &[
+                "step",
+                "--config",
+                config.to_str().unwrap(),
+                "--session",
+                session,
+                "--user",
+                "hello",
+                "--tokenizer",
+                fifo.to_str().unwrap(),
+            ],
+            std::time::Duration::from_secs(20),
+        )
+        .expect("a FIFO as --tokenizer blocked the command");
+    run.fails(1, &["is a FIFO, not a regular file"]);
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
 
