@@ -2,21 +2,25 @@
 //! the server; this plugin decides what of it reaches the prompt: the server's instructions as
 //! a fenced, attributed, capped section `mcp:<server>:instructions` (order 190, the
 //! tool-guidance band), byte for byte (the text is the value of the variable
-//! `mcp_<server>_instructions`, which the section references), and its tools under the
-//! public names the TypeScript DeepSeek Harness gives them.
+//! `mcp_<server>_instructions`, which the section references), its skills index (the MCP
+//! Skills extension) as `mcp:<server>:skills` (order 191), fenced and capped the same way,
+//! and its tools under the public names the TypeScript DeepSeek Harness gives them.
 
 mod fence;
 mod naming;
+mod skills_index;
 
 use std::collections::BTreeSet;
 
 use prompt_plugin::{
-    config, declare, Error, InstructionProvider, McpServer, Plugin, ToolSchema, ToolSet,
+    config, declare, Error, InstructionProvider, McpServer, McpSkill, Plugin, ToolSchema, ToolSet,
 };
 use serde::Deserialize;
 
 /// Order of the instructions section: the tool-guidance band (100–199) of the prompt.
 const ORDER: f64 = 190.0;
+/// Order of the skills index: right after the instructions.
+const SKILLS_ORDER: f64 = 191.0;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -26,6 +30,9 @@ struct Config {
     max_bytes: usize,
     /// Raw tool names to publish; absent = all.
     allow_tools: Option<Vec<String>>,
+    /// Longest skills index kept, in bytes (whole lines; the rest is counted).
+    #[serde(default = "default_max_bytes")]
+    max_skill_index_bytes: usize,
 }
 
 fn default_max_bytes() -> usize {
@@ -35,6 +42,9 @@ fn default_max_bytes() -> usize {
 struct McpInstructions {
     max_bytes: usize,
     allow_tools: Option<BTreeSet<String>>,
+    max_skill_index_bytes: usize,
+    /// The skills index received for the `publish` that follows.
+    skills: Vec<McpSkill>,
 }
 
 impl Plugin for McpInstructions {
@@ -42,17 +52,27 @@ impl Plugin for McpInstructions {
         let Config {
             max_bytes,
             allow_tools,
+            max_skill_index_bytes,
         } = config::parse(config)?;
         // Nothing to declare yet: everything comes from `publish`.
         Ok(McpInstructions {
             max_bytes,
             allow_tools: allow_tools.map(|names| names.into_iter().collect()),
+            max_skill_index_bytes,
+            skills: Vec::new(),
         })
     }
 }
 
 impl InstructionProvider for McpInstructions {
+    fn receive_skills(&mut self, _server: &str, skills: Vec<McpSkill>) -> Result<(), Error> {
+        self.skills = skills;
+        Ok(())
+    }
+
     fn publish(&mut self, server: McpServer) -> Result<(), Error> {
+        // The index received for this generation, and none for the next unless sent again.
+        let skills = std::mem::take(&mut self.skills);
         let name = &server.name;
         // Validate the whole list before declaring anything, so a bad list changes nothing.
         let mut seen = BTreeSet::new();
@@ -101,6 +121,12 @@ impl InstructionProvider for McpInstructions {
                 &published.section,
             )?;
         }
+        let index = skills_index::publish(name, &skills, self.max_skill_index_bytes)
+            .map_err(|e| Error::invalid_input(format!("mcp-client({name}): {e}")))?;
+        if let Some(index) = index {
+            declare::variable(&index.variable, Some(&index.value))?;
+            declare::section(&format!("mcp:{name}:skills"), SKILLS_ORDER, &index.section)?;
+        }
         if !server.tools.is_empty() {
             // Known names are every public name, allowed or not: the allow-list is a
             // restriction, and the operator's tool_order may still name a hidden tool.
@@ -110,4 +136,4 @@ impl InstructionProvider for McpInstructions {
     }
 }
 
-prompt_plugin::export_instruction_provider!(McpInstructions);
+prompt_plugin::export_skills_provider!(McpInstructions);

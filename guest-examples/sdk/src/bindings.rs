@@ -74,6 +74,31 @@ pub mod api {
     pub use super::instructions::exports::prompt_host::plugin::instructions;
     #[cfg(not(feature = "wit-0-1"))]
     pub use super::instructions::exports::prompt_host::plugin0_1_0::instructions;
+    pub use super::skills::exports::prompt_host::plugin0_3_0::skills;
+}
+
+/// Bindings of the `skills` export alone (contract 0.3.0), for instruction providers that
+/// also receive a server's skills index. It uses nothing but 0.1.0's `types`, so a provider
+/// of any contract version may add it.
+#[allow(missing_docs)]
+pub mod skills {
+    wit_bindgen::generate!({
+        inline: "
+            package prompt-plugin:sdk;
+
+            world skills-export {
+                export prompt-host:plugin/skills@0.3.0;
+            }
+        ",
+        path: ["wit/0.1.0", "wit/0.2.0", "wit/0.3.0"],
+        pub_export_macro: true,
+        export_macro_name: "__export_skills_world",
+        default_bindings_module: "$crate::bindings::skills",
+        additional_derives: [PartialEq],
+        with: {
+            "prompt-host:plugin/types@0.1.0": crate::bindings::api::types,
+        },
+    });
 }
 
 /// Bindings of the `instructions` export alone, for instruction providers.

@@ -99,6 +99,9 @@
 //! A plugin that also implements [`InstructionProvider`] and is exported with
 //! [`export_instruction_provider!`] receives what an MCP server said about itself
 //! ([`McpServer`]) and decides, by declaring sections and tools, what reaches the prompt.
+//! Exported with [`export_skills_provider!`] instead, it also receives the server's skills
+//! index ([`McpSkill`], the MCP Skills extension) in
+//! [`InstructionProvider::receive_skills`], right before each `publish`.
 
 #![warn(missing_docs)]
 
@@ -124,6 +127,7 @@ pub use bindings::api::registry::{
     self, Context as ContextDecl, ListenerOptions, RegistryError, Section as SectionDecl,
     TextSource, ToolSource, VariableSource,
 };
+pub use bindings::api::skills::McpSkill;
 pub use bindings::api::types::{AssembleContext, NamedText, PluginError, ToolSchema, ToolSet};
 
 /// Let the host reuse the answer the running callback gives, without calling again, for
@@ -201,6 +205,28 @@ macro_rules! export_instruction_provider {
             );
             $crate::bindings::instructions::__export_instructions_world!(
                 __PromptPluginExport with_types_in $crate::bindings::instructions
+            );
+        };
+    };
+}
+
+/// Export `$ty` (an [`InstructionProvider`]) as this component's `contributor`,
+/// `instructions` and `skills` (contract 0.3.0's, which a provider of any contract version
+/// may add), and receives each server's skills index in
+/// [`InstructionProvider::receive_skills`].
+#[macro_export]
+macro_rules! export_skills_provider {
+    ($ty:ty) => {
+        const _: () = {
+            type __PromptPluginExport = $crate::__private::Export<$ty>;
+            $crate::bindings::plugin::__export_plugin_world!(
+                __PromptPluginExport with_types_in $crate::bindings::plugin
+            );
+            $crate::bindings::instructions::__export_instructions_world!(
+                __PromptPluginExport with_types_in $crate::bindings::instructions
+            );
+            $crate::bindings::skills::__export_skills_world!(
+                __PromptPluginExport with_types_in $crate::bindings::skills
             );
         };
     };

@@ -76,6 +76,17 @@ pub trait InstructionProvider: Plugin {
     /// Everything declared during a successful call replaces the previous generation; an
     /// error keeps the previous one.
     fn publish(&mut self, server: McpServer) -> Result<(), Error>;
+
+    /// The skills index of `server` for the generation the next [`publish`] is about
+    /// (the `skills` export of contract 0.3.0; only for a provider exported with
+    /// [`crate::export_skills_provider!`]). Keep it for that `publish`; an error refuses the
+    /// generation. The default ignores it.
+    ///
+    /// [`publish`]: InstructionProvider::publish
+    fn receive_skills(&mut self, server: &str, skills: Vec<crate::McpSkill>) -> Result<(), Error> {
+        let _ = (server, skills);
+        Ok(())
+    }
 }
 
 thread_local! {
@@ -311,5 +322,11 @@ mod v0_2 {
 impl<T: InstructionProvider> instructions::Guest for Export<T> {
     fn publish(server: McpServer) -> Result<(), Error> {
         with_state(|p: &mut T| p.publish(server))
+    }
+}
+
+impl<T: InstructionProvider> crate::bindings::api::skills::Guest for Export<T> {
+    fn receive_skills(server: String, skills: Vec<crate::McpSkill>) -> Result<(), Error> {
+        with_state(|p: &mut T| p.receive_skills(&server, skills))
     }
 }

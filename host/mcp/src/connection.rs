@@ -1,8 +1,10 @@
 //! [`McpConnection`]: keeps one MCP server connected and reports every generation and
 //! failure, reconnecting with exponential backoff.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
+
+use rmcp::{Peer, RoleClient};
 
 use tokio::sync::{broadcast, watch, Mutex};
 use tokio::task::JoinHandle;
@@ -10,6 +12,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::session::{Ended, Session};
+use super::skills::{read_skill, McpSkill, SkillBody, SkillError};
 use super::{LifecycleUsed, McpError, McpEvent, McpServerSpec, McpSnapshot, McpTool};
 
 /// Events kept for [`McpConnection::next_event`] / [`McpConnection::subscribe`] readers; a
@@ -52,7 +55,12 @@ pub struct McpConnection {
     events: Mutex<broadcast::Receiver<McpEvent>>,
     stop: watch::Sender<bool>,
     task: Option<JoinHandle<()>>,
+    live: LivePeer,
 }
+
+/// The live session's peer and the bound on each request to it, while a session is open
+/// (for what is read on request, outside the session's own loop: a skill's body).
+type LivePeer = Arc<std::sync::Mutex<Option<(Peer<RoleClient>, Duration)>>>;
 
 impl McpConnection {
     /// Starts connecting to `spec` with the default [`ReconnectPolicy`].
@@ -78,7 +86,9 @@ impl McpConnection {
         // The receiver exists before the task does, so `next_event` misses nothing.
         let (events_tx, events) = broadcast::channel(EVENT_BUFFER);
         let (stop, stop_rx) = watch::channel(false);
+        let live = LivePeer::default();
         let emitter = Emitter {
+            live: live.clone(),
             server: spec.name.clone(),
             generation: 0,
             on_update,
@@ -97,6 +107,15 @@ impl McpConnection {
             events: Mutex::new(events),
             stop,
             task: Some(task),
+            live,
+        }
+    }
+
+    /// What reads a skill's body from whichever session is live when asked.
+    pub fn skill_reader(&self) -> SkillReader {
+        SkillReader {
+            server: self.server.clone(),
+            live: self.live.clone(),
         }
     }
 
@@ -154,7 +173,35 @@ impl Drop for McpConnection {
 }
 
 /// Publishes events to the callback, the event channel and the snapshot.
+/// Reads a skill's body from a connection's live session; cloned out of the connection so
+/// that no lock is held while the server answers.
+#[derive(Clone)]
+pub struct SkillReader {
+    server: String,
+    live: LivePeer,
+}
+
+impl SkillReader {
+    /// Read `skill`'s `SKILL.md` from the live session and check it against the index
+    /// entry (size, digest, then the frontmatter's name). Refused when no session is open.
+    pub async fn read(&self, skill: &McpSkill) -> Result<SkillBody, SkillError> {
+        let live = self
+            .live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let Some((peer, timeout)) = live.filter(|(peer, _)| !peer.is_transport_closed()) else {
+            return Err(SkillError::NotConnected {
+                server: self.server.clone(),
+                skill: skill.name.clone(),
+            });
+        };
+        read_skill(&peer, &self.server, skill, timeout).await
+    }
+}
+
 struct Emitter {
+    live: LivePeer,
     server: String,
     generation: u64,
     on_update: McpListener,
@@ -170,6 +217,7 @@ impl Emitter {
         (lifecycle, protocol_version): (LifecycleUsed, &str),
         instructions: &str,
         tools: Vec<McpTool>,
+        skills: Vec<McpSkill>,
         only_if_changed: bool,
     ) {
         if only_if_changed {
@@ -177,6 +225,7 @@ impl Emitter {
             let same = last.as_ref().is_some_and(|last| {
                 last.instructions == instructions
                     && last.tools == tools
+                    && last.skills == skills
                     && last.lifecycle == lifecycle
             });
             if same {
@@ -191,6 +240,7 @@ impl Emitter {
             lifecycle,
             protocol_version: protocol_version.to_owned(),
             tools,
+            skills,
         };
         self.snapshot.send_replace(Some(snapshot.clone()));
         self.emit(McpEvent::Generation(snapshot));
@@ -242,6 +292,7 @@ async fn supervise(
                 return;
             }
         };
+        *emitter.live.lock().unwrap_or_else(PoisonError::into_inner) = None;
         if let Some(session) = slot.take() {
             session.kill().await;
         }
@@ -279,14 +330,14 @@ async fn run_session(
             Ok(session) => slot.insert(session),
             Err(error) => return Err(error),
         };
-        match session.list_tools().await {
-            Ok(tools) => Ok((session, tools)),
+        match session.list().await {
+            Ok(lists) => Ok((session, lists)),
             Err(error) => Err(session.explain(error).await),
         }
     }
     .instrument(opening)
     .await;
-    let (session, tools) = match opened {
+    let (session, (tools, skills)) = match opened {
         Ok(opened) => opened,
         Err(error) => return Ended::Failed(error),
     };
@@ -296,9 +347,12 @@ async fn run_session(
     // After a session ended for its token, the same server is read again: a generation only
     // if something changed.
     let renewed = emitter.generation > 0 && spec.remote.as_ref().is_some_and(|r| r.oauth.is_some());
-    emitter.generation(how, &instructions, tools, renewed);
+    *emitter.live.lock().unwrap_or_else(PoisonError::into_inner) = Some(session.peer());
+    emitter.generation(how, &instructions, tools, skills, renewed);
     session
-        .watch(|instructions, tools, timed| emitter.generation(how, instructions, tools, timed))
+        .watch(|instructions, tools, skills, timed| {
+            emitter.generation(how, instructions, tools, skills, timed)
+        })
         .await
 }
 

@@ -24,6 +24,7 @@ mod cut;
 pub mod names;
 mod remote;
 mod session;
+mod skills;
 mod start_wait;
 mod status;
 
@@ -33,13 +34,17 @@ use std::time::Duration;
 use serde_json::Value;
 use thiserror::Error;
 
-pub use connection::{McpConnection, McpListener, ReconnectPolicy};
+pub use connection::{McpConnection, McpListener, ReconnectPolicy, SkillReader};
 pub use cut::{
     cut_instructions, InstructionBudget, InstructionsCut, MAX_COUNTED_INSTRUCTION_BYTES,
 };
 pub use names::{check_unique_tools, public_tool_name};
 pub use prompt_host_peer::{resolve_secret, Secret};
 pub use remote::{ClientCredentials, RemoteServer};
+pub use skills::{
+    check_frontmatter, McpSkill, McpSkillFile, SkillBody, SkillError, MAX_DESCRIPTION_BYTES,
+    MAX_SKILLS, MAX_SKILL_BYTES, MAX_SKILL_FILES,
+};
 pub use start_wait::{StartWait, MAX_START_WAIT};
 pub use status::{label as server_label, valid_server_name, McpBridgeError, McpState, McpStatus};
 
@@ -179,6 +184,9 @@ pub struct McpSnapshot {
     /// refuses a list with a repeated raw name through [`check_unique_tools`] and keeps its
     /// previous generation, as the TypeScript DeepSeek Harness does.
     pub tools: Vec<McpTool>,
+    /// The skills index (the Skills extension, SEP-2640), every page drained, entries the
+    /// host could not check left out; empty for a server that does not offer skills.
+    pub skills: Vec<McpSkill>,
 }
 
 /// What a connection reports to its consumer.
@@ -277,6 +285,22 @@ pub enum McpError {
     /// A `tools/list` request failed or the server kept paginating.
     #[error("mcp-client({server}): tools/list failed: {message}")]
     List {
+        /// The server name.
+        server: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A `skills/list` page got no answer within the timeout.
+    #[error("mcp-client({server}): no answer to skills/list within {} ms", timeout.as_millis())]
+    SkillsListTimeout {
+        /// The server name.
+        server: String,
+        /// The bound that expired.
+        timeout: Duration,
+    },
+    /// A `skills/list` request failed or the server kept paginating.
+    #[error("mcp-client({server}): skills/list failed: {message}")]
+    SkillsList {
         /// The server name.
         server: String,
         /// What went wrong.

@@ -4,7 +4,8 @@
 //! or a re-read fails. [`super::connection`] owns the retry loop.
 //!
 //! While it lives, a session re-reads what the server offers when the server says so: on
-//! `notifications/tools/list_changed` (the legacy stream, or a `subscriptions/listen`
+//! `notifications/tools/list_changed` or `notifications/resources/list_changed` (a skill's
+//! files are resources; the legacy stream, or a `subscriptions/listen`
 //! stream in the 2026-07-28 lifecycle) and when the time to live (`ttlMs`) of its discover or
 //! list result runs out. A remote server's OAuth token is renewed before it expires by
 //! ending the session quietly and starting the next one at once.
@@ -36,8 +37,9 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::remote::{self, AccessToken};
+use super::skills::McpSkill;
 use super::{LifecycleUsed, McpError, McpLifecycle, McpServerSpec, McpTool};
-use list::list_all_tools;
+use list::{list_all_skills, list_all_tools};
 use peer_text::{lifecycle_error, remote_error, shown_version};
 use process::{exited, exited_within, spawn};
 use spans::{attribute_text, exchange_span, lifecycle_span};
@@ -59,6 +61,11 @@ struct Notifier {
 impl ClientHandler for Notifier {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         // Full means a re-list is already pending; it will see this change too.
+        let _ = self.changed.try_send(());
+    }
+
+    /// A skill's files are resources: a changed resource list may be a changed skills index.
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ = self.changed.try_send(());
     }
 
@@ -259,7 +266,10 @@ impl Session {
     /// Subscribe to `notifications/tools/list_changed`; `None` when the server does not
     /// take `subscriptions/listen` (its list is then re-read on its time to live only).
     async fn listen(&self) -> Option<JoinHandle<()>> {
-        let filter = SubscriptionFilter::builder().tools_list_changed().build();
+        let filter = SubscriptionFilter::builder()
+            .tools_list_changed()
+            .resources_list_changed()
+            .build();
         let subscribed =
             tokio::time::timeout(self.timeout, self.running.peer().listen(filter)).await;
         let mut subscription = match subscribed {
@@ -280,6 +290,7 @@ impl Session {
                 if matches!(
                     notification,
                     ServerNotification::ToolListChangedNotification(_)
+                        | ServerNotification::ResourceListChangedNotification(_)
                 ) {
                     let _ = changed.try_send(());
                 }
@@ -304,23 +315,30 @@ impl Session {
         }
     }
 
-    /// Drains the paginated `tools/list`, each page bounded by the timeout; the pages' time
-    /// to live schedules the next re-read.
-    pub(super) async fn list_tools(&mut self) -> Result<Vec<McpTool>, McpError> {
+    /// Drains the paginated `tools/list`, then `skills/list` when the server offers skills,
+    /// each page bounded by the timeout; the pages' time to live schedules the next re-read.
+    pub(super) async fn list(&mut self) -> Result<(Vec<McpTool>, Vec<McpSkill>), McpError> {
         let transport = self.transport();
-        let (tools, ttl) =
-            list_all_tools(self.running.peer(), &self.server, transport, self.timeout).await?;
+        let peer = self.running.peer().clone();
+        let (tools, ttl) = list_all_tools(&peer, &self.server, transport, self.timeout).await?;
         self.schedule(ttl);
-        Ok(tools)
+        let (skills, ttl) = list_all_skills(&peer, &self.server, transport, self.timeout).await?;
+        self.schedule(ttl);
+        Ok((tools, skills))
+    }
+
+    /// The live peer and the bound on each request to it (for reading a skill's body).
+    pub(super) fn peer(&self) -> (Peer<RoleClient>, Duration) {
+        (self.running.peer().clone(), self.timeout)
     }
 
     /// Watches the server: re-reads on every list change (one at a time) and when a time to
-    /// live runs out, and hands each complete reading — the instructions and the tools — to
+    /// live runs out, and hands each complete reading — the instructions, tools and skills — to
     /// `on_read` (with `true` when a time to live asked for it: the consumer drops a reading
     /// that changed nothing). Returns why the session ended.
     pub(super) async fn watch(
         &mut self,
-        mut on_read: impl FnMut(&str, Vec<McpTool>, bool),
+        mut on_read: impl FnMut(&str, Vec<McpTool>, Vec<McpSkill>, bool),
     ) -> Ended {
         let peer = self.running.peer().clone();
         loop {
@@ -366,11 +384,8 @@ impl Session {
                     Err(e) => return Ended::Failed(self.explain(e).await),
                 }
             }
-            match list_all_tools(&peer, &self.server, self.transport(), self.timeout).await {
-                Ok((tools, ttl)) => {
-                    self.schedule(ttl);
-                    on_read(&self.instructions, tools, timed);
-                }
+            match self.list().await {
+                Ok((tools, skills)) => on_read(&self.instructions, tools, skills, timed),
                 Err(e) => return Ended::Failed(self.explain(e).await),
             }
         }
@@ -394,7 +409,9 @@ impl Session {
     pub(super) async fn explain(&mut self, error: McpError) -> McpError {
         if matches!(
             error,
-            McpError::ListTimeout { .. } | McpError::DiscoverTimeout { .. }
+            McpError::ListTimeout { .. }
+                | McpError::DiscoverTimeout { .. }
+                | McpError::SkillsListTimeout { .. }
         ) {
             return error;
         }

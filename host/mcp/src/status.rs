@@ -57,6 +57,10 @@ pub struct McpStatus {
     /// The instructions the live generation handed to the provider plugin (after any cut,
     /// with its note): what the server injects. `""` when off or when it sent none.
     pub instructions: String,
+    /// The live generation's skills index (the Skills extension): what the provider plugin
+    /// was handed, and what a skill's body is read and checked against. Empty when the
+    /// server offers no skills.
+    pub skills: Vec<super::McpSkill>,
 }
 
 impl McpStatus {
@@ -85,6 +89,7 @@ impl McpStatus {
             protocol_version: None,
             instructions_enabled,
             instructions: String::new(),
+            skills: Vec::new(),
         }
     }
 

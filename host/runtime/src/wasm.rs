@@ -56,7 +56,7 @@ pub use cache::default_cache_dir;
 pub use call::Export;
 pub use check::{CheckOptions, PluginReport};
 pub use code::{CacheStats, PluginCode};
-pub use contract::{ServerInstructions, ServerTool, WitVersion, World};
+pub use contract::{ServerInstructions, ServerSkill, ServerTool, WitVersion, World};
 pub use declare::Declaration;
 pub(crate) use digest::pin_matches;
 pub use digest::sha256_hex;

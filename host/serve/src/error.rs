@@ -144,6 +144,7 @@ fn host_error_data(e: &HostError) -> Value {
             "plugin"
         }
         HostError::Mcp(_) => "mcp",
+        HostError::Skill(_) => "mcp-skill",
         HostError::Oci(o) => {
             if let prompt_host::oci::OciError::Plugin { plugin, .. } = o {
                 put("plugin", Some(plugin));

@@ -51,6 +51,10 @@ pub(super) const WIT: &[(&str, &str)] = &[
         include_str!("../../../../wit/0.3.0/freshness.wit"),
     ),
     (
+        "0.3.0/skills.wit",
+        include_str!("../../../../wit/0.3.0/skills.wit"),
+    ),
+    (
         "0.3.0/worlds.wit",
         include_str!("../../../../wit/0.3.0/worlds.wit"),
     ),

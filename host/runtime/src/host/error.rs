@@ -69,6 +69,9 @@ pub enum HostError {
     #[cfg(feature = "mcp")]
     #[error(transparent)]
     Mcp(#[from] McpBridgeError),
+    /// A skill's body was not read, or was refused.
+    #[error(transparent)]
+    Skill(#[from] crate::mcp::SkillError),
     /// The route a step asked for cannot be prepared (unknown, no model, an option its API
     /// requires missing). Nothing was written.
     #[error(transparent)]

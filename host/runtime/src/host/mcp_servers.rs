@@ -182,6 +182,40 @@ impl Host {
             .collect()
     }
 
+    /// The body of skill `skill` (its `SKILL.md`) of server `server` connected into `scope`
+    /// (`None`: the global one), read from the server now and checked against the live
+    /// generation's index: its size, its digest, then its frontmatter's name. Nothing is put
+    /// in the prompt: the caller decides what to do with the text.
+    pub async fn mcp_skill(
+        &self,
+        server: &str,
+        scope: Option<&str>,
+        skill: &str,
+    ) -> Result<crate::mcp::SkillBody, HostError> {
+        use crate::mcp::SkillError;
+        let found = self
+            .lock_mcp()
+            .values()
+            .find(|b| b.server() == server && b.scope() == scope)
+            .map(|b| (b.status().skills, b.skill_reader()));
+        let Some((index, Some(reader))) = found else {
+            return Err(SkillError::NoServer {
+                server: server.to_owned(),
+                scope: scope.map(str::to_owned),
+            }
+            .into());
+        };
+        let Some(entry) = index.iter().find(|s| s.name == skill) else {
+            return Err(SkillError::Unknown {
+                server: server.to_owned(),
+                skill: prompt_host_peer::shown(skill),
+                listed: index.len(),
+            }
+            .into());
+        };
+        Ok(reader.read(entry).await?)
+    }
+
     /// A receiver of `id`'s status changes (to wait for a condition), if it is kept.
     pub fn watch_mcp(&self, id: McpId) -> Option<watch::Receiver<McpStatus>> {
         self.lock_mcp().get(&id).map(McpBridge::watch)

@@ -154,6 +154,11 @@ impl McpBridge {
         self.status.borrow().instructions_cut.clone()
     }
 
+    /// What reads a skill's body from the server's live session (`None` once shut down).
+    pub fn skill_reader(&self) -> Option<crate::mcp::SkillReader> {
+        self.connection.as_ref().map(McpConnection::skill_reader)
+    }
+
     /// What an assembly that sees the server waits for first.
     pub fn start_wait(&self) -> &Arc<StartWait> {
         &self.start_wait

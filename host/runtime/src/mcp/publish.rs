@@ -12,10 +12,10 @@ use super::{
     cut_instructions, InstructionBudget, InstructionsCut, McpEvent, McpServerSpec, McpSnapshot,
 };
 use super::{server_label as label, McpState, McpStatus};
-use crate::wasm::{LoadedPlugin, ServerInstructions, ServerTool};
+use crate::wasm::{LoadedPlugin, ServerInstructions, ServerSkill, ServerTool};
 
 /// What the instruction provider's `publish` receives for one generation; tool schemas
-/// travel as JSON text.
+/// travel as JSON text, and the skills index goes only to a provider that exports `skills`.
 pub fn server_instructions(snapshot: &McpSnapshot) -> ServerInstructions {
     let tools = snapshot
         .tools
@@ -28,11 +28,26 @@ pub fn server_instructions(snapshot: &McpSnapshot) -> ServerInstructions {
             )
         })
         .collect();
+    let skills = snapshot
+        .skills
+        .iter()
+        .map(|skill| {
+            ServerSkill::new(
+                skill.uri.clone(),
+                skill.name.clone(),
+                skill.description.clone(),
+                skill.digest(),
+                u32::try_from(skill.file_count()).unwrap_or(u32::MAX),
+                skill.total_size(),
+            )
+        })
+        .collect();
     ServerInstructions::new(
         snapshot.server.clone(),
         snapshot.instructions.clone(),
         tools,
     )
+    .with_skills(skills)
 }
 
 /// What publishing needs: the plugin, whether the bridge was closed, and the server's
@@ -113,6 +128,7 @@ pub(super) async fn publish_events(
                 let generation = snapshot.generation;
                 let lifecycle = snapshot.lifecycle;
                 let protocol_version = snapshot.protocol_version.clone();
+                let skills = snapshot.skills.clone();
                 let outcome = publish(&publisher, snapshot).await;
                 status.send_modify(|s| {
                     s.state = McpState::Up;
@@ -125,6 +141,7 @@ pub(super) async fn publish_events(
                             s.live_generation = Some(generation);
                             s.instructions_cut = cut;
                             s.instructions = handed;
+                            s.skills = skills;
                         }
                         Err(error) => {
                             s.rejected += 1;

@@ -20,7 +20,7 @@ use super::store::StoreData;
 use crate::prompt::ProviderErrorKind;
 
 pub(crate) use types::{detect, Answer, AssemblyHandle};
-pub use types::{ServerInstructions, ServerTool, WitVersion, World};
+pub use types::{ServerInstructions, ServerSkill, ServerTool, WitVersion, World};
 pub(crate) use v0_1::Wr;
 
 /// The WIT interfaces the host implements (0.2.0 imports 0.1.0's, plus `control`; 0.3.0
@@ -170,7 +170,8 @@ impl Bindings {
         }
     }
 
-    /// `instructions.publish`; a trap-like error for a plugin-world instance.
+    /// `instructions.publish` (`skills.publish-with-skills` when the instance exports it); a
+    /// trap-like error for a plugin-world instance.
     pub(crate) fn publish(&self, s: &mut Store<StoreData>, server: &ServerInstructions) -> Wr<()> {
         match self {
             Self::V0_1(e) => e.publish(s, server),

@@ -88,6 +88,47 @@ pub struct ServerInstructions {
     pub instructions: String,
     /// Its tools.
     pub tools: Vec<ServerTool>,
+    /// Its skills index (handed only to a provider that exports `skills`, contract 0.3.0).
+    pub skills: Vec<ServerSkill>,
+}
+
+/// One skill of an MCP server's index, as the `skills` export receives it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ServerSkill {
+    /// The URI of its `SKILL.md`.
+    pub uri: String,
+    /// Its name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// The digest of its `SKILL.md`, or `dynamic`.
+    pub digest: String,
+    /// How many files it lists.
+    pub files: u32,
+    /// The bytes of all its files.
+    pub size: u64,
+}
+
+impl ServerSkill {
+    /// A skill of the index.
+    pub fn new(
+        uri: impl Into<String>,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        digest: impl Into<String>,
+        files: u32,
+        size: u64,
+    ) -> Self {
+        Self {
+            uri: uri.into(),
+            name: name.into(),
+            description: description.into(),
+            digest: digest.into(),
+            files,
+            size,
+        }
+    }
 }
 
 /// One tool of an MCP server.
@@ -113,7 +154,16 @@ impl ServerInstructions {
             name: name.into(),
             instructions: instructions.into(),
             tools,
+            skills: Vec::new(),
         }
+    }
+}
+
+impl ServerInstructions {
+    /// The same, with `skills` as its skills index.
+    pub fn with_skills(mut self, skills: Vec<ServerSkill>) -> Self {
+        self.skills = skills;
+        self
     }
 }
 

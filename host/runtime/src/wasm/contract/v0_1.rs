@@ -5,6 +5,7 @@ use wasmtime::component::{InstancePre, Resource};
 use wasmtime::Store;
 
 use super::types::{Answer, AssemblyHandle, ServerInstructions, World};
+use super::v0_3::{receive_skills, skills, skills_indices};
 use crate::wasm::store::StoreData;
 use bindings::instruction_provider::exports::prompt_host::plugin::instructions;
 use bindings::instruction_provider::{InstructionProvider, InstructionProviderPre};
@@ -49,21 +50,34 @@ pub mod bindings {
 /// A 0.1.0 component's pre-instantiation, by world.
 pub(crate) enum Pre {
     Plugin(PluginPre<StoreData>),
-    Instructions(InstructionProviderPre<StoreData>),
+    /// With the indices of its `skills` export (0.3.0's), when it has one.
+    Instructions(
+        InstructionProviderPre<StoreData>,
+        Option<skills::GuestIndices>,
+    ),
 }
 
 impl Pre {
     pub(super) fn new(world: World, pre: InstancePre<StoreData>) -> wasmtime::Result<Self> {
         Ok(match world {
             World::Plugin => Self::Plugin(PluginPre::new(pre)?),
-            World::InstructionProvider => Self::Instructions(InstructionProviderPre::new(pre)?),
+            World::InstructionProvider => {
+                let skills = skills_indices(&pre)?;
+                Self::Instructions(InstructionProviderPre::new(pre)?, skills)
+            }
         })
     }
 
     pub(super) fn instantiate(&self, store: &mut Store<StoreData>) -> wasmtime::Result<Exports> {
         Ok(match self {
             Self::Plugin(pre) => Exports::Plugin(pre.instantiate(store)?),
-            Self::Instructions(pre) => Exports::Instructions(pre.instantiate(store)?),
+            Self::Instructions(pre, None) => Exports::Instructions(pre.instantiate(store)?, None),
+            Self::Instructions(pre, Some(indices)) => {
+                let instance = pre.instance_pre().instantiate(&mut *store)?;
+                let provider = InstructionProvider::new(&mut *store, &instance)?;
+                let skills = indices.load(&mut *store, &instance)?;
+                Exports::Instructions(provider, Some(skills))
+            }
         })
     }
 }
@@ -88,7 +102,7 @@ fn wit_server(server: &ServerInstructions) -> instructions::McpServer {
 /// A 0.1.0 instance's exports, by world.
 pub(crate) enum Exports {
     Plugin(Plugin),
-    Instructions(InstructionProvider),
+    Instructions(InstructionProvider, Option<skills::Guest>),
 }
 
 /// Call the same `contributor` export whatever the world (bindgen gives each world its own
@@ -100,7 +114,7 @@ macro_rules! contributor {
                 let $g = p.prompt_host_plugin_contributor();
                 $call
             }
-            Exports::Instructions(p) => {
+            Exports::Instructions(p, _) => {
                 let $g = p.prompt_host_plugin_contributor();
                 $call
             }
@@ -165,9 +179,16 @@ impl Exports {
 
     pub(super) fn publish(&self, s: &mut Store<StoreData>, server: &ServerInstructions) -> Wr<()> {
         match self {
-            Exports::Instructions(ip) => ip
-                .prompt_host_plugin_instructions()
-                .call_publish(s, &wit_server(server)),
+            Exports::Instructions(ip, skills) => {
+                // Both in one call window: one generation, refused if either refuses.
+                if let Some(skills) = skills {
+                    if let Err(refused) = receive_skills(skills, &mut *s, server)? {
+                        return Ok(Err(refused));
+                    }
+                }
+                ip.prompt_host_plugin_instructions()
+                    .call_publish(s, &wit_server(server))
+            }
             Exports::Plugin(_) => Err(wasmtime::Error::msg("publish on a plugin-world instance")),
         }
     }

@@ -8,6 +8,7 @@ use wasmtime::Store;
 use super::types::{Answer, AssemblyHandle, ServerInstructions, World};
 use super::v0_1::bindings::plugin::prompt_host::plugin::types::{AssembleContext, ToolSet};
 use super::v0_1::Wr;
+use super::v0_3::{receive_skills, skills, skills_indices};
 use crate::wasm::store::StoreData;
 use bindings::instruction_provider::exports::prompt_host::plugin0_1_0::instructions;
 use bindings::instruction_provider::{InstructionProvider, InstructionProviderPre};
@@ -51,32 +52,45 @@ pub mod bindings {
     }
 }
 
-/// A 0.2.0 component's pre-instantiation, by world.
+/// A 0.2.0 component's pre-instantiation, by world; an instruction provider's with the
+/// indices of its `skills` export when it has one.
 pub(crate) enum Pre {
     Plugin(PluginPre<StoreData>),
-    Instructions(InstructionProviderPre<StoreData>),
+    Instructions(
+        InstructionProviderPre<StoreData>,
+        Option<skills::GuestIndices>,
+    ),
 }
 
 impl Pre {
     pub(super) fn new(world: World, pre: InstancePre<StoreData>) -> wasmtime::Result<Self> {
         Ok(match world {
             World::Plugin => Self::Plugin(PluginPre::new(pre)?),
-            World::InstructionProvider => Self::Instructions(InstructionProviderPre::new(pre)?),
+            World::InstructionProvider => {
+                let skills = skills_indices(&pre)?;
+                Self::Instructions(InstructionProviderPre::new(pre)?, skills)
+            }
         })
     }
 
     pub(super) fn instantiate(&self, store: &mut Store<StoreData>) -> wasmtime::Result<Exports> {
         Ok(match self {
             Self::Plugin(pre) => Exports::Plugin(pre.instantiate(store)?),
-            Self::Instructions(pre) => Exports::Instructions(pre.instantiate(store)?),
+            Self::Instructions(pre, None) => Exports::Instructions(pre.instantiate(store)?, None),
+            Self::Instructions(pre, Some(indices)) => {
+                let instance = pre.instance_pre().instantiate(&mut *store)?;
+                let provider = InstructionProvider::new(&mut *store, &instance)?;
+                let skills = indices.load(&mut *store, &instance)?;
+                Exports::Instructions(provider, Some(skills))
+            }
         })
     }
 }
 
-/// A 0.2.0 instance's exports, by world.
+/// A 0.2.0 instance's exports, by world (an instruction provider's with its `skills`).
 pub(crate) enum Exports {
     Plugin(Plugin),
-    Instructions(InstructionProvider),
+    Instructions(InstructionProvider, Option<skills::Guest>),
 }
 
 macro_rules! contributor {
@@ -86,7 +100,7 @@ macro_rules! contributor {
                 let $g = p.prompt_host_plugin0_2_0_contributor();
                 $call
             }
-            Exports::Instructions(p) => {
+            Exports::Instructions(p, _) => {
                 let $g = p.prompt_host_plugin0_2_0_contributor();
                 $call
             }
@@ -196,9 +210,16 @@ impl Exports {
 
     pub(super) fn publish(&self, s: &mut Store<StoreData>, server: &ServerInstructions) -> Wr<()> {
         match self {
-            Exports::Instructions(ip) => ip
-                .prompt_host_plugin0_1_0_instructions()
-                .call_publish(s, &mcp_server(server)),
+            Exports::Instructions(ip, skills) => {
+                // Both in one call window: one generation, refused if either refuses.
+                if let Some(skills) = skills {
+                    if let Err(refused) = receive_skills(skills, &mut *s, server)? {
+                        return Ok(Err(refused));
+                    }
+                }
+                ip.prompt_host_plugin0_1_0_instructions()
+                    .call_publish(s, &mcp_server(server))
+            }
             Exports::Plugin(_) => Err(wasmtime::Error::msg("publish on a plugin-world instance")),
         }
     }
