@@ -13,7 +13,7 @@ use super::params::{self, parse};
 use super::protocol::notifications::{RegistryChanged, NOTIFICATIONS};
 use super::protocol::results::{
     Appended, AssemblyView, Closed, Described, Disposed, Done, Loaded, McpStatusView, PluginEntry,
-    Reloaded, RenderResult, Replayed,
+    Reloaded, RenderResult, Replayed, SkillBodyView, SkillEntryView,
 };
 use super::protocol::step_result::StepResultView;
 use super::{RpcError, Server, METHODS, PROTOCOL_VERSION};
@@ -533,6 +533,19 @@ async fn small_result(
                 .map(|kept| McpStatusView::of(kept.id.0, &kept.status))
                 .collect();
             raw(&views)
+        }
+        "mcp_skill" => {
+            let p: params::McpSkill = parse(params)?;
+            let body = host
+                .mcp_skill(&p.server, p.scope.as_deref(), &p.skill)
+                .await?;
+            raw(&SkillBodyView {
+                server: &p.server,
+                skill: SkillEntryView::of(&body.skill),
+                text: &body.text,
+                digest: &body.digest,
+                verified: body.verified,
+            })
         }
         "subscribe" => {
             let p: params::Subscribe = parse(params)?;

@@ -77,6 +77,20 @@ pub(super) struct McpStatus {
     pub wait_ms: Option<u64>,
 }
 
+/// A skill's body, read from its MCP server now and checked against the live index.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "McpSkillParams")]
+pub(super) struct McpSkill {
+    /// The server's name.
+    pub server: String,
+    /// The scope it was connected into; absent or null = global.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// The skill's name, as its index lists it.
+    pub skill: String,
+}
+
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "ReloadPluginParams")]

@@ -30,6 +30,7 @@ pub const METHODS: &[&str] = &[
     "compact",
     "close_session",
     "mcp_status",
+    "mcp_skill",
     "subscribe",
     "$/cancelRequest",
 ];

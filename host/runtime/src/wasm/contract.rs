@@ -7,6 +7,7 @@
 //! its [`Pre`], the [`Bindings`] of an instance, and a dynamic entry's [`Answer`]. The host
 //! imports implement the WIT interfaces through [`wit`], which 0.2.0 shares with 0.1.0.
 
+mod skills;
 mod types;
 mod v0_1;
 mod v0_2;

@@ -253,6 +253,58 @@ pub struct McpStatusView<'a> {
     /// the text the live generation handed to the provider plugin (after any cut, with its
     /// note) with its size in bytes.
     pub instructions: InstructionsView<'a>,
+    /// The live generation's skills index (the MCP Skills extension), in server order:
+    /// what the provider plugin was handed. Empty when the server offers no skills.
+    pub skills: Vec<SkillEntryView<'a>>,
+}
+
+/// One skill of an MCP server's index.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "McpSkillEntry")]
+pub struct SkillEntryView<'a> {
+    /// Its name (what `mcp_skill` asks for).
+    pub name: &'a str,
+    /// The URI of its `SKILL.md`.
+    pub uri: &'a str,
+    /// Its description, as the server gave it.
+    pub description: &'a str,
+    /// The digest of its `SKILL.md` (`sha256:…`), or `dynamic`.
+    pub digest: &'a str,
+    /// How many files it lists (0 for a dynamic skill).
+    pub files: usize,
+    /// The bytes of all its files (0 for a dynamic skill).
+    pub size: u64,
+}
+
+impl<'a> SkillEntryView<'a> {
+    /// The view of one index entry.
+    pub fn of(skill: &'a prompt_host::mcp::McpSkill) -> Self {
+        Self {
+            name: &skill.name,
+            uri: &skill.uri,
+            description: &skill.description,
+            digest: skill.digest(),
+            files: skill.file_count(),
+            size: skill.total_size(),
+        }
+    }
+}
+
+/// A skill's body (`mcp_skill`): its `SKILL.md`, read from the server and checked.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "McpSkillBody")]
+pub struct SkillBodyView<'a> {
+    /// The server's name.
+    pub server: &'a str,
+    /// The skill as the live index lists it.
+    pub skill: SkillEntryView<'a>,
+    /// The text of its `SKILL.md`.
+    pub text: &'a str,
+    /// The digest of the bytes read (`sha256:…`).
+    pub digest: &'a str,
+    /// Whether the bytes were checked against the index's digest (false for a dynamic
+    /// skill, which has none; its frontmatter's name is checked all the same).
+    pub verified: bool,
 }
 
 /// What an MCP server injects.
@@ -290,6 +342,7 @@ impl<'a> McpStatusView<'a> {
                 bytes: status.instructions.len(),
                 text: &status.instructions,
             },
+            skills: status.skills.iter().map(SkillEntryView::of).collect(),
         }
     }
 }

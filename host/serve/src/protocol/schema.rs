@@ -17,7 +17,7 @@ use super::envelope::{CancelParams, ErrorObject, Failure, Success};
 use super::notifications;
 use super::results::{
     Appended, AssemblyView, Closed, Described, Disposed, Done, Loaded, McpStatusView, PluginEntry,
-    Reloaded, RenderResult, Replayed,
+    Reloaded, RenderResult, Replayed, SkillBodyView,
 };
 use super::step_result::StepResultView;
 use super::{METHODS, PROTOCOL_VERSION};
@@ -127,6 +127,7 @@ fn method_params(g: &mut SchemaGenerator) -> Map<String, Value> {
             "compact" => g.subschema_for::<params::Compact>(),
             "close_session" => g.subschema_for::<params::SessionRef>(),
             "mcp_status" => g.subschema_for::<params::McpStatus>(),
+            "mcp_skill" => g.subschema_for::<params::McpSkill>(),
             "subscribe" => g.subschema_for::<params::Subscribe>(),
             "$/cancelRequest" => g.subschema_for::<CancelParams>(),
             other => unreachable!("no params type for method {other}"),
@@ -158,6 +159,7 @@ fn method_results(g: &mut SchemaGenerator) -> Map<String, Value> {
             "compact" => g.subschema_for::<prompt_host::session::Compacted>(),
             "close_session" => g.subschema_for::<Closed>(),
             "mcp_status" => g.subschema_for::<Vec<McpStatusView<'static>>>(),
+            "mcp_skill" => g.subschema_for::<SkillBodyView<'static>>(),
             other => unreachable!("no result type for method {other}"),
         }
     };

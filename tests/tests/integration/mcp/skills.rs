@@ -13,10 +13,13 @@ use std::time::Duration;
 use prompt_host::mcp::{McpServerSpec, McpStatus, ReconnectPolicy};
 use prompt_host::prompt::PromptConfig;
 use prompt_host::{Facts, Host, HostError, McpId, McpSpec, RuntimeConfig};
+use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::integration::mcp::client::python;
 use crate::integration::mcp::prompt::{section, wait_status};
+use crate::integration::support::cli::Deployment;
+use crate::integration::support::serve::Served;
 
 const FAST_RETRY: ReconnectPolicy =
     ReconnectPolicy::new(Duration::from_millis(50), Duration::from_millis(500));
@@ -260,4 +263,71 @@ async fn a_body_whose_digest_does_not_match_is_refused() {
         .await
         .unwrap();
     assert!(body.verified);
+}
+
+/// Through `prompt-host serve`: `mcp_status` lists the index, `mcp_skill` returns a body
+/// checked against it and refuses a tampered one with kind `mcp-skill`, naming the skill.
+#[test]
+fn serve_lists_the_index_and_returns_a_verified_body_or_refuses_it() {
+    let _serial = crate::integration::mcp::client::serial_blocking();
+    if !fastmcp_available() {
+        return;
+    }
+    let root = skills_copy();
+    let review_md = std::fs::read(root.path().join("code-review/SKILL.md")).unwrap();
+    let notes_md = std::fs::read(root.path().join("release-notes/SKILL.md")).unwrap();
+    let deployment = Deployment::new(&format!(
+        "[host]\nmcp_provider = {provider:?}\n[[scope]]\nname = \"agent:1\"\n\
+         [[mcp]]\nname = \"fx\"\ncommand = {python:?}\nscope = \"agent:1\"\ntimeout_ms = 20000\n\
+         args = [{server:?}, {root:?}, \"--tamper\", \"code-review\"]\n",
+        provider = env!("GUEST_MCP_INSTRUCTIONS"),
+        python = python(),
+        server = fixture_dir().join("server.py").display().to_string(),
+        root = root.path().display().to_string(),
+    ));
+    let config = deployment.config().display().to_string();
+    let mut served = Served::start(&["--config", &config], &deployment.path("cache"));
+    let status = served.ok("mcp_status", json!({"wait_ms": 30000}));
+    let skills = &status[0]["skills"];
+    assert_eq!(skills[0]["name"], "code-review", "{status}");
+    assert_eq!(skills[0]["uri"], "skill://code-review/SKILL.md");
+    assert_eq!(skills[0]["digest"], digest(&review_md));
+    assert_eq!(skills[0]["files"], 2);
+    assert_eq!(skills[1]["name"], "release-notes");
+    assert_eq!(skills[1]["size"], notes_md.len());
+
+    let body = served.ok(
+        "mcp_skill",
+        json!({"server": "fx", "scope": "agent:1", "skill": "release-notes"}),
+    );
+    assert_eq!(
+        body["text"].as_str().map(str::as_bytes),
+        Some(notes_md.as_slice())
+    );
+    assert_eq!(body["digest"], digest(&notes_md));
+    assert_eq!(body["verified"], true);
+    assert_eq!(body["skill"]["name"], "release-notes");
+
+    let refused = served.call(
+        "mcp_skill",
+        json!({"server": "fx", "scope": "agent:1", "skill": "code-review"}),
+    );
+    assert_eq!(refused["error"]["data"]["kind"], "mcp-skill", "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "mcp-client(fx): skill \"code-review\" refused: skill://code-review/SKILL.md has digest sha256:"
+        ) && message.ends_with(&format!("the manifest says {}", digest(&review_md))),
+        "{message}"
+    );
+    let unknown = served.call(
+        "mcp_skill",
+        json!({"server": "fx", "scope": "agent:1", "skill": "a\u{1b}[2J"}),
+    );
+    assert_eq!(
+        unknown["error"]["message"],
+        "mcp-client(fx): no skill \"a\\u{1b}[2J\" in its index (2 listed)"
+    );
+    let bad = served.call("mcp_skill", json!({"server": "fx", "name": "x"}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
 }

@@ -4,8 +4,8 @@
 use wasmtime::component::{InstancePre, Resource};
 use wasmtime::Store;
 
+use super::skills::{export as skills, skills_indices};
 use super::types::{Answer, AssemblyHandle, ServerInstructions, World};
-use super::v0_3::{receive_skills, skills, skills_indices};
 use crate::wasm::store::StoreData;
 use bindings::instruction_provider::exports::prompt_host::plugin::instructions;
 use bindings::instruction_provider::{InstructionProvider, InstructionProviderPre};
@@ -80,6 +80,22 @@ impl Pre {
             }
         })
     }
+}
+
+/// `skills.receive-skills` with `server`'s index, its refusal as a `plugin-error` of these
+/// bindings (which 0.2.0 shares).
+pub(super) fn receive_skills(
+    skills: &skills::Guest,
+    s: &mut Store<StoreData>,
+    server: &ServerInstructions,
+) -> Wr<()> {
+    use super::skills::Refusal;
+    Ok(
+        super::skills::receive_skills(skills, s, server)?.map_err(|refusal| match refusal {
+            Refusal::InvalidInput(m) => PluginError::InvalidInput(m),
+            Refusal::Failed(m) => PluginError::Failed(m),
+        }),
+    )
 }
 
 /// The record `publish` takes.

@@ -5,10 +5,11 @@
 use wasmtime::component::{InstancePre, Resource};
 use wasmtime::Store;
 
+use super::skills::{export as skills, skills_indices};
 use super::types::{Answer, AssemblyHandle, ServerInstructions, World};
 use super::v0_1::bindings::plugin::prompt_host::plugin::types::{AssembleContext, ToolSet};
+use super::v0_1::receive_skills;
 use super::v0_1::Wr;
-use super::v0_3::{receive_skills, skills, skills_indices};
 use crate::wasm::store::StoreData;
 use bindings::instruction_provider::exports::prompt_host::plugin0_1_0::instructions;
 use bindings::instruction_provider::{InstructionProvider, InstructionProviderPre};
