@@ -257,7 +257,7 @@ pub(crate) async fn read_skill(
                 timeout,
             })
         }
-        Ok(Err(e)) => return Err(read_error(prompt_host_peer::shown(&e.to_string()))),
+        Ok(Err(e)) => return Err(read_error(crate::session::remote_error(&e.to_string()))),
     };
     let bytes = result
         .contents

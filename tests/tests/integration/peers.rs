@@ -3,6 +3,7 @@
 
 pub(crate) mod hostile_collector;
 pub(crate) mod hostile_mcp;
+pub(crate) mod hostile_skills;
 pub(crate) mod hostile_text;
 pub(crate) mod hostile_tokens;
 pub(crate) mod plugin_egress;

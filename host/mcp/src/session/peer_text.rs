@@ -13,7 +13,7 @@ const MAX_VERSION_BYTES: usize = 32;
 /// (rmcp's transport errors print the request's URL at most, and the URL's query is cut),
 /// and with the server's part — a JSON-RPC error's message, an HTTP error body — escaped
 /// and capped.
-pub(super) fn remote_error(text: &str) -> String {
+pub(crate) fn remote_error(text: &str) -> String {
     // rmcp names the transport's Rust type (`Transport [rmcp::transport::…] error: `), which
     // says nothing to an operator.
     let mut text = text.replace("Send message error ", "");
