@@ -54,6 +54,7 @@ METHODS = [
     "compact",
     "close_session",
     "mcp_status",
+    "mcp_skill",
     "subscribe",
     "$/cancelRequest",
 ]

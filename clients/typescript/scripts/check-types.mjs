@@ -290,6 +290,7 @@ export const METHODS = {
   compact: ["CompactParams", "Compacted"],
   close_session: [reads(["session"], "closeSession(session)"), reads(["closed"], "closeSession returns closed")],
   mcp_status: [reads(["wait_ms"], "mcpStatus({ wait_ms? })"), "McpStatus"],
+  mcp_skill: ["McpSkillParams", "McpSkillBody"],
   subscribe: ["SubscribeParams", reads([], "an empty object: nothing to return")],
   "$/cancelRequest": [reads(["id"], "sent on an AbortSignal with the request's id, not by a method"), reads([], "an empty object: nothing to return")],
 };
@@ -339,6 +340,8 @@ export const TYPES = {
   "results.step.request<ResponsesRequest>.tools[]": "ResponsesTool",
   "results.mcp_status[].instructions_cut": "InstructionsCut",
   "results.mcp_status[].instructions": "McpStatus.instructions",
+  "results.mcp_status[].skills[]": "McpSkillEntry",
+  "results.mcp_skill.skill": "McpSkillEntry",
   "params.load_plugin.grants": "Grants",
   "params.load_plugin.grants.dirs[]": "GrantDir",
   "params.load_plugin.grants.http[]": "OriginGrant",

@@ -21,6 +21,8 @@ import type {
   Describe,
   Facts,
   LoadPluginParams,
+  McpSkillBody,
+  McpSkillParams,
   McpStatus,
   Notification,
   PluginInfo,
@@ -524,6 +526,15 @@ export class PromptHost extends EventEmitter {
 
   mcpStatus(params: { wait_ms?: number } = {}, options?: CallOptions): Promise<McpStatus[]> {
     return this.call("mcp_status", defined(params), options);
+  }
+
+  /**
+   * The `SKILL.md` of an MCP server's skill, read now and checked against the server's skills
+   * index: a body whose size, digest or frontmatter name differ is refused (`PromptHostError`,
+   * kind `mcp-skill`). Nothing is put in the prompt.
+   */
+  mcpSkill(params: McpSkillParams, options?: CallOptions): Promise<McpSkillBody> {
+    return this.call("mcp_skill", defined(params), options);
   }
 
   /** Choose the notifications to receive (replaces the previous choice). */

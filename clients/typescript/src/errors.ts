@@ -28,6 +28,7 @@ export type ErrorKind =
   | "config"
   | "registration"
   | "mcp"
+  | "mcp-skill"
   | "oci"
   | "cancelled"
   | "internal"

@@ -431,6 +431,48 @@ export interface McpStatus {
   /** What the server injects: its instructions on or off, and the text handed to the
    * provider plugin (after any cut) with its size in bytes. */
   instructions: { enabled: boolean; bytes: number; text: string };
+  /** The live generation's skills index (the MCP Skills extension), in server order; empty
+   * when the server offers no skills. */
+  skills: McpSkillEntry[];
+}
+
+/** One skill of an MCP server's index. */
+export interface McpSkillEntry {
+  /** Its name: what `mcpSkill` asks for. */
+  name: string;
+  /** The URI of its `SKILL.md`. */
+  uri: string;
+  /** Its description, as the server gave it (third-party text). */
+  description: string;
+  /** The digest of its `SKILL.md` (`sha256:…`), or `"dynamic"`. */
+  digest: string;
+  /** How many files it lists (0 for a dynamic skill). */
+  files: number;
+  /** The bytes of all its files (0 for a dynamic skill). */
+  size: number;
+}
+
+/** `mcp_skill`'s params: the skill `skill` of server `server` connected into `scope`
+ * (absent or null: the global one). */
+export interface McpSkillParams {
+  server: string;
+  scope?: string | null;
+  skill: string;
+}
+
+/** A skill's `SKILL.md`, read from its server and checked against the index. */
+export interface McpSkillBody {
+  /** The server's name. */
+  server: string;
+  /** The skill, as the live index lists it. */
+  skill: McpSkillEntry;
+  /** The text of its `SKILL.md`. */
+  text: string;
+  /** The digest of the bytes read. */
+  digest: string;
+  /** Whether the bytes were checked against the index's digest (false only for a dynamic
+   * skill, which lists none). */
+  verified: boolean;
 }
 
 /**

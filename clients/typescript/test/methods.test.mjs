@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { PromptHost, PromptHostError, ServerExited, PROTOCOL_VERSION } from "prompt-host";
@@ -13,7 +13,7 @@ import { CACHE, IDENTITY, REPO, SNAPSHOT, Wire, binary, rejection, session, slee
 
 const METHODS = [
   "describe", "bind_scope", "dispose_scope", "scopes", "load_plugin", "reload_plugin", "dispose_plugin", "plugins", "assemble", "render",
-  "step", "retry", "append_assistant", "append_tool_result", "request", "compact", "close_session", "mcp_status",
+  "step", "retry", "append_assistant", "append_tool_result", "request", "compact", "close_session", "mcp_status", "mcp_skill",
   "subscribe",
   "$/cancelRequest",
 ];
@@ -429,4 +429,44 @@ test("binary from PROMPT_HOST_BIN", async () => {
     if (saved === undefined) delete process.env.PROMPT_HOST_BIN;
     else process.env.PROMPT_HOST_BIN = saved;
   }
+});
+
+test("mcp_skill: a skill's body read verified by name, a tampered one refused with kind mcp-skill", async () => {
+  const dir = tempDir();
+  const root = join(dir, "skills");
+  cpSync(join(REPO, "tests", "fixtures", "mcp-skills", "skills"), root, { recursive: true });
+  const config = join(dir, "host.toml");
+  writeFileSync(
+    config,
+    `[host]
+mcp_provider = ${JSON.stringify(wasm("mcp-instructions"))}
+
+[[scope]]
+name = "agent"
+
+[[mcp]]
+name = "docs"
+command = "python3"
+args = [${JSON.stringify(join(REPO, "tests", "fixtures", "mcp-skills", "server.py"))}, ${JSON.stringify(root)}, "--tamper", "code-review"]
+scope = "agent"
+timeout_ms = 20000
+`,
+  );
+  const sha = (bytes) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+  await withHost(
+    async (host) => {
+      const [status] = await host.mcpStatus({ wait_ms: 30000 });
+      assert.deepEqual(status.skills.map((s) => s.name), ["code-review", "release-notes"], JSON.stringify(status));
+      const notes = readFileSync(join(root, "release-notes", "SKILL.md"));
+      const body = await host.mcpSkill({ server: "docs", scope: "agent", skill: "release-notes" });
+      assert.equal(body.text, notes.toString("utf8"));
+      assert.deepEqual([body.digest, body.verified, body.skill.digest], [sha(notes), true, sha(notes)]);
+      const refused = await rejection(host.mcpSkill({ server: "docs", scope: "agent", skill: "code-review" }));
+      assert.ok(refused instanceof PromptHostError);
+      assert.equal(refused.kind, "mcp-skill");
+      const review = readFileSync(join(root, "code-review", "SKILL.md"));
+      assert.ok(refused.message.endsWith(`the manifest says ${sha(review)}`), refused.message);
+    },
+    { host: { config } },
+  );
 });

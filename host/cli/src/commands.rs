@@ -163,6 +163,31 @@ pub async fn render(target: &Target, json: bool, counting: &Counting) -> anyhow:
     }
 }
 
+/// `prompt-host skill`: the text of a skill's `SKILL.md`, exactly, on stdout, once it has
+/// passed its checks; what it was checked against on stderr.
+pub async fn skill(
+    config: &Path,
+    server: &str,
+    scope: Option<&str>,
+    name: &str,
+) -> anyhow::Result<()> {
+    let host = load_ready_host(config, scope).await?;
+    let body = host.mcp_skill(server, scope, name).await?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(body.text.as_bytes())?;
+    out.flush()?;
+    let checked = if body.verified {
+        "matches the index"
+    } else {
+        "a dynamic skill: no digest to check"
+    };
+    eprintln!(
+        "{} ({}): {} ({checked})",
+        body.skill.name, body.skill.uri, body.digest
+    );
+    Ok(())
+}
+
 /// Whether `step` counts its request, and with what.
 pub enum RequestCounting {
     /// It does not.

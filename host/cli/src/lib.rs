@@ -265,6 +265,22 @@ pub enum Command {
         #[arg(long, value_name = "PORT", default_value_t = 0, requires = "ui")]
         ui_port: u16,
     },
+    /// Print the body of an MCP server's skill (its `SKILL.md`), read from the server now
+    /// and checked against the skills index (size, digest, frontmatter name); its digest on
+    /// standard error.
+    Skill {
+        /// The host.toml whose `[[mcp]]` server offers the skill.
+        #[arg(long)]
+        config: PathBuf,
+        /// The `[[mcp]]` server's name.
+        #[arg(long)]
+        server: String,
+        /// The scope the server is connected into (default: global).
+        #[arg(long)]
+        scope: Option<String>,
+        /// The skill's name, as the index lists it.
+        name: String,
+    },
     /// Load one plugin alone, call one export, and print its result, its log lines and the
     /// time taken.
     Call {
@@ -695,6 +711,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             conversation::compact(&store_flag::resolve(&session)?, &summary, range)
         }
         Command::Sessions { command } => sessions::run(command),
+        Command::Skill {
+            config,
+            server,
+            scope,
+            name,
+        } => commands::skill(&config, &server, scope.as_deref(), &name).await,
         Command::Serve {
             config,
             max_request_bytes,

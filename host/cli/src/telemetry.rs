@@ -132,6 +132,7 @@ pub fn command_span(command: &super::Command) -> tracing::Span {
         Command::Push { .. } => ("push", "prompt-host push"),
         Command::Lock { .. } => ("lock", "prompt-host lock"),
         Command::Sessions { .. } => ("sessions", "prompt-host sessions"),
+        Command::Skill { .. } => ("skill", "prompt-host skill"),
     };
     tracing::info_span!(
         target: "prompt_host::command",

@@ -31,6 +31,7 @@ from .types import (
     Compacted,
     Describe,
     Facts,
+    McpSkillBody,
     McpStatus,
     PluginInfo,
     Rendered,
@@ -350,6 +351,24 @@ def mcp_status(
     return Call("mcp_status", params, lambda result: [McpStatus.from_json(s) for s in result], cancel, timeout)
 
 
+def mcp_skill(
+    server: str,
+    skill: str,
+    scope: Optional[str] = None,
+    *,
+    cancel: Optional[CancelToken] = None,
+    timeout: Optional[float] = None,
+) -> Call[McpSkillBody]:
+    """The ``SKILL.md`` of ``server``'s skill ``skill`` (the server connected into ``scope``;
+    ``None``: the global one), read now and checked against the server's skills index: a body
+    whose size, digest or frontmatter name differ is refused (`PromptHostError`, kind
+    ``mcp-skill``). Nothing is put in the prompt."""
+    params: Dict[str, Any] = {"server": server, "skill": skill}
+    if scope is not None:
+        params["scope"] = scope
+    return Call("mcp_skill", params, McpSkillBody.from_json, cancel, timeout)
+
+
 def subscribe(
     *,
     log: Optional[str] = None,
@@ -383,5 +402,6 @@ METHODS = (
     compact,
     close_session,
     mcp_status,
+    mcp_skill,
     subscribe,
 )

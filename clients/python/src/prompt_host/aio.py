@@ -459,4 +459,5 @@ class AsyncPromptHost:
     compact = _methods.asynchronous(_methods.compact)
     close_session = _methods.asynchronous(_methods.close_session)
     mcp_status = _methods.asynchronous(_methods.mcp_status)
+    mcp_skill = _methods.asynchronous(_methods.mcp_skill)
     subscribe = _methods.asynchronous(_methods.subscribe)

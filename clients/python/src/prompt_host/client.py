@@ -545,6 +545,7 @@ class PromptHost:
     compact = _methods.sync(_methods.compact)
     close_session = _methods.sync(_methods.close_session)
     mcp_status = _methods.sync(_methods.mcp_status)
+    mcp_skill = _methods.sync(_methods.mcp_skill)
     subscribe = _methods.sync(_methods.subscribe)
 
     def cancel_request(self, id: Union[int, str]) -> None:

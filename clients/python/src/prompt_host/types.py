@@ -858,6 +858,9 @@ class McpStatus:
     #: What the server injects: whether its instructions are on, and the text handed to the
     #: provider plugin (after any cut) with its size.
     instructions: Optional[McpInstructions] = None
+    #: The live generation's skills index (the MCP Skills extension), in server order; empty
+    #: when the server offers no skills.
+    skills: List[McpSkillEntry] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> McpStatus:
@@ -878,6 +881,63 @@ class McpStatus:
             lifecycle=v.get("lifecycle"),
             protocol_version=v.get("protocol_version"),
             instructions=McpInstructions.maybe(v.get("instructions")),
+            skills=[McpSkillEntry.from_json(s) for s in v.get("skills", [])],
+        )
+
+
+@dataclass(frozen=True)
+class McpSkillEntry:
+    """One skill of an MCP server's index (`McpStatus.skills`, `McpSkillBody.skill`)."""
+
+    #: Its name: what `mcp_skill` asks for.
+    name: str
+    #: The URI of its ``SKILL.md``.
+    uri: str
+    #: Its description, as the server gave it (third-party text).
+    description: str
+    #: The digest of its ``SKILL.md`` (``sha256:…``), or ``"dynamic"``.
+    digest: str
+    #: How many files it lists (0 for a dynamic skill).
+    files: int
+    #: The bytes of all its files (0 for a dynamic skill).
+    size: int
+
+    @classmethod
+    def from_json(cls, v: Mapping[str, Any]) -> McpSkillEntry:
+        return cls(
+            name=v["name"],
+            uri=v["uri"],
+            description=v["description"],
+            digest=v["digest"],
+            files=v["files"],
+            size=v["size"],
+        )
+
+
+@dataclass(frozen=True)
+class McpSkillBody:
+    """A skill's ``SKILL.md`` (`mcp_skill`), read from its server and checked against the index."""
+
+    #: The server's name.
+    server: str
+    #: The skill, as the live index lists it.
+    skill: McpSkillEntry
+    #: The text of its ``SKILL.md``.
+    text: str
+    #: The digest of the bytes read.
+    digest: str
+    #: Whether the bytes were checked against the index's digest (``False`` only for a
+    #: dynamic skill, which lists none).
+    verified: bool
+
+    @classmethod
+    def from_json(cls, v: Mapping[str, Any]) -> McpSkillBody:
+        return cls(
+            server=v["server"],
+            skill=McpSkillEntry.from_json(v["skill"]),
+            text=v["text"],
+            digest=v["digest"],
+            verified=v["verified"],
         )
 
 

@@ -99,6 +99,8 @@ pub enum ErrorKind {
     Registration,
     /// An MCP server failed.
     Mcp,
+    /// An MCP server's skill was not read, or its body was not what the index promised.
+    McpSkill,
     /// A registry failed.
     Oci,
     /// The request was cancelled.

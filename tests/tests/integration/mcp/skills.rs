@@ -276,15 +276,7 @@ fn serve_lists_the_index_and_returns_a_verified_body_or_refuses_it() {
     let root = skills_copy();
     let review_md = std::fs::read(root.path().join("code-review/SKILL.md")).unwrap();
     let notes_md = std::fs::read(root.path().join("release-notes/SKILL.md")).unwrap();
-    let deployment = Deployment::new(&format!(
-        "[host]\nmcp_provider = {provider:?}\n[[scope]]\nname = \"agent:1\"\n\
-         [[mcp]]\nname = \"fx\"\ncommand = {python:?}\nscope = \"agent:1\"\ntimeout_ms = 20000\n\
-         args = [{server:?}, {root:?}, \"--tamper\", \"code-review\"]\n",
-        provider = env!("GUEST_MCP_INSTRUCTIONS"),
-        python = python(),
-        server = fixture_dir().join("server.py").display().to_string(),
-        root = root.path().display().to_string(),
-    ));
+    let deployment = tampering_deployment(root.path());
     let config = deployment.config().display().to_string();
     let mut served = Served::start(&["--config", &config], &deployment.path("cache"));
     let status = served.ok("mcp_status", json!({"wait_ms": 30000}));
@@ -330,4 +322,58 @@ fn serve_lists_the_index_and_returns_a_verified_body_or_refuses_it() {
     );
     let bad = served.call("mcp_skill", json!({"server": "fx", "name": "x"}));
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
+}
+
+/// A host.toml with the skills server in `agent:1`, serving `root` with `code-review`'s
+/// body tampered with.
+fn tampering_deployment(root: &Path) -> Deployment {
+    Deployment::new(&format!(
+        "[host]\nmcp_provider = {provider:?}\n[[scope]]\nname = \"agent:1\"\n\
+         [[mcp]]\nname = \"fx\"\ncommand = {python:?}\nscope = \"agent:1\"\ntimeout_ms = 20000\n\
+         args = [{server:?}, {root:?}, \"--tamper\", \"code-review\"]\n",
+        provider = env!("GUEST_MCP_INSTRUCTIONS"),
+        python = python(),
+        server = fixture_dir().join("server.py").display().to_string(),
+        root = root.display().to_string(),
+    ))
+}
+
+/// The command line: `prompt-host skill` prints a checked body exactly, its digest on
+/// stderr, and fails on a tampered one, printing nothing on stdout.
+#[test]
+fn the_cli_prints_a_checked_body_and_refuses_a_tampered_one() {
+    let _serial = crate::integration::mcp::client::serial_blocking();
+    if !fastmcp_available() {
+        return;
+    }
+    let root = skills_copy();
+    let notes_md = std::fs::read(root.path().join("release-notes/SKILL.md")).unwrap();
+    let deployment = tampering_deployment(root.path());
+    let config = deployment.config().display().to_string();
+    let skill = |name: &str| {
+        deployment.run(&[
+            "skill", "--config", &config, "--scope", "agent:1", "--server", "fx", name,
+        ])
+    };
+    let run = skill("release-notes");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.as_bytes(), notes_md.as_slice());
+    assert!(
+        run.stderr.contains(&format!(
+            "release-notes (skill://release-notes/SKILL.md): {} (matches the index)",
+            digest(&notes_md)
+        )),
+        "{}",
+        run.stderr
+    );
+    let run = skill("code-review");
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.contains(
+            "mcp-client(fx): skill \"code-review\" refused: skill://code-review/SKILL.md has digest"
+        ),
+        "{}",
+        run.stderr
+    );
 }
