@@ -226,6 +226,7 @@ METHODS: Dict[str, Tuple[Union[str, Reads], Union[type, Reads]]] = {
     "compact": ("compact", t.Compacted),
     "close_session": ("close_session", reads("closed", reason="close_session returns closed")),
     "mcp_status": ("mcp_status", t.McpStatus),
+    "mcp_skill": ("mcp_skill", t.McpSkillBody),
     "subscribe": ("subscribe", reads(reason="an empty object: nothing to return")),
     "$/cancelRequest": (
         reads("id", reason="sent by a CancelToken with the request's id, not by a method"),
@@ -272,6 +273,8 @@ TYPES: Dict[str, type] = {
     "results.step.request<ResponsesRequest>": t.ResponsesRequest,
     "results.mcp_status[].instructions_cut": t.InstructionsCut,
     "results.mcp_status[].instructions": t.McpInstructions,
+    "results.mcp_status[].skills[]": t.McpSkillEntry,
+    "results.mcp_skill.skill": t.McpSkillEntry,
     "params.step.route": t.RouteSpec,
     "params.retry.route": t.RouteSpec,
     "params.append_assistant.tool_calls[]": t.ToolCall,

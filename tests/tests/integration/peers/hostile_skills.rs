@@ -3,7 +3,8 @@
 //! many files or bytes, or repeat a name keeps only the sound ones; a listing of 5,000 is
 //! cut at 1,000; a listing that never stops paginating fails the connection naming the
 //! server; a body that is larger, smaller, of another digest, of another name, huge, or
-//! never sent is refused naming the server and the skill, within the server's timeout.
+//! never sent is refused naming the server and the skill, within the server's timeout. And
+//! `notifications/resources/list_changed` on the server's event stream brings a re-read.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -271,4 +272,57 @@ async fn a_body_that_is_not_what_the_index_promised_is_refused_within_the_timeou
         "{} bytes sent",
         server.body_bytes_sent()
     );
+}
+
+/// `notifications/resources/list_changed` (a skill's files are resources) brings a re-read:
+/// the server sends it on its event stream, and the index it lists next is a new generation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resource_list_change_re_reads_the_skills_index() {
+    let _serial = serial().await;
+    let lists = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = lists.clone();
+    let server = Peer::http(move |request: &Request| {
+        if request.method == "GET" {
+            // The event stream the client opens for what the server says on its own.
+            return Reply::new(200)
+                .header("content-type", "text/event-stream")
+                .body(
+                    "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/list_changed\"}\n\n",
+                )
+                .into();
+        }
+        let Ok(message) = serde_json::from_slice::<Value>(&request.body) else {
+            return Reply::new(400).into();
+        };
+        let Some(id) = message.get("id").cloned() else {
+            return Reply::new(202).into();
+        };
+        let result = match message["method"].as_str() {
+            Some("initialize") => json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}, "resources": {"listChanged": true},
+                    "extensions": {"io.modelcontextprotocol/skills": {}}},
+                "serverInfo": {"name": "changing", "version": "1"},
+            }),
+            Some("tools/list") => json!({"tools": []}),
+            Some("skills/list") => {
+                let n = counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let body = format!("---\nname: good\ndescription: x\n---\nVersion {n}.\n");
+                json!({"skills": [entry("good", &body)]})
+            }
+            _ => json!({}),
+        };
+        Reply::new(200)
+            .header("mcp-session-id", "s-1")
+            .json(&json!({"jsonrpc": "2.0", "id": id, "result": result}))
+            .into()
+    });
+    let host = host();
+    let id = connect(&host, spec(RemoteServer::new(server.url("/mcp"))));
+    let status = wait_status(&host, id, "a re-read after the change", |s| {
+        s.published >= 2
+    })
+    .await;
+    assert!(lists.load(std::sync::atomic::Ordering::SeqCst) >= 2);
+    assert_eq!(status.failures, 0, "{status:?}");
 }
