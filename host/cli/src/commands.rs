@@ -181,10 +181,9 @@ pub async fn skill(
     } else {
         "a dynamic skill: no digest to check"
     };
-    eprintln!(
-        "{} ({}): {} ({checked})",
-        body.skill.name, body.skill.uri, body.digest
-    );
+    // The URI is the server's text: escaped, so it cannot move the cursor or forge a line.
+    let uri = prompt_host::mcp::shown(&body.skill.uri);
+    eprintln!("{} ({uri}): {} ({checked})", body.skill.name, body.digest);
     Ok(())
 }
 

@@ -39,7 +39,7 @@ pub use cut::{
     cut_instructions, InstructionBudget, InstructionsCut, MAX_COUNTED_INSTRUCTION_BYTES,
 };
 pub use names::{check_unique_tools, public_tool_name};
-pub use prompt_host_peer::{resolve_secret, Secret};
+pub use prompt_host_peer::{resolve_secret, shown, Secret};
 pub use remote::{ClientCredentials, RemoteServer};
 pub use skills::{
     check_frontmatter, McpSkill, McpSkillFile, SkillBody, SkillError, MAX_DESCRIPTION_BYTES,

@@ -282,7 +282,9 @@ pub(crate) async fn read_skill(
     };
     let verified = match skill.skill_md() {
         Some(listed) => {
-            SkillResource::new(&listed.uri, &listed.digest, listed.size)
+            // The URI is only the error's text: shown escaped, as everything a server says.
+            let shown_uri = prompt_host_peer::shown(&listed.uri);
+            SkillResource::new(shown_uri, &listed.digest, listed.size)
                 .verify(&bytes)
                 .map_err(integrity)?;
             true

@@ -201,6 +201,11 @@ async fn a_body_that_is_not_what_the_index_promised_is_refused_within_the_timeou
     let renamed = "---\nname: other\ndescription: x\n---\nbody\n";
     let mut short = entry("short", GOOD);
     short["resources"][0]["size"] = json!(GOOD.len() + 10);
+    // A URI whose folder is a terminal escape: the skill is sound, its URI only text.
+    let mut escaped = entry("ok", GOOD);
+    let uri = "skill://\u{1b}[2J/ok/SKILL.md";
+    escaped["uri"] = json!(uri);
+    escaped["resources"][0]["uri"] = json!(uri);
     let listing = json!({"skills": [
         entry("good", GOOD),
         short,
@@ -208,6 +213,7 @@ async fn a_body_that_is_not_what_the_index_promised_is_refused_within_the_timeou
         entry("renamed", renamed),
         entry("huge", GOOD),
         entry("silent", GOOD),
+        escaped,
     ]});
     let forged_for_read = forged.replace("good", "forged").replace("wrong", "wronG");
     let served = forged_for_read.clone();
@@ -218,6 +224,7 @@ async fn a_body_that_is_not_what_the_index_promised_is_refused_within_the_timeou
             "skill://short/SKILL.md" => read_answer(id, uri, GOOD),
             "skill://forged/SKILL.md" => read_answer(id, uri, &served),
             "skill://renamed/SKILL.md" => read_answer(id, uri, renamed),
+            escaped if escaped.contains('\u{1b}') => read_answer(id, escaped, "x"),
             "skill://huge/SKILL.md" => Reply::new(200)
                 .header("content-type", "application/json")
                 .sized(1 << 30, true)
@@ -238,6 +245,14 @@ async fn a_body_that_is_not_what_the_index_promised_is_refused_within_the_timeou
             digest(forged_for_read.as_bytes()),
             digest(GOOD.replace("good", "forged").as_bytes())
         )),
+        (
+            "ok",
+            format!(
+                "mcp-client(fx): skill \"ok\" refused: skill://\\u{{1b}}[2J/ok/SKILL.md is 1 \
+                 bytes, the manifest says {}",
+                GOOD.len()
+            ),
+        ),
         ("renamed", "mcp-client(fx): skill \"renamed\" refused: its frontmatter names \"other\"".to_owned()),
         (
             "huge",
