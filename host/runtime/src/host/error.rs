@@ -70,6 +70,7 @@ pub enum HostError {
     #[error(transparent)]
     Mcp(#[from] McpBridgeError),
     /// A skill's body was not read, or was refused.
+    #[cfg(feature = "mcp")]
     #[error(transparent)]
     Skill(#[from] crate::mcp::SkillError),
     /// The route a step asked for cannot be prepared (unknown, no model, an option its API

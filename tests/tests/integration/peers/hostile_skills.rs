@@ -44,9 +44,14 @@ fn entry(name: &str, md: &str) -> Value {
 /// How the scripted server answers `skills/list` (with the cursor asked) and
 /// `resources/read` (with the URI asked).
 struct Script {
-    list: Box<dyn Fn(Option<&str>) -> Value + Send + Sync>,
-    read: Box<dyn Fn(&Value, &str) -> Answer + Send + Sync>,
+    list: ListAnswer,
+    read: ReadAnswer,
 }
+
+/// The `skills/list` result for the cursor asked.
+type ListAnswer = Box<dyn Fn(Option<&str>) -> Value + Send + Sync>;
+/// The answer to a `resources/read` of request id and URI.
+type ReadAnswer = Box<dyn Fn(&Value, &str) -> Answer + Send + Sync>;
 
 /// A minimal MCP server over Streamable HTTP that declares the skills extension and
 /// answers as `script` says.
@@ -105,7 +110,7 @@ fn status(host: &prompt_host::Host, id: prompt_host::McpId) -> prompt_host::mcp:
     crate::integration::peers::hostile_mcp::status(host, id)
 }
 
-fn no_read() -> Box<dyn Fn(&Value, &str) -> Answer + Send + Sync> {
+fn no_read() -> ReadAnswer {
     Box::new(|_, _| Reply::new(500).into())
 }
 
