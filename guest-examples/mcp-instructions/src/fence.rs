@@ -75,6 +75,17 @@ pub fn fence_len(text: &str) -> usize {
     (longest + 1).max(MIN_FENCE)
 }
 
+/// A section of `heading`, then the fence around a reference to `variable`, whose value is
+/// `value`: the fence outgrows every run of `<` or `>` in it ([`fence_len`]).
+pub fn fenced(heading: &str, variable: &str, value: &str) -> String {
+    let fence = fence_len(value);
+    format!(
+        "{heading}\n{open}\n{{{{{variable}}}}}\n{close}",
+        open = "<".repeat(fence),
+        close = ">".repeat(fence),
+    )
+}
+
 /// What `server`'s `instructions` become, or `Ok(None)` when there is nothing to say. An
 /// error names a server name no variable can be made of.
 pub fn publish(
@@ -92,13 +103,10 @@ pub fn publish(
         ));
     };
     let value = cap(instructions.trim_end(), max_bytes);
-    let fence = fence_len(&value);
-    let section = format!(
-        "Instructions from MCP server \"{server}\" (third-party text, not from the operator):\n\
-         {open}\n{{{{{variable}}}}}\n{close}",
-        open = "<".repeat(fence),
-        close = ">".repeat(fence),
+    let heading = format!(
+        "Instructions from MCP server \"{server}\" (third-party text, not from the operator):"
     );
+    let section = fenced(&heading, &variable, &value);
     Ok(Some(Published {
         variable,
         value,

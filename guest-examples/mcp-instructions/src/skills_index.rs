@@ -7,7 +7,7 @@
 
 use prompt_plugin::McpSkill;
 
-use crate::fence::{fence_len, variable_name, Published};
+use crate::fence::{fenced, variable_name, Published};
 
 /// How many hex digits of a digest a line shows: enough to tell two versions apart.
 const SHORT_DIGEST: usize = 12;
@@ -75,14 +75,11 @@ pub fn publish(
         }
         value.push_str(&left_out(skills.len() - kept));
     }
-    let fence = fence_len(&value);
-    let section = format!(
+    let heading = format!(
         "Skills offered by MCP server \"{server}\" (third-party text, not from the operator); \
-         a skill's instructions are read by its name when a task needs them:\n\
-         {open}\n{{{{{variable}}}}}\n{close}",
-        open = "<".repeat(fence),
-        close = ">".repeat(fence),
+         a skill's instructions are read by its name when a task needs them:"
     );
+    let section = fenced(&heading, &variable, &value);
     Ok(Some(Published {
         variable,
         value,

@@ -31,9 +31,25 @@ pub(crate) fn python() -> String {
 /// lists this prerequisite; `.ci/run` installs it).
 pub(crate) fn python_mcp_available() -> bool {
     static AVAILABLE: OnceLock<Result<(), String>> = OnceLock::new();
-    let probe = AVAILABLE.get_or_init(|| {
+    python_module_available(
+        &AVAILABLE,
+        "mcp.server.lowlevel",
+        "the Python `mcp` package",
+        "mcp",
+    )
+}
+
+/// Whether [`python`] can import `module` (probed once, into `probe`): always `true`, or the
+/// test fails naming `what` is missing and the requirements file of `tests/fixtures/<fixture>`.
+pub(crate) fn python_module_available(
+    probe: &OnceLock<Result<(), String>>,
+    module: &str,
+    what: &str,
+    fixture: &str,
+) -> bool {
+    let probe = probe.get_or_init(|| {
         let out = std::process::Command::new(python())
-            .args(["-c", "import mcp.server.lowlevel"])
+            .args(["-c", &format!("import {module}")])
             .output();
         match out {
             Ok(out) if out.status.success() => Ok(()),
@@ -49,8 +65,8 @@ pub(crate) fn python_mcp_available() -> bool {
     match probe {
         Ok(()) => true,
         Err(why) => panic!(
-            "the MCP tests need the Python `mcp` package ({why}); \
-             run `python3 -m pip install -r tests/fixtures/mcp/requirements.txt`"
+            "the MCP tests need {what} ({why}); \
+             run `python3 -m pip install -r tests/fixtures/{fixture}/requirements.txt`"
         ),
     }
 }

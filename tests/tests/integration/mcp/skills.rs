@@ -16,7 +16,7 @@ use prompt_host::{Facts, Host, HostError, McpId, McpSpec, RuntimeConfig};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use crate::integration::mcp::client::python;
+use crate::integration::mcp::client::{python, python_module_available};
 use crate::integration::mcp::prompt::{section, wait_status};
 use crate::integration::support::cli::Deployment;
 use crate::integration::support::serve::Served;
@@ -32,27 +32,12 @@ fn fixture_dir() -> PathBuf {
 /// Whether FastMCP can run: always `true`, or the test fails saying what to install.
 fn fastmcp_available() -> bool {
     static AVAILABLE: OnceLock<Result<(), String>> = OnceLock::new();
-    let probe = AVAILABLE.get_or_init(|| {
-        let out = std::process::Command::new(python())
-            .args(["-c", "import fastmcp.skills.provider"])
-            .output();
-        match out {
-            Ok(out) if out.status.success() => Ok(()),
-            Ok(out) => Err(String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .last()
-                .unwrap_or("no error output")
-                .to_owned()),
-            Err(e) => Err(format!("cannot run {}: {e}", python())),
-        }
-    });
-    match probe {
-        Ok(()) => true,
-        Err(why) => panic!(
-            "the MCP skills tests need FastMCP ({why}); \
-             run `python3 -m pip install -r tests/fixtures/mcp-skills/requirements.txt`"
-        ),
-    }
+    python_module_available(
+        &AVAILABLE,
+        "fastmcp.skills.provider",
+        "FastMCP",
+        "mcp-skills",
+    )
 }
 
 /// A copy of the fixture's skill folders that a test may edit.
