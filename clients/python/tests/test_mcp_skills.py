@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, mcp_config
+
 from prompt_host import McpSkillBody, McpSkillEntry, PromptHostError
 
 FIXTURE = REPO / "tests" / "fixtures" / "mcp-skills"
@@ -71,4 +71,6 @@ timeout_ms = 20000
 
     with pytest.raises(PromptHostError) as elsewhere:
         host.mcp_skill("docs", "release-notes")
-    assert str(elsewhere.value) == "mcp-client(docs): no such MCP server in the global scope"
+    assert str(elsewhere.value) == (
+        'mcp-client(docs): no such MCP server in the global scope (it is connected in scope "agent")'
+    )

@@ -21,9 +21,10 @@ fn line(skill: &McpSkill) -> String {
         .join(" ");
     let version = match skill.digest.strip_prefix("sha256:") {
         Some(hex) => format!(
-            "sha256:{}, {} files, {} bytes",
+            "sha256:{}, {} file{}, {} bytes",
             &hex[..hex.len().min(SHORT_DIGEST)],
             skill.files,
+            if skill.files == 1 { "" } else { "s" },
             skill.size
         ),
         None => "dynamic".to_owned(),

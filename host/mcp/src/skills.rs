@@ -148,12 +148,14 @@ pub struct SkillBody {
 #[non_exhaustive]
 pub enum SkillError {
     /// No connected server of that name in that scope.
-    #[error("mcp-client({server}): no such MCP server{}", in_scope(.scope))]
+    #[error("mcp-client({server}): no such MCP server{}{}", in_scope(.scope), connected_in(.elsewhere))]
     NoServer {
         /// The server name asked for.
         server: String,
         /// The scope asked for.
         scope: Option<String>,
+        /// The scopes a server of that name is connected into (`None`: the global one).
+        elsewhere: Vec<Option<String>>,
     },
     /// The server's live generation lists no skill of that name.
     #[error("mcp-client({server}): no skill \"{skill}\" in its index ({listed} listed)")]
@@ -219,6 +221,18 @@ fn in_scope(scope: &Option<String>) -> String {
     match scope {
         Some(scope) => format!(" in scope \"{scope}\""),
         None => " in the global scope".to_owned(),
+    }
+}
+
+/// Where a server of the name asked for is connected, if anywhere.
+fn connected_in(scopes: &[Option<String>]) -> String {
+    let named: Vec<String> = scopes
+        .iter()
+        .map(|s| in_scope(s).trim_start_matches(" in ").to_owned())
+        .collect();
+    match named.as_slice() {
+        [] => String::new(),
+        _ => format!(" (it is connected in {})", named.join(", ")),
     }
 }
 

@@ -199,9 +199,16 @@ impl Host {
             .find(|b| b.server() == server && b.scope() == scope)
             .map(|b| (b.status().skills, b.skill_reader()));
         let Some((index, Some(reader))) = found else {
+            let elsewhere = self
+                .lock_mcp()
+                .values()
+                .filter(|b| b.server() == server)
+                .map(|b| b.scope().map(str::to_owned))
+                .collect();
             return Err(SkillError::NoServer {
                 server: server.to_owned(),
                 scope: scope.map(str::to_owned),
+                elsewhere,
             }
             .into());
         };

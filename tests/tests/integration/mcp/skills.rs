@@ -103,8 +103,9 @@ async fn skills_section(host: &Host, scope: Option<&str>) -> Option<String> {
 /// The index line the plugin writes for a skill whose `SKILL.md` is `md` among `files`.
 fn line(name: &str, description: &str, md: &[u8], files: &[&[u8]]) -> String {
     let size: usize = files.iter().map(|f| f.len()).sum();
+    let plural = if files.len() == 1 { "" } else { "s" };
     format!(
-        "- {name}: {description} ({}, {} files, {size} bytes)",
+        "- {name}: {description} ({}, {} file{plural}, {size} bytes)",
         &digest(md)[..7 + 12],
         files.len()
     )
@@ -175,7 +176,7 @@ async fn a_servers_skills_reach_the_scoped_section_and_a_body_is_read_by_name_ve
     let elsewhere = host.mcp_skill("fx", None, "code-review").await.unwrap_err();
     assert_eq!(
         elsewhere.to_string(),
-        "mcp-client(fx): no such MCP server in the global scope"
+        "mcp-client(fx): no such MCP server in the global scope (it is connected in scope \"agent:1\")"
     );
     assert!(matches!(elsewhere, HostError::Skill(_)), "{elsewhere:?}");
 
