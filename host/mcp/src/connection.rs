@@ -172,7 +172,6 @@ impl Drop for McpConnection {
     }
 }
 
-/// Publishes events to the callback, the event channel and the snapshot.
 /// Reads a skill's body from a connection's live session; cloned out of the connection so
 /// that no lock is held while the server answers.
 #[derive(Clone)]
@@ -200,6 +199,7 @@ impl SkillReader {
     }
 }
 
+/// Publishes events to the callback, the event channel and the snapshot.
 struct Emitter {
     live: LivePeer,
     server: String,
