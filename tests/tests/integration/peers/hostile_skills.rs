@@ -218,6 +218,8 @@ async fn a_body_that_is_not_what_the_index_promised_is_refused_within_the_timeou
         entry("renamed", renamed),
         entry("huge", GOOD),
         entry("silent", GOOD),
+        entry("endless", GOOD),
+        entry("trickled", GOOD),
         escaped,
     ]});
     let forged_for_read = forged.replace("good", "forged").replace("wrong", "wronG");
@@ -233,6 +235,15 @@ async fn a_body_that_is_not_what_the_index_promised_is_refused_within_the_timeou
             "skill://huge/SKILL.md" => Reply::new(200)
                 .header("content-type", "application/json")
                 .sized(1 << 30, true)
+                .into(),
+            "skill://endless/SKILL.md" => Reply::new(200)
+                .header("content-type", "application/json")
+                .endless()
+                .into(),
+            // One byte every 100 ms: each read is quick, the whole answer never comes.
+            "skill://trickled/SKILL.md" => Reply::new(200)
+                .header("content-type", "application/json")
+                .trickle(vec![b' '; 600], Duration::from_millis(100))
                 .into(),
             _ => Answer::Hang,
         }),
@@ -267,6 +278,16 @@ async fn a_body_that_is_not_what_the_index_promised_is_refused_within_the_timeou
         ),
         ("silent", format!(
             "mcp-client(fx): no answer to resources/read of skill://silent/SKILL.md within {} ms",
+            TIMEOUT.as_millis()
+        )),
+        (
+            "endless",
+            "mcp-client(fx): resources/read of skill://endless/SKILL.md failed: Transport send \
+             error: HTTP response body exceeded the maximum size of 4194304 bytes"
+                .to_owned(),
+        ),
+        ("trickled", format!(
+            "mcp-client(fx): no answer to resources/read of skill://trickled/SKILL.md within {} ms",
             TIMEOUT.as_millis()
         )),
     ];
@@ -345,4 +366,39 @@ async fn a_resource_list_change_re_reads_the_skills_index() {
     .await;
     assert!(lists.load(std::sync::atomic::Ordering::SeqCst) >= 2);
     assert_eq!(status.failures, 0, "{status:?}");
+}
+
+/// rmcp's checks of a listing (NFKC over names, percent-decoding of the URI) and the host's
+/// cut of descriptions, fed entries as large as one answer can hold: a 900 KiB folder name
+/// of one character, and a 400 KiB description of escapes and forged lines. The entry is left
+/// out (its name is not a skill name) or kept with its description cut to 4 KiB; either
+/// way the connection stays up, answers quickly, and nothing it logs is raw.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_at_the_answer_s_size_limit_is_checked_without_failing_the_connection() {
+    let _serial = serial().await;
+    // Written three times (URI, name, file), so the answer stays under its 4 MiB bound.
+    let long_name = "a".repeat(900 << 10);
+    let mut named = entry("good", GOOD);
+    named["uri"] = json!(format!("skill://{long_name}/SKILL.md"));
+    named["frontmatter"]["name"] = json!(long_name);
+    named["resources"][0]["uri"] = named["uri"].clone();
+    let mut loud = entry("loud", GOOD);
+    loud["frontmatter"]["description"] =
+        json!("\u{1b}[2J\u{202e}\rerror: forged\n".repeat(1 << 14));
+    let listing = json!({"skills": [named, loud]});
+    let started = Instant::now();
+    let (host, id, _server) = published(Script {
+        list: Box::new(move |_| listing.clone()),
+        read: no_read(),
+    })
+    .await;
+    let skills = status(&host, id).skills;
+    let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["loud"]);
+    assert!(skills[0].description.len() <= prompt_host::mcp::MAX_DESCRIPTION_BYTES);
+    assert_eq!(status(&host, id).failures, 0);
+    eprintln!(
+        "hostile skills: a listing at the size limit published in {:?}",
+        started.elapsed()
+    );
 }
